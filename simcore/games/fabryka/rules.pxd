@@ -1,0 +1,86 @@
+# Fabryka Czekolady rules: the C state and the observation a seat may read.
+from simcore.rng cimport Rng
+from simcore.state cimport GameState
+
+cdef enum:
+    N_KINDS = 11         # biscuits, blueberries, strawberries, almonds (fillings 0-3),
+                         # green, yellow, pink, pawns, meeples, dice, white
+    N_FILLINGS = 4
+    ALMONDS = 3          # the tie-break kind
+    WHITE = 10
+    MAX_CARDS = 128
+    MAX_HAND = 16
+    MAX_ROUNDS = 16
+    N_SEATS = 2
+    COLLECT = MAX_HAND   # the collect action; actions 0..hand_len-1 play that hand slot
+
+cdef enum End:
+    END_SCORING = 0      # four rounds played, points decide
+    END_WHITE = 1        # a player collected white_to_win white chocolates
+
+
+cdef struct FabConfig:
+    # The params, converted once when the game is built.
+    int n_cards
+    signed char cards[MAX_CARDS]     # the deck in canonical order (kinds)
+    int removed                      # cards set aside unseen at setup
+    int hand_size
+    int opening_belt
+    int rounds
+    int collect_count
+    int white_to_win
+    int set_points
+    int majority[N_FILLINGS]
+    int card_points[N_KINDS]         # per card; 0 for the fillings
+
+
+cdef struct Fab:
+    Rng rng                          # the chance stream (deck order)
+    signed char deck[MAX_CARDS]      # shuffled; [0, removed) is out of the game unseen
+    int deck_pos                     # next card to deal
+    signed char hand[N_SEATS][MAX_HAND]
+    int hand_len[N_SEATS]
+    signed char belt[MAX_CARDS]      # oldest first; collects take from the end
+    int belt_len
+    int collected[N_SEATS][N_KINDS]
+    int round                        # 0-based
+    int token                        # seat holding the first-player token this round
+    int to_move                      # seat to act, -1 when over
+    int turns_taken[N_SEATS]         # this round
+    bint has_collected[N_SEATS]      # this round
+    int end                          # End, valid when to_move == -1
+    int white_winner                 # seat, or -1
+    int rounds_done                  # round boundaries recorded in interim
+    int collect_turn[N_SEATS][MAX_ROUNDS]  # turn (1-based, within the round) of each collect; 0 = none
+    int interim[N_SEATS][MAX_ROUNDS]
+
+
+cdef struct FabObs:
+    # What one seat may see: its hand, the belt, both collections, the clock.
+    int seat
+    int hand_len
+    signed char hand[MAX_HAND]
+    int belt_len
+    const signed char* belt          # points into the state: the belt is public
+    int mine[N_KINDS]
+    int theirs[N_KINDS]
+    int round
+    int my_turns_left                # including this one
+    int their_turns_left
+    bint i_collected
+    bint they_collected
+
+
+cdef class FabrykaState(GameState):
+    cdef FabConfig cfg
+    cdef Fab s
+
+    cdef void observe(self, int seat, FabObs* o) noexcept nogil
+    cdef void deal_round(self) noexcept nogil
+    cdef void end_round(self) noexcept nogil
+    cdef void finish(self, int end) noexcept nogil
+
+
+# Score of a collection `mine` against the other player's `theirs` (majorities need
+# strictly more; sets of the four fillings; points per card).
+cdef int fab_score(const FabConfig* c, const int* mine, const int* theirs) noexcept nogil

@@ -1,0 +1,436 @@
+# cython: language_level=3
+"""Fabryka Czekolady (Shimamura, Dogen; Nasza Ksiegarnia 2018): the rules engine.
+
+Actions: 0..hand_len-1 play the card in that hand slot onto the belt; COLLECT takes the
+collect_count most recent belt cards. A round is hand_size + 1 turns per player,
+alternating from the token holder; each player collects exactly once per round.
+"""
+from libc.string cimport memset, memcpy
+from libc.stdint cimport uint64_t
+
+from simcore.rng cimport Rng, rng_seed, rng_next, shuffle_i8
+from simcore.state cimport GameState, CHECKED
+
+from simcore.games.fabryka.params import KINDS, FILLINGS
+
+__all__ = ["FabrykaState"]
+
+# 0, 1, 2, ...: the play actions of a full hand, copied in one fixed-size move.
+cdef int[MAX_HAND] IOTA = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+
+
+cdef int fab_score(const FabConfig* c, const int* mine, const int* theirs) noexcept nogil:
+    cdef int total = 0, k
+    cdef int sets = mine[0]
+    for k in range(N_FILLINGS):
+        if mine[k] > theirs[k]:
+            total += c.majority[k]
+        if mine[k] < sets:
+            sets = mine[k]
+    total += sets * c.set_points
+    for k in range(N_FILLINGS, N_KINDS):
+        total += mine[k] * c.card_points[k]
+    return total
+
+
+cdef class FabrykaState(GameState):
+    """Fabryka Czekolady, two players."""
+
+    END_REASONS = ("scoring", "white_chocolate")
+    INVARIANTS = (
+        "every card of the deck is accounted for (set aside, pile, hands, belt, collected)",
+        "each hand holds one card per turn left, less one once its owner has collected",
+        "the seat to move is a player while the game runs",
+        "each player collected exactly once in every finished round",
+        "hands are empty when the game is scored",
+    )
+
+    def __init__(self, params):
+        self.params = params
+        self.n_players = 2
+        memset(&self.cfg, 0, sizeof(FabConfig))
+        counts = params.deck.model_dump()
+        n = 0
+        for k, name in enumerate(KINDS):
+            for _ in range(counts[name]):
+                self.cfg.cards[n] = k
+                n += 1
+        self.cfg.n_cards = n
+        self.cfg.removed = params.removed_unseen
+        self.cfg.hand_size = params.hand_size
+        self.cfg.opening_belt = params.opening_belt
+        self.cfg.rounds = params.rounds
+        self.cfg.collect_count = params.collect_count
+        self.cfg.white_to_win = params.white_to_win
+        self.cfg.set_points = params.set_points
+        for k, name in enumerate(FILLINGS):
+            self.cfg.majority[k] = getattr(params.majority, name)
+        for k in range(N_FILLINGS, N_KINDS):
+            self.cfg.card_points[k] = getattr(params.card_points, KINDS[k])
+        self.n_features = N_KINDS + params.rounds + N_FILLINGS + 1
+        self.n_interim = params.rounds
+        self.reset(0)
+
+    # ---- the rules (nogil) ----
+
+    cdef void reset(self, uint64_t seed) noexcept nogil:
+        cdef int i
+        # Zero only the counters: the card arrays are written before they are read.
+        memset(self.s.collected, 0, sizeof(self.s.collected))
+        memset(self.s.collect_turn, 0, sizeof(self.s.collect_turn))
+        self.s.round = 0
+        self.s.rounds_done = 0
+        self.s.end = END_SCORING
+        rng_seed(&self.s.rng, seed)
+        memcpy(self.s.deck, self.cfg.cards, self.cfg.n_cards)
+        shuffle_i8(&self.s.rng, self.s.deck, self.cfg.n_cards)
+        self.s.deck_pos = self.cfg.removed
+        for i in range(self.cfg.opening_belt):
+            self.s.belt[i] = self.s.deck[self.s.deck_pos]
+            self.s.deck_pos += 1
+        self.s.belt_len = self.cfg.opening_belt
+        self.s.white_winner = -1
+        self.s.token = 0
+        self.deal_round()
+
+    cdef void deal_round(self) noexcept nogil:
+        cdef int p, i
+        for p in range(N_SEATS):
+            for i in range(self.cfg.hand_size):
+                self.s.hand[p][i] = self.s.deck[self.s.deck_pos]
+                self.s.deck_pos += 1
+            self.s.hand_len[p] = self.cfg.hand_size
+            self.s.turns_taken[p] = 0
+            self.s.has_collected[p] = False
+        self.s.to_move = self.s.token
+
+    cdef int current_player(self) noexcept nogil:
+        return self.s.to_move
+
+    cdef int legal_actions(self, int* out) noexcept nogil:
+        cdef int p = self.s.to_move
+        cdef int h = self.s.hand_len[p]
+        cdef int i
+        if p < 0:
+            return 0
+        memcpy(out, IOTA, sizeof(IOTA))
+        # A player who has not collected must keep one turn for it: with an empty hand
+        # the collect is forced (on an empty belt it takes nothing, which only house
+        # rules can bring about); otherwise it needs a card on the belt.
+        if not self.s.has_collected[p] and (h == 0 or self.s.belt_len > 0):
+            out[h] = COLLECT
+            return h + 1
+        return h
+
+    cdef int apply(self, int action) except -2 nogil:
+        cdef int p = self.s.to_move
+        cdef int k, n, kind
+        if action == COLLECT:
+            n = self.cfg.collect_count
+            if n > self.s.belt_len:
+                n = self.s.belt_len
+            for k in range(n):
+                self.s.belt_len -= 1
+                self.s.collected[p][self.s.belt[self.s.belt_len]] += 1
+            self.s.has_collected[p] = True
+            self.s.turns_taken[p] += 1
+            self.s.collect_turn[p][self.s.round] = self.s.turns_taken[p]
+            if self.s.collected[p][WHITE] >= self.cfg.white_to_win:
+                self.s.white_winner = p
+                self.finish(END_WHITE)
+                return -1
+        else:
+            kind = self.s.hand[p][action]
+            self.s.belt[self.s.belt_len] = kind
+            self.s.belt_len += 1
+            self.s.hand_len[p] -= 1
+            self.s.hand[p][action] = self.s.hand[p][self.s.hand_len[p]]
+            self.s.turns_taken[p] += 1
+        # Turns alternate; the round ends when both have had hand_size + 1 turns.
+        if self.s.turns_taken[1 - p] <= self.cfg.hand_size:
+            self.s.to_move = 1 - p
+        elif self.s.turns_taken[p] <= self.cfg.hand_size:
+            self.s.to_move = p
+        else:
+            self.end_round()
+        return self.s.to_move
+
+    cdef void end_round(self) noexcept nogil:
+        cdef int p
+        for p in range(N_SEATS):
+            self.s.interim[p][self.s.round] = self.standing(p)
+        self.s.rounds_done = self.s.round + 1
+        if self.s.round + 1 == self.cfg.rounds:
+            self.finish(END_SCORING)
+            return
+        self.s.round += 1
+        self.s.token = 1 - self.s.token
+        self.deal_round()
+
+    cdef void finish(self, int end) noexcept nogil:
+        cdef int p, r
+        self.s.end = end
+        self.s.to_move = -1
+        for p in range(N_SEATS):
+            for r in range(self.s.rounds_done, self.cfg.rounds):
+                self.s.interim[p][r] = self.standing(p)
+
+    # ---- results ----
+
+    cdef int first_player(self) noexcept nogil:
+        return 0
+
+    cdef int end_reason(self) noexcept nogil:
+        return self.s.end
+
+    cdef int standing(self, int seat) noexcept nogil:
+        return fab_score(&self.cfg, self.s.collected[seat], self.s.collected[1 - seat])
+
+    cdef void outcome(self, int* scores, int* ranks) noexcept nogil:
+        cdef int p, a0, a1
+        for p in range(N_SEATS):
+            scores[p] = self.standing(p)
+        if self.s.end == END_WHITE:
+            ranks[self.s.white_winner] = 1
+            ranks[1 - self.s.white_winner] = 2
+            return
+        # Points, then more almonds, then a shared victory.
+        a0 = self.s.collected[0][ALMONDS]
+        a1 = self.s.collected[1][ALMONDS]
+        if scores[0] > scores[1] or (scores[0] == scores[1] and a0 > a1):
+            ranks[0] = 1
+            ranks[1] = 2
+        elif scores[1] > scores[0] or (scores[0] == scores[1] and a1 > a0):
+            ranks[0] = 2
+            ranks[1] = 1
+        else:
+            ranks[0] = 1
+            ranks[1] = 1
+
+    cdef void interim(self, int seat, int* out) noexcept nogil:
+        cdef int r
+        for r in range(self.cfg.rounds):
+            out[r] = self.s.interim[seat][r]
+
+    cdef void features(self, int seat, int* out) noexcept nogil:
+        cdef int k, r, i = 0
+        cdef int* mine = self.s.collected[seat]
+        cdef int* theirs = self.s.collected[1 - seat]
+        cdef int sets = mine[0]
+        for k in range(N_KINDS):
+            out[i] = mine[k]
+            i += 1
+        for r in range(self.cfg.rounds):
+            out[i] = self.s.collect_turn[seat][r]
+            i += 1
+        for k in range(N_FILLINGS):
+            out[i] = mine[k] > theirs[k]
+            i += 1
+            if mine[k] < sets:
+                sets = mine[k]
+        out[i] = sets
+
+    # ---- search support ----
+
+    cdef void copy_into(self, GameState other) noexcept nogil:
+        (<FabrykaState>other).s = self.s
+
+    cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
+        # Unseen by `observer`: the cards set aside, the rest of the pile and the other
+        # hand. Shuffle them together and deal them back to the same places.
+        cdef signed char pool[MAX_CARDS]
+        cdef int n = 0, i, o = 1 - observer
+        for i in range(self.cfg.removed):
+            pool[n] = self.s.deck[i]
+            n += 1
+        for i in range(self.s.deck_pos, self.cfg.n_cards):
+            pool[n] = self.s.deck[i]
+            n += 1
+        for i in range(self.s.hand_len[o]):
+            pool[n] = self.s.hand[o][i]
+            n += 1
+        shuffle_i8(rng, pool, n)
+        n = 0
+        for i in range(self.cfg.removed):
+            self.s.deck[i] = pool[n]
+            n += 1
+        for i in range(self.s.deck_pos, self.cfg.n_cards):
+            self.s.deck[i] = pool[n]
+            n += 1
+        for i in range(self.s.hand_len[o]):
+            self.s.hand[o][i] = pool[n]
+            n += 1
+        rng_seed(&self.s.rng, rng_next(rng))
+
+    cdef void observe(self, int seat, FabObs* o) noexcept nogil:
+        cdef int k, other = 1 - seat
+        o.seat = seat
+        o.hand_len = self.s.hand_len[seat]
+        for k in range(o.hand_len):
+            o.hand[k] = self.s.hand[seat][k]
+        o.belt_len = self.s.belt_len
+        o.belt = self.s.belt
+        for k in range(N_KINDS):
+            o.mine[k] = self.s.collected[seat][k]
+            o.theirs[k] = self.s.collected[other][k]
+        o.round = self.s.round
+        o.my_turns_left = self.cfg.hand_size + 1 - self.s.turns_taken[seat]
+        o.their_turns_left = self.cfg.hand_size + 1 - self.s.turns_taken[other]
+        o.i_collected = self.s.has_collected[seat]
+        o.they_collected = self.s.has_collected[other]
+
+    cdef int validate(self) noexcept nogil:
+        cdef int count[N_KINDS]
+        cdef int p, i, k, r
+        memset(count, 0, sizeof(count))
+        for i in range(self.cfg.removed):
+            count[self.s.deck[i]] += 1
+        for i in range(self.s.deck_pos, self.cfg.n_cards):
+            count[self.s.deck[i]] += 1
+        for i in range(self.s.belt_len):
+            count[self.s.belt[i]] += 1
+        for p in range(N_SEATS):
+            for i in range(self.s.hand_len[p]):
+                count[self.s.hand[p][i]] += 1
+            for k in range(N_KINDS):
+                count[k] += self.s.collected[p][k]
+        for i in range(self.cfg.n_cards):
+            count[self.cfg.cards[i]] -= 1
+        for k in range(N_KINDS):
+            if count[k] != 0:
+                return 1
+        if self.s.to_move >= 0:
+            for p in range(N_SEATS):
+                if self.s.hand_len[p] + (0 if self.s.has_collected[p] else 1) != self.cfg.hand_size + 1 - self.s.turns_taken[p]:
+                    return 2
+            if self.s.to_move >= N_SEATS:
+                return 3
+        for p in range(N_SEATS):
+            for r in range(self.s.rounds_done):
+                if self.s.collect_turn[p][r] < 1 or self.s.collect_turn[p][r] > self.cfg.hand_size + 1:
+                    return 4
+        if self.s.to_move < 0 and self.s.end == END_SCORING:
+            for p in range(N_SEATS):
+                if self.s.hand_len[p] != 0:
+                    return 5
+        return 0
+
+    # ---- Python API: names, descriptions, observation, trace, hand-built positions ----
+
+    def feature_names(self):
+        return ([f"cards_{k}" for k in KINDS]
+                + [f"collect_turn_r{r + 1}" for r in range(self.cfg.rounds)]
+                + [f"majority_{f}" for f in FILLINGS] + ["sets"])
+
+    def interim_names(self):
+        return [f"round_{r + 1}" for r in range(self.cfg.rounds)]
+
+    def phase_label(self):
+        return f"round {self.s.round + 1}"
+
+    def describe_action(self, int action):
+        p = self.s.to_move
+        if action == COLLECT:
+            n = min(self.cfg.collect_count, self.s.belt_len)
+            taken = [KINDS[self.s.belt[self.s.belt_len - 1 - i]] for i in range(n)]
+            return f"collect {n} card{'s' if n != 1 else ''}: " + (", ".join(taken) or "none")
+        return f"play {KINDS[self.s.hand[p][action]]}"
+
+    def _kinds(self, const signed char* cards, int n):
+        return [KINDS[cards[i]] for i in range(n)]
+
+    def _counts(self, int seat):
+        return {KINDS[k]: self.s.collected[seat][k] for k in range(N_KINDS)}
+
+    def observation(self, int seat):
+        """What `seat` may see, as plain Python values."""
+        other = 1 - seat
+        return {
+            "seat": seat,
+            "hand": self._kinds(self.s.hand[seat], self.s.hand_len[seat]),
+            "belt": self._kinds(self.s.belt, self.s.belt_len),
+            "collected": [self._counts(0), self._counts(1)],
+            "hand_sizes": [self.s.hand_len[0], self.s.hand_len[1]],
+            "round": self.s.round + 1,
+            "token": self.s.token,
+            "turns_taken": [self.s.turns_taken[0], self.s.turns_taken[1]],
+            "has_collected": [bool(self.s.has_collected[0]), bool(self.s.has_collected[1])],
+            "pile": self.cfg.n_cards - self.s.deck_pos,
+            "collect_action": COLLECT,
+        }
+
+    def to_dict(self):
+        """The whole state (hidden parts included), for traces."""
+        return {
+            "round": self.s.round + 1,
+            "token": self.s.token,
+            "to_move": self.s.to_move,
+            "hands": [self._kinds(self.s.hand[p], self.s.hand_len[p]) for p in range(N_SEATS)],
+            "belt": self._kinds(self.s.belt, self.s.belt_len),
+            "collected": [self._counts(p) for p in range(N_SEATS)],
+            "has_collected": [bool(self.s.has_collected[p]) for p in range(N_SEATS)],
+            "pile": self._kinds(&self.s.deck[self.s.deck_pos], self.cfg.n_cards - self.s.deck_pos),
+            "set_aside": self._kinds(self.s.deck, self.cfg.removed),
+            "standings": self.standings(),
+        }
+
+    def render(self):
+        """A few readable lines: the belt, the hands, the collections."""
+        d = self.to_dict()
+        lines = [f"round {d['round']}, token: seat {d['token']}, belt ({len(d['belt'])}): "
+                 + (" ".join(d["belt"]) or "-")]
+        for p in range(N_SEATS):
+            got = ", ".join(f"{k} {v}" for k, v in d["collected"][p].items() if v) or "-"
+            lines.append(f"  seat {p}: hand [{' '.join(d['hands'][p])}]  collected: {got}"
+                         f"  ({d['standings'][p]} points)")
+        return "\n".join(lines)
+
+    def set_position(self, hands, belt, collected, int round=1, int to_move=0, token=None,
+                     turns_taken=(0, 0), has_collected=(False, False)):
+        """Lay out a hand-built position (kind names; round is 1-based). The cards not
+        placed form the set-aside cards and the pile, in canonical order. Earlier rounds
+        count as played, each with its collect. Raises ValueError if the cards do not
+        exist in the deck."""
+        cdef int p, i, k, n
+        index = {name: k for k, name in enumerate(KINDS)}
+        left = [0] * N_KINDS
+        for i in range(self.cfg.n_cards):
+            left[self.cfg.cards[i]] += 1
+        used = [index[c] for h in hands for c in h] + [index[c] for c in belt]
+        used += [index[c] for col in collected for c, v in col.items() for _ in range(v)]
+        for k in used:
+            left[k] -= 1
+        if min(left) < 0:
+            raise ValueError(f"more cards placed than the deck holds: {dict(zip(KINDS, left))}")
+        memset(&self.s, 0, sizeof(Fab))
+        rng_seed(&self.s.rng, 0)
+        rest = [k for k in range(N_KINDS) for _ in range(left[k])]
+        if len(rest) < self.cfg.removed:
+            raise ValueError("too few cards left for the set-aside pile")
+        # The unused cards: the set-aside ones first, then the pile, which starts at
+        # deck_pos so the pile is what remains after all the rounds dealt so far.
+        n = self.cfg.n_cards - len(rest)
+        for i, k in enumerate(rest[:self.cfg.removed]):
+            self.s.deck[i] = k
+        for i, k in enumerate(rest[self.cfg.removed:]):
+            self.s.deck[self.cfg.removed + n + i] = k
+        self.s.deck_pos = self.cfg.removed + n
+        for p in range(N_SEATS):
+            self.s.hand_len[p] = len(hands[p])
+            for i, c in enumerate(hands[p]):
+                self.s.hand[p][i] = index[c]
+            for c, v in collected[p].items():
+                self.s.collected[p][index[c]] = v
+            self.s.turns_taken[p] = turns_taken[p]
+            self.s.has_collected[p] = has_collected[p]
+            for r in range(round - 1):
+                self.s.collect_turn[p][r] = self.cfg.hand_size + 1
+        for i, c in enumerate(belt):
+            self.s.belt[i] = index[c]
+        self.s.belt_len = len(belt)
+        self.s.round = round - 1
+        self.s.rounds_done = round - 1
+        self.s.token = (round - 1) % 2 if token is None else token
+        self.s.white_winner = -1
+        self.s.to_move = to_move
+        self.assert_valid()

@@ -1,0 +1,65 @@
+"""Games by name. A game is a package under simcore/games/ that defines GAME, a GameSpec;
+it is found by scanning, so adding a game edits no list."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import simcore.games
+from simcore.errors import UserError
+from simcore.params import ParamInfo, Params, build, read_defaults, read_rules_file
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    name: str  # registry name, e.g. "fabryka"
+    title: str  # printed name
+    state_cls: type  # the GameState subclass
+    params_cls: type[Params]
+    defaults_path: Path  # data/*.toml with value, source and doc of every param
+    players: tuple[int, int]  # smallest and largest table
+
+    def defaults(self) -> list[ParamInfo]:
+        return read_defaults(self.defaults_path)
+
+    def params(self, rules_file: Path | None = None, sets: dict[str, Any] | None = None,
+               players: int | None = None) -> Params:
+        """Defaults, then the house-rule file, then --set values; `players` (from the
+        number of seats) fills the player count unless the overrides set it."""
+        overrides: dict[str, Any] = {}
+        if rules_file is not None:
+            overrides |= read_rules_file(rules_file)
+        overrides |= sets or {}
+        if players is not None:
+            lo, hi = self.players
+            if not lo <= players <= hi:
+                allowed = f"{lo}" if lo == hi else f"{lo} to {hi}"
+                raise UserError(f"{self.name} is played by {allowed} players, not {players}")
+            if overrides.setdefault("players", players) != players:
+                raise UserError(f"{players} seats given but the params say players = {overrides['players']}")
+        return build(self.params_cls, self.defaults(), overrides)
+
+    def new_state(self, params: Params | None = None):
+        return self.state_cls(params if params is not None else self.params())
+
+
+@cache
+def games() -> dict[str, GameSpec]:
+    found = {}
+    for info in pkgutil.iter_modules(simcore.games.__path__):
+        module = importlib.import_module(f"simcore.games.{info.name}")
+        spec = getattr(module, "GAME", None)
+        if isinstance(spec, GameSpec):
+            found[spec.name] = spec
+    return dict(sorted(found.items()))
+
+
+def get_game(name: str) -> GameSpec:
+    try:
+        return games()[name]
+    except KeyError:
+        raise UserError(f"unknown game {name!r}; known games: {', '.join(games())}") from None

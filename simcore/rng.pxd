@@ -1,0 +1,82 @@
+# Header-only random numbers for the nogil paths: xoshiro256** seeded by SplitMix64.
+# One Rng per stream (a game's chance, each bot); there is no global generator, so a game
+# depends only on its seed.
+from libc.stdint cimport uint64_t, uint32_t
+
+
+cdef struct Rng:
+    uint64_t s0
+    uint64_t s1
+    uint64_t s2
+    uint64_t s3
+
+
+cdef inline uint64_t splitmix64(uint64_t x) noexcept nogil:
+    x += <uint64_t>0x9E3779B97F4A7C15
+    x = (x ^ (x >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
+    x = (x ^ (x >> 27)) * <uint64_t>0x94D049BB133111EB
+    return x ^ (x >> 31)
+
+
+cdef inline uint64_t game_seed(uint64_t run_seed, uint64_t index) noexcept nogil:
+    # The seed of game `index` of a run: a pure function of both, so results do not
+    # depend on how the run is chunked or on the number of workers.
+    return splitmix64(splitmix64(run_seed) ^ (index * <uint64_t>0xD1B54A32D192ED03))
+
+
+cdef inline void rng_seed(Rng* r, uint64_t seed) noexcept nogil:
+    r.s0 = splitmix64(seed)
+    r.s1 = splitmix64(r.s0)
+    r.s2 = splitmix64(r.s1)
+    r.s3 = splitmix64(r.s2)
+
+
+cdef inline uint64_t rotl(uint64_t x, int k) noexcept nogil:
+    return (x << k) | (x >> (64 - k))
+
+
+cdef inline uint64_t rng_next(Rng* r) noexcept nogil:
+    cdef uint64_t result = rotl(r.s1 * 5, 7) * 9
+    cdef uint64_t t = r.s1 << 17
+    r.s2 ^= r.s0
+    r.s3 ^= r.s1
+    r.s1 ^= r.s2
+    r.s0 ^= r.s3
+    r.s2 ^= t
+    r.s3 = rotl(r.s3, 45)
+    return result
+
+
+cdef inline uint32_t rng_below(Rng* r, uint32_t n) noexcept nogil:
+    # Uniform in [0, n) by Lemire's multiply-shift; the bias (< n / 2**32) is far below
+    # anything a simulation of millions of games can detect, and it avoids a division.
+    return <uint32_t>(((rng_next(r) >> 32) * <uint64_t>n) >> 32)
+
+
+cdef inline double rng_uniform(Rng* r) noexcept nogil:
+    return (rng_next(r) >> 11) * (1.0 / 9007199254740992.0)
+
+
+cdef inline void shuffle_i8(Rng* r, signed char* a, int n) noexcept nogil:
+    # Fisher-Yates, two indices per 64-bit draw (each from 32 bits, as in rng_below).
+    cdef int i = n - 1, j
+    cdef uint64_t x
+    cdef signed char t
+    while i > 0:
+        x = rng_next(r)
+        j = <int>(((x >> 32) * <uint64_t>(i + 1)) >> 32)
+        t = a[i]; a[i] = a[j]; a[j] = t
+        i -= 1
+        if i > 0:
+            j = <int>(((x & <uint64_t>0xFFFFFFFF) * <uint64_t>(i + 1)) >> 32)
+            t = a[i]; a[i] = a[j]; a[j] = t
+            i -= 1
+
+
+cdef inline uint64_t bot_seed(uint64_t seed, int seat) noexcept nogil:
+    # The bot stream of `seat` in the game of `seed`: never the game's own chance stream.
+    return splitmix64(seed ^ <uint64_t>0x5EED0B075EED0B07) + <uint64_t>seat
+
+
+cdef inline uint64_t seating_seed(uint64_t seed) noexcept nogil:
+    return splitmix64(seed ^ <uint64_t>0x5EA7145EA7145EA7)

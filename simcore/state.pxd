@@ -1,0 +1,72 @@
+# The game-state contract every game implements (see DESIGN.md, "State").
+#
+# A game is a cdef subclass of GameState owning one C struct. Everything the batch loop
+# calls is a virtual `nogil` method: no Python object is touched while a game is played.
+# Actions are small ints; a decision with many parts is split into several small ones,
+# each with its own legal list.
+#
+# Invariants every game keeps (the checked build asserts them after every move):
+# - current_player() is in [0, n_players) while the game is not terminal, -1 once it is;
+# - legal_actions() writes at least one action whenever the game is not terminal;
+# - the same seed and the same actions give the same game, bit for bit.
+from libc.stdint cimport uint64_t
+from simcore.rng cimport Rng
+
+cdef extern from *:
+    """
+    #ifdef CHOCOSIM_CHECKED
+    #define CHOCOSIM_IS_CHECKED 1
+    #else
+    #define CHOCOSIM_IS_CHECKED 0
+    #endif
+    """
+    # True in the checked build (CHOCOSIM_CHECKED=1 at build time): the batch loop then
+    # checks every action's legality and every game's invariants after every move.
+    const bint CHECKED "CHOCOSIM_IS_CHECKED"
+
+cdef enum:
+    MAX_PLAYERS = 6      # largest table of any game
+    MAX_ACTIONS = 512    # longest legal-action list of any decision
+    MAX_FEATURES = 256   # per-seat feature counters of any game
+    MAX_INTERIM = 64     # interim-score boundaries (rounds, days...) of any game
+
+
+cdef class GameState:
+    cdef readonly int n_players     # seats at the table, fixed by the params
+    cdef readonly int n_features    # per-seat feature counters written by features()
+    cdef readonly int n_interim     # round boundaries recorded by interim()
+    cdef readonly object params     # the validated params model the state was built from
+
+    # Deal a new game from `seed` (chance comes only from the state's own Rng stream).
+    cdef void reset(self, uint64_t seed) noexcept nogil
+    # Seat to act, or -1 once the game is over.
+    cdef int current_player(self) noexcept nogil
+    # Write the legal actions of the current decision to out; return how many.
+    cdef int legal_actions(self, int* out) noexcept nogil
+    # Play a legal action and return the seat to act next (-1 once the game is over).
+    # The rules proper: legality is checked by the callers that can be wrong (the
+    # Python API always, the batch loop in the checked build).
+    cdef int apply(self, int action) except -2 nogil
+    # Seat that moved first this game (for the first-player effect).
+    cdef int first_player(self) noexcept nogil
+    # Why the game ended, an index into the game's END_REASONS.
+    cdef int end_reason(self) noexcept nogil
+    # Final scores and ranks (1 = winner; equal ranks share the victory).
+    cdef void outcome(self, int* scores, int* ranks) noexcept nogil
+    # The score `seat` would have if the game were scored now (greedy bots, standings).
+    cdef int standing(self, int seat) noexcept nogil
+    # The standings of `seat` recorded at each round boundary (n_interim values; a game
+    # that ended early repeats its final standing for the boundaries it never reached).
+    cdef void interim(self, int seat, int* out) noexcept nogil
+    # The per-seat feature counters (n_features values, names in the game's FEATURES).
+    cdef void features(self, int seat, int* out) noexcept nogil
+    # Make `other` (same class, same params) an independent copy of this state.
+    cdef void copy_into(self, GameState other) noexcept nogil
+    # Resample everything `observer` cannot see (hidden hands, deck order, the future of
+    # the chance stream), consistently with everything it has seen.
+    cdef void determinize(self, int observer, Rng* rng) noexcept nogil
+    # 0 if every invariant of the game holds, else the code of the first broken one.
+    cdef int validate(self) noexcept nogil
+
+    # Raise AssertionError naming the broken invariant (checked build, tests).
+    cdef int assert_valid(self) except -1 nogil

@@ -1,0 +1,116 @@
+# cython: language_level=3
+"""Strategy base classes: compiled (nogil `choose`) and plain-Python (`decide`)."""
+import json
+from pathlib import Path
+
+from libc.stdint cimport uint64_t
+from simcore.rng cimport Rng, rng_below, rng_uniform, rng_seed
+from simcore.state cimport GameState
+
+from simcore.errors import UserError
+
+__all__ = ["Strategy", "PythonStrategy", "RngView"]
+
+
+cdef class Strategy:
+    """Base of every bot. Subclasses set WEIGHTS (name -> default float) and GAMES (the
+    game names they play, or ("*",) for any game) and override `choose`."""
+
+    WEIGHTS = {}
+    GAMES = ("*",)
+    DESCRIPTION = ""
+
+    def __init__(self, **weights):
+        declared = dict(type(self).WEIGHTS)
+        if len(declared) > MAX_WEIGHTS:
+            raise ValueError(f"{type(self).__name__} declares more than {MAX_WEIGHTS} weights")
+        path = weights.pop("weights", None)
+        if path is not None:
+            weights = {**_load_weights(path), **weights}
+        for name, value in weights.items():
+            if name not in declared:
+                allowed = ", ".join(declared) or "none"
+                raise UserError(f"{type(self).__name__}: unknown weight {name!r} (allowed: {allowed})")
+            try:
+                declared[name] = float(value)
+            except (TypeError, ValueError):
+                raise UserError(f"{type(self).__name__}: weight {name}={value!r} is not a number")
+        self.weights = declared
+        for i, value in enumerate(declared.values()):
+            self.w[i] = value
+        self.spec = type(self).__name__
+
+    cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
+        with gil:
+            raise NotImplementedError(f"{type(self).__name__} does not implement choose")
+
+    cpdef prepare(self, GameState proto):
+        pass
+
+    def set_spec(self, str spec):
+        self.spec = spec
+
+    def choose_action(self, GameState state, rng):
+        """Python entry: the action this bot picks in `state` (rng: an RngView)."""
+        cdef int buf[512]
+        cdef int n = state.legal_actions(buf)
+        cdef RngView view = rng
+        return self.choose(state, state.current_player(), buf, n, view.rng)
+
+
+def _load_weights(path):
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise UserError(f"weights file {path}: {e.strerror}")
+    except json.JSONDecodeError as e:
+        raise UserError(f"weights file {path}: not valid JSON ({e.msg}, line {e.lineno})")
+    if not isinstance(data, dict):
+        raise UserError(f"weights file {path}: expected an object of name: number")
+    return data
+
+
+cdef class RngView:
+    """A bot's random stream: lent to a Python bot for one decision, or owned (seeded)."""
+
+    @staticmethod
+    def seeded(seed):
+        """A view owning a fresh stream seeded with `seed`."""
+        cdef RngView view = RngView.__new__(RngView)
+        rng_seed(&view.own, <uint64_t>seed)
+        view.rng = &view.own
+        return view
+
+    def below(self, int n):
+        """A uniform int in [0, n)."""
+        if n <= 0:
+            raise ValueError("below(n) needs n > 0")
+        return rng_below(self.rng, n)
+
+    def uniform(self):
+        """A uniform float in [0, 1)."""
+        return rng_uniform(self.rng)
+
+    def choice(self, seq):
+        return seq[rng_below(self.rng, len(seq))]
+
+
+cdef class PythonStrategy(Strategy):
+    """Subclass this in plain Python and define `decide(self, observation, legal, rng)`:
+    `observation` is the dict of what the seat may see, `legal` the list of legal
+    actions, `rng` an RngView (use it, not the random module, to stay reproducible).
+    Return one of `legal`. It runs inside the same batch loop, taking the GIL per move."""
+
+    cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
+        cdef int action
+        with gil:
+            view = RngView.__new__(RngView)
+            (<RngView>view).rng = rng
+            options = [legal[i] for i in range(n)]
+            action = self.decide(state.observation(seat), options, view)
+            if action not in options:
+                raise ValueError(f"{type(self).__name__}.decide returned {action!r}, not one of {options}")
+        return action
+
+    def decide(self, observation, legal, rng):
+        raise NotImplementedError(f"{type(self).__name__} must define decide(observation, legal, rng)")

@@ -1,0 +1,82 @@
+"""Bots by spec string. Every module of this package that defines STRATEGIES (a tuple of
+Strategy subclasses, each with NAME and GAMES) is registered by scanning, so a new bot is
+one new file. A spec is `name`, `name(weight=value, ...)`, `name(weights=file.json)` or
+`module.path:Class(...)` for a bot outside this package."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from functools import cache
+
+from simcore.errors import UserError
+from simcore.strategy import Strategy
+
+_SPEC = re.compile(r"^\s*([\w.:]+)\s*(?:\((.*)\))?\s*$")
+
+
+@cache
+def _registered() -> tuple[type, ...]:
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        found.extend(getattr(module, "STRATEGIES", ()))
+    return tuple(found)
+
+
+def available(game: str) -> dict[str, type]:
+    """name -> class of the bots that play `game` (a game's own bot wins over a generic
+    bot of the same name)."""
+    out: dict[str, type] = {}
+    for cls in _registered():
+        if "*" in cls.GAMES and cls.NAME not in out:
+            out[cls.NAME] = cls
+    for cls in _registered():
+        if game in cls.GAMES:
+            out[cls.NAME] = cls
+    return dict(sorted(out.items()))
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    m = _SPEC.match(spec)
+    if not m:
+        raise UserError(f"bad strategy spec {spec!r}: expected name or name(key=value, ...)")
+    name, args = m.group(1), m.group(2)
+    kwargs: dict[str, str] = {}
+    for part in filter(None, (a.strip() for a in (args or "").split(","))):
+        if "=" not in part:
+            raise UserError(f"bad strategy spec {spec!r}: argument {part!r} is not key=value")
+        key, value = (s.strip() for s in part.split("=", 1))
+        kwargs[key] = value
+    return name, kwargs
+
+
+def resolve(game: str, spec: str) -> type:
+    name, _ = parse_spec(spec)
+    if ":" in name:
+        module_name, _, attr = name.partition(":")
+        try:
+            cls = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as e:
+            raise UserError(f"strategy {name!r}: cannot import ({e})") from None
+        if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+            raise UserError(f"strategy {name!r} is not a simcore.strategy.Strategy subclass")
+        return cls
+    bots = available(game)
+    if name not in bots:
+        raise UserError(f"unknown strategy {name!r} for {game}; available: {', '.join(bots)}")
+    return bots[name]
+
+
+def build(game: str, spec: str) -> Strategy:
+    """A fresh bot from a spec string."""
+    cls = resolve(game, spec)
+    _, kwargs = parse_spec(spec)
+    bot = cls(**kwargs)
+    bot.set_spec(spec.strip())
+    return bot
+
+
+def build_lineup(game: str, specs: list[str]) -> list[Strategy]:
+    """Picklable entry for worker processes: one bot per spec."""
+    return [build(game, s) for s in specs]
