@@ -87,6 +87,10 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
     for s in strategies:
         (<Strategy?>s).prepare(state)
     cdef Lineup lineup = Lineup(strategies)
+    cdef bint uniform[MAX_PLAYERS]        # per strategy index
+    cdef bint seat_uniform[MAX_PLAYERS]   # per seat, this game
+    for i, s in enumerate(strategies):
+        uniform[i] = (<Strategy>s).uniform
     cdef int legal[MAX_ACTIONS]
     cdef int sc[MAX_PLAYERS]
     cdef int rk[MAX_PLAYERS]
@@ -110,13 +114,21 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
                 perm_row = rng_below(&seat_rng, <unsigned int>n_perms)
             for p in range(n):
                 who[p] = perms[perm_row, p]
+                seat_uniform[p] = uniform[who[p]]
                 rng_seed(&bot_rng[p], bot_seed(seed, p))
             state.reset(seed)
             n_turns = 0
             p = state.current_player()
             while p >= 0:
                 nl = state.legal_actions(legal)
-                a = lineup.choose(who[p], state, p, legal, nl, &bot_rng[p])
+                # A forced move is played without asking the bot: there is nothing to
+                # choose, and it saves a call on a sixth of Fabryka's turns.
+                if nl == 1:
+                    a = legal[0]
+                elif seat_uniform[p]:
+                    a = legal[rng_below(&bot_rng[p], nl)]
+                else:
+                    a = lineup.choose(who[p], state, p, legal, nl, &bot_rng[p])
                 if CHECKED:
                     check_legal(a, legal, nl)
                 p = state.apply(a)

@@ -53,6 +53,8 @@ def play_game(spec: GameSpec, params, bots, seed: int, index: int = 0,
     gseed = seed_of_game(seed, index)
     state.new_game(gseed)
     rngs = [RngView.seeded(seed_of_bot(gseed, p)) for p in range(state.n_players)]
+    for bot in bots:
+        bot.prepare(state)
     trace = Trace(spec.name, seed, gseed, [b.spec for b in bots])
     last_render = None  # the phase (round, day...) last shown in full
     turn = 0
@@ -65,8 +67,9 @@ def play_game(spec: GameSpec, params, bots, seed: int, index: int = 0,
         if phase != last_render:
             step["state"] = state.render()
             last_render = phase
-        action = bots[p].choose_action(state, rngs[p])
         step["legal"] = state.legal()
+        # As in the batch loop: a forced move is not put to the bot.
+        action = step["legal"][0] if len(step["legal"]) == 1 else bots[p].choose_action(state, rngs[p])
         step["action"] = action
         step["action_text"] = state.describe_action(action)
         state.apply_action(action)

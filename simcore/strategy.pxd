@@ -16,6 +16,10 @@ cdef class Strategy:
     cdef double w[MAX_WEIGHTS]     # weights, in the order of WEIGHTS
     cdef readonly dict weights     # the same weights by name (for manifests and display)
     cdef readonly str spec         # the spec string this bot was built from
+    # True when choose() is exactly legal[rng_below(rng, n)]: the batch loop then makes
+    # that draw itself, sparing a virtual call per decision for the yardstick bot (and
+    # the usual rollout policy of search bots).
+    cdef readonly bint uniform
 
     # Pick one of legal[0..n) for `seat`; `rng` is the bot's own stream.
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil

@@ -10,6 +10,10 @@ cdef class RandomStrategy(Strategy):
     GAMES = ("*",)
     DESCRIPTION = "uniform over the legal actions of each decision"
 
+    def __init__(self, **weights):
+        super().__init__(**weights)
+        self.uniform = True
+
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
         return legal[rng_below(rng, n)]
 

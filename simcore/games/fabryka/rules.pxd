@@ -79,6 +79,7 @@ cdef class FabrykaState(GameState):
     cdef void deal_round(self) noexcept nogil
     cdef void end_round(self) noexcept nogil
     cdef void finish(self, int end) noexcept nogil
+    cdef void record_interim(self, int r0, int r1) noexcept nogil
 
 
 # Score of a collection `mine` against the other player's `theirs` (majorities need

@@ -109,10 +109,10 @@ cdef class FabrykaState(GameState):
 
     cdef int legal_actions(self, int* out) noexcept nogil:
         cdef int p = self.s.to_move
-        cdef int h = self.s.hand_len[p]
-        cdef int i
+        cdef int h
         if p < 0:
             return 0
+        h = self.s.hand_len[p]
         memcpy(out, IOTA, sizeof(IOTA))
         # A player who has not collected must keep one turn for it: with an empty hand
         # the collect is forced (on an empty belt it takes nothing, which only house
@@ -156,9 +156,7 @@ cdef class FabrykaState(GameState):
         return self.s.to_move
 
     cdef void end_round(self) noexcept nogil:
-        cdef int p
-        for p in range(N_SEATS):
-            self.s.interim[p][self.s.round] = self.standing(p)
+        self.record_interim(self.s.round, self.s.round + 1)
         self.s.rounds_done = self.s.round + 1
         if self.s.round + 1 == self.cfg.rounds:
             self.finish(END_SCORING)
@@ -168,12 +166,18 @@ cdef class FabrykaState(GameState):
         self.deal_round()
 
     cdef void finish(self, int end) noexcept nogil:
-        cdef int p, r
         self.s.end = end
         self.s.to_move = -1
-        for p in range(N_SEATS):
-            for r in range(self.s.rounds_done, self.cfg.rounds):
-                self.s.interim[p][r] = self.standing(p)
+        self.record_interim(self.s.rounds_done, self.cfg.rounds)
+
+    cdef void record_interim(self, int r0, int r1) noexcept nogil:
+        # The standings now, as the interim scores of rounds [r0, r1).
+        cdef int r
+        cdef int a = fab_score(&self.cfg, self.s.collected[0], self.s.collected[1])
+        cdef int b = fab_score(&self.cfg, self.s.collected[1], self.s.collected[0])
+        for r in range(r0, r1):
+            self.s.interim[0][r] = a
+            self.s.interim[1][r] = b
 
     # ---- results ----
 
