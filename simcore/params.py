@@ -108,6 +108,9 @@ def build(model: type[Params], defaults: list[ParamInfo], overrides: dict[str, A
     """Validate defaults + overrides (dotted names) into the model; UserError if invalid."""
     known = {p.name for p in defaults}
     for name in overrides:
+        if name.rsplit(".", 1)[-1] in ("value", "source", "doc") and name.rsplit(".", 1)[0] in known:
+            raise UserError(f"param {name!r}: a house rule gives plain values "
+                            f"({name.rsplit('.', 1)[0]} = ...), not the defaults' value/source/doc tables")
         if name not in known:
             close = [k for k in known if k.split(".")[-1] == name.split(".")[-1]]
             hint = f" (did you mean {', '.join(sorted(close))}?)" if close else ""
