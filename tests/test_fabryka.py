@@ -34,9 +34,10 @@ DECK = {"biscuits": 5, "blueberries": 6, "strawberries": 7, "almonds": 8, "green
 
 
 def rulebook_score(mine, theirs):
-    """Points of collection `mine` against `theirs` (kind name -> count), by the book."""
-    majorities = sum(p for k, p in MAJORITY.items() if mine.get(k, 0) > theirs.get(k, 0))
-    sets = min(mine.get(k, 0) for k in MAJORITY)
+    """Points of collection `mine` against `theirs` (kind name -> count, or -> numpy
+    array of counts to score many collections at once), by the book."""
+    majorities = sum(p * (mine.get(k, 0) > theirs.get(k, 0)) for k, p in MAJORITY.items())
+    sets = np.min([mine.get(k, 0) for k in MAJORITY], axis=0)
     return majorities + SET_POINTS * sets + sum(p * mine.get(k, 0) for k, p in PER_CARD.items())
 
 
@@ -296,9 +297,19 @@ def _collect_turns(state, seat):
 
 
 def test_random_batch_results_obey_the_rules():
-    n = 20_000
+    check_random_batch(20_000, run_seed=7)
+
+
+@pytest.mark.statistical
+def test_a_million_random_games_obey_the_rules():
+    check_random_batch(1_000_000, run_seed=8)
+
+
+def check_random_batch(n, run_seed):
+    """Play n random-vs-random games in the batch loop and check every result row
+    against the rules."""
     state = SPEC.new_state()
-    out = run_batch(state, [RandomStrategy(), RandomStrategy()], n, run_seed=7)
+    out = run_batch(state, [RandomStrategy(), RandomStrategy()], n, run_seed=run_seed)
     names = state.feature_names()
     f = {name: out["features"][:, i].reshape(n, 2) for i, name in enumerate(names)}
     score, rank, win = (out[k].reshape(n, 2) for k in ("score", "rank", "win"))
@@ -318,9 +329,8 @@ def test_random_batch_results_obey_the_rules():
     collected = sum(f[f"cards_{k}"] for k in KINDS).sum(axis=1)
     assert (collected[scoring] <= 42).all()
     # Scores are the rulebook's, recomputed from the collected cards.
-    mine = [{k: f[f"cards_{k}"][g, s] for k in KINDS} for g in range(200) for s in (0, 1)]
-    theirs = [{k: f[f"cards_{k}"][g, 1 - s] for k in KINDS} for g in range(200) for s in (0, 1)]
-    assert [rulebook_score(m, t) for m, t in zip(mine, theirs)] == score[:200].ravel().tolist()
+    mine = {k: f[f"cards_{k}"] for k in KINDS}
+    assert (rulebook_score(mine, {k: v[:, ::-1] for k, v in mine.items()}) == score).all()
     # Ranks: points, then almonds, then shared; a white win ranks its collector first.
     almonds = f["cards_almonds"]
     key = score * 100 + almonds
@@ -406,3 +416,59 @@ def test_a_laid_out_collect_counts_at_the_round_end():
     assert state.phase_label() == "round 2"
     assert 1 <= _collect_turns(state, 0)[0] <= 6
     state.check_invariants()
+
+
+def _determinized_resamples_the_unseen_multiset():
+    state = SPEC.new_state()
+    state.new_game(8)
+    rng = random.Random(8)
+    for _ in range(5):
+        state.apply_action(rng.choice(state.legal()))
+
+    def unseen(d, observer):
+        return Counter(d["set_aside"] + d["pile"] + d["hands"][1 - observer])
+
+    for observer in (0, 1):
+        d = state.to_dict()
+        others = [state.determinized(observer, seed).to_dict() for seed in range(8)]
+        for o in others:
+            assert o["hands"][observer] == d["hands"][observer]
+            assert (o["belt"], o["collected"]) == (d["belt"], d["collected"])
+            assert [len(o[k]) for k in ("set_aside", "pile")] == [len(d[k]) for k in ("set_aside", "pile")]
+            assert len(o["hands"][1 - observer]) == len(d["hands"][1 - observer])
+            assert unseen(o, observer) == unseen(d, observer)
+        assert any(o["hands"][1 - observer] != d["hands"][1 - observer] for o in others)
+
+
+@pytest.mark.xfail(strict=True, reason="engine bug: the _kinds bug garbles to_dict(), see above")
+def test_determinized_shuffles_exactly_the_unseen_cards():
+    in_child(_determinized_resamples_the_unseen_multiset)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "engine bug: FabrykaState.reset() (rules.pyx) does not clear s.interim, so after "
+    "new_game() a reused state reports the previous game's interim scores for the rounds "
+    "not yet played, where a fresh state of the same seed reports 0"))
+def test_new_game_forgets_the_previous_game():
+    used = SPEC.new_state()
+    used.new_game(1)
+    random_playout(used, random.Random(1))
+    used.new_game(2)
+    fresh = SPEC.new_state()
+    fresh.new_game(2)
+    assert [used.interim_scores(p) for p in (0, 1)] == [fresh.interim_scores(p) for p in (0, 1)]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "engine bug: set_position() accepts a layout whose pile cannot deal the later rounds "
+    "(here 10 cards for 3 more rounds); deal_round then reads deck slots past the pile "
+    "and the card count breaks (invariant 1) when round 3 is dealt"))
+def test_set_position_refuses_a_pile_too_short_for_the_rounds_left():
+    # 5 + 5 in hand, 2 on the belt, 20 collected: 45 - 32 - 3 set aside = 10 in the pile,
+    # enough for round 2 only.
+    with pytest.raises(ValueError):
+        state = laid_out(hands=[["strawberries"] * 5, ["blueberries"] * 5],
+                         belt=["almonds", "almonds"],
+                         collected=[{"biscuits": 5, "almonds": 6, "green": 4, "pawns": 3,
+                                     "meeples": 2}, {}], round=1, to_move=0)
+        random_playout(state, random.Random(0))  # what happens instead
