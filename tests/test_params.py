@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from simcore.errors import UserError
-from simcore.params import SOURCES, parse_set
+from simcore.params import SOURCES, flatten, parse_set
 from simcore.registry import games, get_game
 
 GAMES = sorted(games())
@@ -46,12 +46,6 @@ def model_leaves(model, prefix=""):
     return names
 
 
-def dotted(value, prefix=""):
-    if isinstance(value, dict):
-        return {k: v for key, sub in value.items() for k, v in dotted(sub, f"{prefix}{key}.").items()}
-    return {prefix.rstrip("."): value}
-
-
 def user_error(spec, **kwargs):
     """The message of the UserError spec.params(**kwargs) raises; it must be one line."""
     with pytest.raises(UserError) as info:
@@ -81,7 +75,7 @@ def test_model_fields_and_toml_defaults_match(game):
 def test_defaults_build_to_the_toml_values(game):
     spec = games()[game]
     values = {name: leaf["value"] for name, leaf in toml_leaves(spec).items()}
-    assert dotted(spec.params().model_dump()) == values
+    assert flatten(spec.params().model_dump()) == values
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -122,7 +116,7 @@ def test_malformed_house_rule_file_is_refused(game, tmp_path):
 def test_set_overrides_change_only_what_they_name():
     p = FABRYKA.params(sets=dict(parse_set(s) for s in ("deck.almonds=9", "majority.almonds = 10")))
     assert (p.deck.almonds, p.majority.almonds) == (9, 10)
-    assert dotted(p.model_dump()) == dotted(FABRYKA.params().model_dump()) | {
+    assert flatten(p.model_dump()) == flatten(FABRYKA.params().model_dump()) | {
         "deck.almonds": 9, "majority.almonds": 10}
 
 
