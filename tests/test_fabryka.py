@@ -262,17 +262,20 @@ def test_turns_alternate_and_the_token_passes_each_round():
             assert seats == ([token, 1 - token] * 6)[:len(seats)]
 
 
-def test_interim_scores_are_the_standings_at_each_round_end():
+def test_rounds_end_on_a_forced_turn_and_record_interim_scores():
     state = SPEC.new_state()
     for seed in range(30):
         state.new_game(seed)
         rng = random.Random(seed)
         at_round_end = []
         while not state.terminal:
-            phase = state.phase_label()
-            state.apply_action(rng.choice(state.legal()))
+            phase, legal = state.phase_label(), state.legal()
+            state.apply_action(rng.choice(legal))
             if state.terminal or state.phase_label() != phase:
                 at_round_end.append(state.standings())
+                # A round ends on a forced sixth turn (the last card, or the collect)
+                # that leaves both hands empty, unless white chocolate cut it short.
+                assert len(legal) == 1 or state.end_reason_name == "white_chocolate"
         # A game won by white chocolate repeats its final standing for unplayed rounds.
         at_round_end += [state.standings()] * (4 - len(at_round_end))
         for seat in (0, 1):
