@@ -2,7 +2,7 @@
 loop like a compiled one: legal moves, reproducible, and shown only its own seat's view.
 
 A PythonStrategy reads FabrykaState.observation(), which the _kinds bug garbles and can
-crash; the tests that play run in a forked child and are strict xfails until it is fixed.
+crash: the tests that play whole games run in a forked child and xfail while it lasts.
 """
 from __future__ import annotations
 
@@ -10,16 +10,20 @@ import numpy as np
 import pytest
 
 import strategies
-from helpers import in_child, run_batch
+from helpers import in_child, run_batch, views_work
 from simcore.play import play_game
 from simcore.registry import get_game
 from simcore.strategy import PythonStrategy, RngView
 from strategies.random import RandomStrategy
 
 SPEC = get_game("fabryka")
-VIEW_BUG = pytest.mark.xfail(strict=True, reason=(
-    "engine bug: FabrykaState._kinds takes a C pointer in a def method, so observation() "
-    "reads card arrays as NUL-terminated bytes: garbled hands, then a segfault"))
+
+
+def needs_views():
+    """A PythonStrategy reads observation(), and play_game renders: while Fabryka's
+    views have their known bug (helpers.VIEW_BUG_PROBES) such a test cannot pass."""
+    if not views_work("fabryka"):
+        pytest.xfail("known bug in Fabryka's Python views (helpers.VIEW_BUG_PROBES)")
 
 
 class Collector(PythonStrategy):
@@ -89,8 +93,8 @@ def _plays_legal_and_reproducible():
     assert not np.array_equal(first["score"], other["score"])
 
 
-@VIEW_BUG
 def test_plays_legal_moves_reproducibly_in_the_batch_loop():
+    needs_views()
     in_child(_plays_legal_and_reproducible)
 
 
@@ -143,7 +147,7 @@ def _prepared_in_play_game():
 
 @pytest.mark.xfail(strict=True, reason=(
     "engine bug: simcore/play.py play_game never calls bot.prepare(state), which "
-    "play_batch does, so a bot that sets up in prepare() fails or differs there "
-    "(and render() crashes first, see the _kinds bug)"))
+    "play_batch does, so a bot that sets up in prepare() fails or differs there"))
 def test_play_game_prepares_bots_like_the_batch_loop():
+    needs_views()
     in_child(_prepared_in_play_game)
