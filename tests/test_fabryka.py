@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from helpers import check_fabryka_views, in_child, random_playout, run_batch, views_work
+from helpers import (batch_arrays, check_fabryka_views, in_child, random_playout,
+                     run_batch, views_work)
 from simcore.games.fabryka.params import FILLINGS, KINDS
 from simcore.registry import get_game
 from simcore.state import IllegalAction
@@ -465,3 +466,21 @@ def test_set_position_refuses_a_pile_too_short_for_the_rounds_left():
                          collected=[{"biscuits": 5, "almonds": 6, "green": 4, "pawns": 3,
                                      "meeples": 2}, {}], round=1, to_move=0)
         random_playout(state, random.Random(0))  # what happens instead
+
+
+def _features_sized_for_the_defaults():
+    # 6 rounds of 3 cards fit the deck (3 + 2 + 6 x 2 x 3 = 41) and add 2 feature
+    # columns (collect_turn_r5, _r6): a runner sizing arrays from the default params
+    # passes arrays 2 columns short.
+    state = SPEC.new_state(SPEC.params(sets={"rounds": 6, "hand_size": 3}))
+    out = batch_arrays(SPEC.new_state(), 10)
+    with pytest.raises(ValueError):
+        run_batch(state, [RandomStrategy(), RandomStrategy()], 10, out=out)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "engine bug: play_batch (simcore/batch.pyx) does not check the features/interim "
+    "array widths against n_features/n_interim, which depend on the rounds param: "
+    "a house rule with more rounds writes past the rows"))
+def test_batch_refuses_feature_arrays_sized_for_other_params():
+    in_child(_features_sized_for_the_defaults)
