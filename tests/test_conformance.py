@@ -15,7 +15,7 @@ import pytest
 
 import strategies
 from helpers import MAX_TURNS, batch_arrays, in_child, random_playout, run_batch, views_work
-from simcore.batch import seed_of_bot, seed_of_game
+from simcore.batch import seating_row, seed_of_bot, seed_of_game
 from simcore.play import play_game
 from simcore.registry import games
 from simcore.state import CHECKED_BUILD
@@ -256,14 +256,21 @@ def test_batch_results_are_consistent(case):
     assert (out["first"].reshape(n_games, n).sum(axis=1) == 1).all()
     expected = np.array([perms[g % 2] for g in range(n_games)]).ravel()
     assert (out["seat_strategy"] == expected).all()
+    # Random seating: each game's row of perms is drawn from its own seed.
+    out = run_batch(state, case.lineup(), n_games, run_seed=9, perms=perms, seating=2)
+    rows = [seating_row(2, seed, g, len(perms)) for g, seed in enumerate(out["seeds"].tolist())]
+    assert set(rows) == {0, 1}
+    assert (out["seat_strategy"] == np.array([perms[r] for r in rows]).ravel()).all()
 
 
 def test_batch_is_reproducible_and_independent_of_chunking(case):
     state = case.new_state()
-    whole = run_batch(state, case.lineup(), 30, run_seed=21)
-    again = run_batch(state, case.lineup(), 30, run_seed=21)
-    head = run_batch(state, case.lineup(), 12, run_seed=21)
-    tail = run_batch(state, case.lineup(), 18, run_seed=21, i0=12)
+    n = case.n_players
+    rotate = {"perms": [list(range(n)), list(range(n))[::-1]], "seating": 0}
+    whole = run_batch(state, case.lineup(), 30, run_seed=21, **rotate)
+    again = run_batch(state, case.lineup(), 30, run_seed=21, **rotate)
+    head = run_batch(state, case.lineup(), 13, run_seed=21, **rotate)
+    tail = run_batch(state, case.lineup(), 17, run_seed=21, i0=13, **rotate)
     for key, value in whole.items():
         assert np.array_equal(value, again[key]), key
         assert np.array_equal(value, np.concatenate([head[key], tail[key]])), key
