@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import strategies
-from helpers import MAX_TURNS, batch_arrays, in_child, random_playout, run_batch, views_work
+from helpers import MAX_TURNS, batch_arrays, random_playout, run_batch
 from simcore.batch import seating_row, seed_of_bot, seed_of_game
 from simcore.play import play_game
 from simcore.registry import games
@@ -56,27 +56,6 @@ def table(request):
 def case(request):
     """A game at one table size with one of its bots in every seat."""
     return Case(*request.param)
-
-
-@pytest.fixture
-def view_table(table):
-    """A table whose test reads the game's Python views (observation, to_dict, render,
-    play_game's trace): xfail while the game has a known view bug (see
-    helpers.VIEW_BUG_PROBES). The test bodies run in a forked child all the same, so a
-    crash in a view fails one test only."""
-    return _needs_views(table)
-
-
-@pytest.fixture
-def view_case(case):
-    """view_table, with a bot."""
-    return _needs_views(case)
-
-
-def _needs_views(case):
-    if not views_work(case.game):
-        pytest.xfail(f"known bug in {case.game}'s Python views (helpers.VIEW_BUG_PROBES)")
-    return case
 
 
 def snapshot(state):
@@ -175,9 +154,9 @@ def test_determinized_keeps_the_game_playable(table):
                 random_playout(other, random.Random(seed))
 
 
-def _determinized_views(case):
-    for state, _ in positions(case, seed=5):
-        for observer in range(case.n_players):
+def test_determinized_keeps_what_the_observer_sees(table):
+    for state, _ in positions(table, seed=5):
+        for observer in range(table.n_players):
             seen = state.observation(observer)
             others = [state.determinized(observer, seed) for seed in range(8)]
             assert all(o.observation(observer) == seen for o in others)
@@ -186,12 +165,8 @@ def _determinized_views(case):
             assert any(o.to_dict() != state.to_dict() for o in others)
 
 
-def test_determinized_keeps_what_the_observer_sees(view_table):
-    in_child(_determinized_views, view_table)
-
-
-def _clone_view(case):
-    for state, _ in positions(case, seed=3):
+def test_clone_to_dict_is_independent(table):
+    for state, _ in positions(table, seed=3):
         before = json.dumps(state.to_dict(), sort_keys=True)
         copy = state.clone()
         assert json.dumps(copy.to_dict(), sort_keys=True) == before
@@ -199,13 +174,9 @@ def _clone_view(case):
         assert json.dumps(state.to_dict(), sort_keys=True) == before
 
 
-def test_clone_to_dict_is_independent(view_table):
-    in_child(_clone_view, view_table)
-
-
 # ---- traces ----
 
-def _trace_renders(case):
+def test_trace_renders_and_serialises(case):
     trace = play_game(case.spec, case.params, case.lineup(), seed=4)
     text = trace.render()
     assert isinstance(text, str) and trace.end_reason in text
@@ -216,11 +187,7 @@ def _trace_renders(case):
     assert again.to_dict() == data  # the same seed gives the same game
 
 
-def test_trace_renders_and_serialises(view_case):
-    in_child(_trace_renders, view_case)
-
-
-def _play_game_is_batch_game_0(case):
+def test_play_game_is_game_0_of_the_batch(case):
     for run_seed in (1, 2, 3):
         trace = play_game(case.spec, case.params, case.lineup(), seed=run_seed)
         out = run_batch(case.new_state(), case.lineup(), 1, run_seed=run_seed, seating=1)
@@ -228,10 +195,6 @@ def _play_game_is_batch_game_0(case):
         assert trace.scores == out["score"].tolist() and trace.ranks == out["rank"].tolist()
         assert trace.end_reason == type(case.new_state()).END_REASONS[out["end_reason"][0]]
         assert len(trace.steps) == out["turns"][0]
-
-
-def test_play_game_is_game_0_of_the_batch(view_case):
-    in_child(_play_game_is_batch_game_0, view_case)
 
 
 # ---- the batch loop ----
@@ -286,27 +249,18 @@ def test_python_playout_is_reproducible(case):
     assert (snapshot(state), state.result()) == first
 
 
-# play_batch checks only the lengths of game_index and score; it writes the other arrays
-# without a check, past their end if they are too small (in the release build).
-UNCHECKED = pytest.mark.xfail(strict=True, reason=(
-    "engine bug: simcore/batch.pyx play_batch checks only game_index and score against "
-    "the batch size; a smaller array is written out of bounds (heap corruption in the "
-    "release build, IndexError mid-batch in the checked build)"))
 ANY_TABLE = SimpleNamespace(n_players=1, n_features=1, n_interim=1)  # just for the names
-RESULT_ARRAYS = [pytest.param(k, marks=() if k in ("game_index", "score") else UNCHECKED)
-                 for k in batch_arrays(ANY_TABLE, 1)]
-
-
-def _too_small_is_refused(table, key):
-    state = table.new_state()
-    out = batch_arrays(state, 4)
-    a = out[key]
-    # One column short (e.g. features sized for other params), or else one row short.
-    out[key] = a[:, :-1].copy() if a.ndim == 2 and a.shape[1] > 0 else a[:-1].copy()
-    with pytest.raises(ValueError):
-        run_batch(state, table.lineup("random"), 4, out=out)
+RESULT_ARRAYS = list(batch_arrays(ANY_TABLE, 1))
 
 
 @pytest.mark.parametrize("key", RESULT_ARRAYS)
 def test_batch_refuses_result_arrays_too_small(table, key):
-    in_child(_too_small_is_refused, table, key)  # a child: an overflow may crash
+    state = table.new_state()
+    out = batch_arrays(state, 4)
+    a = out[key]
+    # One column short (e.g. features sized for other params), or else one row short;
+    # the error names the array.
+    narrower = a.ndim == 2 and a.shape[1] > 0
+    out[key] = a[:, :-1].copy() if narrower else a[:-1].copy()
+    with pytest.raises(ValueError, match="features/interim" if narrower else key):
+        run_batch(state, table.lineup("random"), 4, out=out)

@@ -16,8 +16,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from helpers import (batch_arrays, check_fabryka_views, in_child, random_playout,
-                     run_batch, views_work)
+from helpers import batch_arrays, random_playout, run_batch
 from simcore.games.fabryka.params import FILLINGS, KINDS
 from simcore.registry import get_game
 from simcore.state import IllegalAction
@@ -115,10 +114,13 @@ def test_rulebook_end_example_is_played_out():
 
 def test_collect_takes_the_five_most_recent_cards():
     """The rulebook's collect example: the 5 most recent cards are almonds, biscuits,
-    green, biscuits, meeples; the two older ones stay on the belt."""
-    state = laid_out(hands=[["strawberries"] * 5, ["blueberries"] * 5],
+    green, biscuits, meeples; the two older ones stay on the belt. Laid out as reached in
+    play: round 2, seat 1 (the token holder) has played 3 cards and seat 0 2 cards onto
+    the 2 opening cards."""
+    state = laid_out(hands=[["strawberries"] * 3, ["blueberries"] * 2],
                      belt=["pawns", "dice", "almonds", "biscuits", "green", "biscuits", "meeples"],
-                     collected=[{}, {}], round=1, to_move=0)
+                     collected=[{}, {}], round=2, to_move=0, turns_taken=(2, 3))
+    state.check_invariants()
     state.apply_action(COLLECT)
     assert collected_counts(state, 0) == dict.fromkeys(KINDS, 0) | {
         "almonds": 1, "biscuits": 2, "green": 1, "meeples": 1}
@@ -128,8 +130,11 @@ def test_collect_takes_the_five_most_recent_cards():
 
 
 def test_collect_from_a_short_belt_takes_all_most_recent_first():
-    state = laid_out(hands=[["strawberries"] * 5, ["blueberries"] * 5],
-                     belt=["biscuits", "green", "dice"], collected=[{}, {}], round=1, to_move=0)
+    # Round 2: seat 1 (the token holder) has played one card onto the 2 opening cards.
+    state = laid_out(hands=[["strawberries"] * 5, ["blueberries"] * 4],
+                     belt=["biscuits", "green", "dice"], collected=[{}, {}], round=2, to_move=0,
+                     turns_taken=(0, 1))
+    state.check_invariants()
     text = state.describe_action(COLLECT)
     assert "3" in text and text.index("dice") < text.index("green") < text.index("biscuits")
     state.apply_action(COLLECT)
@@ -137,7 +142,7 @@ def test_collect_from_a_short_belt_takes_all_most_recent_first():
         "biscuits": 1, "green": 1, "dice": 1}
     assert state.standings() == [5 + 2 - 3, 0]
     # The belt is now empty: seat 1, holding cards, may only play.
-    assert state.player == 1 and state.legal() == [0, 1, 2, 3, 4]
+    assert state.player == 1 and state.legal() == [0, 1, 2, 3]
 
 
 def test_no_collect_from_an_empty_belt_while_holding_cards():
@@ -386,19 +391,23 @@ def test_determinized_resamples_only_the_unseen_cards():
                     state.describe_action(a) for a in state.legal()]
 
 
-# ---- engine bugs (strict xfail: these flip to failures once the engine is fixed) ----
+# ---- views, laid-out positions and reuse ----
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine bug: FabrykaState._kinds (rules.pyx) is a def method taking a C pointer, so "
-    "Cython passes each card array as a NUL-terminated bytes object: a biscuits card "
-    "(kind 0) truncates it and the rest is read out of bounds (wrong cards or a crash)"))
 def test_observation_and_to_dict_show_the_real_cards():
-    in_child(check_fabryka_views)
+    # A biscuits card is kind 0: the views must show it and every card after it.
+    hand = ["almonds", "biscuits", "green", "pink", "dice"]
+    belt = ["green", "biscuits"]
+    state = laid_out(hands=[hand, ["blueberries"] * 5], belt=belt, collected=[{}, {}],
+                     round=1, to_move=0)
+    assert state.observation(0)["hand"] == hand
+    assert state.observation(0)["belt"] == belt
+    d = state.to_dict()
+    assert d["hands"] == [hand, ["blueberries"] * 5] and d["belt"] == belt
+    # 45 cards: 3 set aside, 12 laid out, and the 30 that deal rounds 2 to 4.
+    assert len(d["pile"]) == 45 - 3 - 12 == 3 * 2 * 5 and len(d["set_aside"]) == 3
+    assert "biscuits" in state.render()
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "engine bug: set_position(has_collected=True) leaves collect_turn of the current "
-    "round at 0, so the round's end breaks invariant 4 and collect_turn_rN reads 0"))
 def test_a_laid_out_collect_counts_at_the_round_end():
     state = before_last_turn([{}, {}], belt=["almonds"], hands=(["pink"], []),
                              has_collected=(True, False))
@@ -406,10 +415,13 @@ def test_a_laid_out_collect_counts_at_the_round_end():
     state.apply_action(COLLECT)  # the round ends; round 2 is dealt
     assert state.phase_label() == "round 2"
     assert 1 <= _collect_turns(state, 0)[0] <= 6
+    # A laid-out collect counts on the seat's last turn taken (its fifth); seat 1's
+    # forced collect was its sixth turn.
+    assert [_collect_turns(state, p)[0] for p in (0, 1)] == [5, 6]
     state.check_invariants()
 
 
-def _determinized_resamples_the_unseen_multiset():
+def test_determinized_shuffles_exactly_the_unseen_cards():
     state = SPEC.new_state()
     state.new_game(8)
     rng = random.Random(8)
@@ -433,16 +445,6 @@ def _determinized_resamples_the_unseen_multiset():
         assert any(o["hands"][1 - observer] != d["hands"][1 - observer] for o in others)
 
 
-def test_determinized_shuffles_exactly_the_unseen_cards():
-    if not views_work("fabryka"):
-        pytest.xfail("to_dict() is garbled by the _kinds bug (see above)")
-    in_child(_determinized_resamples_the_unseen_multiset)
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "engine bug: FabrykaState.reset() (rules.pyx) does not clear s.interim, so after "
-    "new_game() a reused state reports the previous game's interim scores for the rounds "
-    "not yet played, where a fresh state of the same seed reports 0"))
 def test_new_game_forgets_the_previous_game():
     used = SPEC.new_state()
     used.new_game(1)
@@ -453,34 +455,20 @@ def test_new_game_forgets_the_previous_game():
     assert [used.interim_scores(p) for p in (0, 1)] == [fresh.interim_scores(p) for p in (0, 1)]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "engine bug: set_position() accepts a layout whose pile cannot deal the later rounds "
-    "(here 10 cards for 3 more rounds); deal_round then reads deck slots past the pile "
-    "and the card count breaks (invariant 1) when round 3 is dealt"))
 def test_set_position_refuses_a_pile_too_short_for_the_rounds_left():
     # 5 + 5 in hand, 2 on the belt, 20 collected: 45 - 32 - 3 set aside = 10 in the pile,
     # enough for round 2 only.
-    with pytest.raises(ValueError):
-        state = laid_out(hands=[["strawberries"] * 5, ["blueberries"] * 5],
-                         belt=["almonds", "almonds"],
-                         collected=[{"biscuits": 5, "almonds": 6, "green": 4, "pawns": 3,
-                                     "meeples": 2}, {}], round=1, to_move=0)
-        random_playout(state, random.Random(0))  # what happens instead
+    with pytest.raises(ValueError, match="too few"):
+        laid_out(hands=[["strawberries"] * 5, ["blueberries"] * 5], belt=["almonds", "almonds"],
+                 collected=[{"biscuits": 5, "almonds": 6, "green": 4, "pawns": 3,
+                             "meeples": 2}, {}], round=1, to_move=0)
 
 
-def _features_sized_for_the_defaults():
+def test_batch_refuses_feature_arrays_sized_for_other_params():
     # 6 rounds of 3 cards fit the deck (3 + 2 + 6 x 2 x 3 = 41) and add 2 feature
     # columns (collect_turn_r5, _r6): a runner sizing arrays from the default params
     # passes arrays 2 columns short.
     state = SPEC.new_state(SPEC.params(sets={"rounds": 6, "hand_size": 3}))
     out = batch_arrays(SPEC.new_state(), 10)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="features"):
         run_batch(state, [RandomStrategy(), RandomStrategy()], 10, out=out)
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "engine bug: play_batch (simcore/batch.pyx) does not check the features/interim "
-    "array widths against n_features/n_interim, which depend on the rounds param: "
-    "a house rule with more rounds writes past the rows"))
-def test_batch_refuses_feature_arrays_sized_for_other_params():
-    in_child(_features_sized_for_the_defaults)

@@ -168,19 +168,26 @@ def test_card_budget_decides_validity(hand, rounds, belt, removed, extra):
         user_error(FABRYKA, sets=sets)
 
 
-# ---- known bugs (strict xfail: these flip to failures once fixed) ----
-
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: simcore/params.py build() reports a cross-field error (model_validator) as "
-    "'invalid param params = {<every param>}', dumping the whole param set"))
 def test_card_budget_error_names_only_the_relevant_params():
     message = user_error(FABRYKA, sets={"rounds": 5})
+    assert message.startswith("invalid params: ")
     assert "rounds" in message and "card_points" not in message
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: params are validated in pydantic's lax mode, so a mistyped value is "
-    "silently coerced (rounds = true becomes 1 round, \"4\" becomes 4)"))
 @pytest.mark.parametrize("value", [True, "4"])
 def test_mistyped_values_are_refused(value):
     assert "rounds" in user_error(FABRYKA, sets={"rounds": value})
+
+
+@pytest.mark.parametrize("text, name", [
+    ("rounds.value = 5\n", "rounds"),
+    ('[deck.almonds]\nvalue = 9\nsource = "house"\ndoc = "more almonds"\n', "deck.almonds"),
+])
+def test_house_rule_file_in_the_defaults_format_gets_a_hint(tmp_path, text, name):
+    # A copy of the defaults' value/source/doc tables is not a house rule: the error says
+    # to give plain values instead of calling `rounds.value` an unknown param.
+    path = tmp_path / "house.toml"
+    path.write_text(text)
+    message = user_error(FABRYKA, rules_file=path)
+    assert f"{name}.value" in message and "plain values" in message
+    assert f"{name} = " in message and "unknown param" not in message

@@ -1,8 +1,5 @@
 """A bot written in plain Python (simcore.strategy.PythonStrategy) plays inside the batch
 loop like a compiled one: legal moves, reproducible, and shown only its own seat's view.
-
-A PythonStrategy reads FabrykaState.observation(), which the _kinds bug garbles and can
-crash: the tests that play whole games run in a forked child and xfail while it lasts.
 """
 from __future__ import annotations
 
@@ -10,20 +7,13 @@ import numpy as np
 import pytest
 
 import strategies
-from helpers import in_child, run_batch, views_work
+from helpers import run_batch
 from simcore.play import play_game
 from simcore.registry import get_game
 from simcore.strategy import PythonStrategy, RngView
 from strategies.random import RandomStrategy
 
 SPEC = get_game("fabryka")
-
-
-def needs_views():
-    """A PythonStrategy reads observation(), and play_game renders: while Fabryka's
-    views have their known bug (helpers.VIEW_BUG_PROBES) such a test cannot pass."""
-    if not views_work("fabryka"):
-        pytest.xfail("known bug in Fabryka's Python views (helpers.VIEW_BUG_PROBES)")
 
 
 class Collector(PythonStrategy):
@@ -82,7 +72,7 @@ def versus_random(bot, n_games=100, run_seed=3):
                      perms=[[0, 1], [1, 0]], seating=0)
 
 
-def _plays_legal_and_reproducible():
+def test_plays_legal_moves_reproducibly_in_the_batch_loop():
     first = versus_random(Collector())
     assert (first["turns"][first["end_reason"] == 0] == 48).all()
     assert np.allclose(first["win"].reshape(-1, 2).sum(axis=1), 1.0)
@@ -93,15 +83,9 @@ def _plays_legal_and_reproducible():
     assert not np.array_equal(first["score"], other["score"])
 
 
-def test_plays_legal_moves_reproducibly_in_the_batch_loop():
-    needs_views()
-    in_child(_plays_legal_and_reproducible)
-
-
 def decide_once(bot):
     """bot's decision for seat 0 of a laid-out position where seat 1 alone holds pink,
-    yellow and dice cards. No biscuits card is in view: the _kinds bug then leaves
-    observation() intact, so this runs in-process."""
+    yellow and dice cards."""
     state = SPEC.new_state()
     state.set_position(hands=[["almonds"] * 5, ["pink", "yellow", "yellow", "dice", "dice"]],
                        belt=["strawberries"], collected=[{}, {}], round=1, to_move=0)
@@ -113,12 +97,8 @@ def test_an_illegal_choice_is_a_clear_error():
         decide_once(Cheater())
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "PythonStrategy.choose (simcore/strategy.pyx) stores decide()'s result in a C int, "
-    "so a decide() returning None fails with a bare 'an integer is required' naming "
-    "neither the bot nor the value"))
 def test_a_missing_return_is_a_clear_error():
-    with pytest.raises(ValueError, match="Forgetful"):
+    with pytest.raises(ValueError, match=r"Forgetful\.decide returned None, not one of"):
         decide_once(Forgetful())
 
 
@@ -139,15 +119,7 @@ def test_is_built_from_a_module_spec():
     assert "test_collector" not in strategies.available("fabryka")  # not registered
 
 
-def _prepared_in_play_game():
+def test_play_game_prepares_bots_like_the_batch_loop():
     trace = play_game(SPEC, SPEC.params(), [NeedsPrepare(), RandomStrategy()], seed=1)
     out = run_batch(SPEC.new_state(), [NeedsPrepare(), RandomStrategy()], 1, run_seed=1)
     assert trace.scores == out["score"].tolist()
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "engine bug: simcore/play.py play_game never calls bot.prepare(state), which "
-    "play_batch does, so a bot that sets up in prepare() fails or differs there"))
-def test_play_game_prepares_bots_like_the_batch_loop():
-    needs_views()
-    in_child(_prepared_in_play_game)
