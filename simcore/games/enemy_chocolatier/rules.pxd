@@ -14,6 +14,7 @@
 # 5. while the game runs: to_move is a seat, nobody has win_points points or a complete
 #    recipe, rain checks are >= 0, and a seat has bought more than its limit only by
 #    spending rain checks.
+cimport cython
 from libc.stdint cimport uint64_t
 from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_PLAYERS
@@ -25,6 +26,8 @@ cdef enum:
     N_ABIL = 7
     MAX_NB = 64          # neighbourhoods are bits of a uint64_t
     MAX_HOUSES = 256
+    HW = 4               # 64-bit words of a set of houses
+    MAX_PRICE = 1000     # largest printed price (params.Price)
     STOP = MAX_HOUSES    # the "stop buying" action; 0..n_houses-1 buy that house
     MAX_SEG = 16
     MAX_SLOTS = 8
@@ -64,6 +67,9 @@ cdef struct EcConfig:
     int house_nb[MAX_HOUSES]
     int price[MAX_HOUSES]            # printed price of an empty house
     int colour[MAX_HOUSES]           # 0-3 ingredients, GRAY
+    uint64_t nb_houses[MAX_NB][HW]   # the houses of each neighbourhood, as a set
+    int max_price
+    uint64_t price_le[MAX_PRICE + 1][HW]  # houses whose printed price is <= m
     uint64_t inner_adj[MAX_SLOTS]    # slots (bits) touching each slot inside a segment
     int n_next                       # cross-segment pairs: slot next_a[i] of a segment
     int next_a[MAX_TOUCH]            # touches slot next_b[i] of the next segment
@@ -98,6 +104,8 @@ cdef struct Ec:
     int winner                       # seat, -1 for a draw
     int turn_buys                    # houses bought so far this turn
     int turn_rain                    # rain checks spent so far this turn
+    int n_buy_list                   # legal purchases of to_move now (in buy_list)
+    short buy_list[MAX_HOUSES]       # their house ids, listed once per change of state
     int money[MAX_PLAYERS]
     int points[MAX_PLAYERS]
     int rain[MAX_PLAYERS]            # rain checks held
@@ -106,6 +114,8 @@ cdef struct Ec:
     int money_total                  # sum(money) + bank, fixed from setup
     int ingr[MAX_PLAYERS][N_COLOURS] # houses owned by colour
     signed char owner[MAX_HOUSES]    # seat, -1 = empty
+    uint64_t owned[MAX_PLAYERS][HW]  # the same as sets: houses of each seat
+    uint64_t taken[HW]               # houses of anybody
     signed char closed_by[MAX_NB]    # seat that closed it, -1 = not closed
     uint64_t closed_mask
     uint64_t adj[MAX_NB]             # neighbourhoods touching each one (set by placement)
@@ -152,6 +162,8 @@ cdef struct EcObs:
     const int (*abil)[N_ABIL]
 
 
+# final: the rules' own calls (cost, buyable...) are direct C calls, inlined by the compiler.
+@cython.final
 cdef class EnemyState(GameState):
     cdef EcConfig cfg
     cdef Ec s
@@ -179,6 +191,6 @@ cdef class EnemyState(GameState):
     cdef void gain(self, int seat, int nb, int sign) noexcept nogil
     cdef int begin_turn(self, int seat) noexcept nogil
     cdef int pass_turn(self) noexcept nogil
-    cdef bint can_buy_any(self, int seat) noexcept nogil
+    cdef int list_buys(self) noexcept nogil
     cdef void record_round(self) noexcept nogil
     cdef void finish(self, int end, int winner) noexcept nogil

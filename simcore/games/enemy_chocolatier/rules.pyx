@@ -73,10 +73,16 @@ cdef class EnemyState(GameState):
                     self.cfg.nb_abil[nb][ABILITIES.index(name)] += 1
                 for price, colour in zip(hood.prices, hood.colours):
                     self.cfg.house_nb[h] = nb
+                    self.cfg.nb_houses[nb][h >> 6] |= bit(h & 63)
                     self.cfg.price[h] = price
                     self.cfg.colour[h] = COLOURS.index(colour)
                     h += 1
         self.cfg.n_houses = h
+        self.cfg.max_price = max(self.cfg.price[k] for k in range(h))
+        for a in range(self.cfg.max_price + 1):
+            for k in range(h):
+                if self.cfg.price[k] <= a:
+                    self.cfg.price_le[a][k >> 6] |= bit(k & 63)
         for a_name, b_name in board.inner_touch:
             i, j = slots.index(a_name), slots.index(b_name)
             self.cfg.inner_adj[i] |= bit(j)
@@ -187,7 +193,7 @@ cdef class EnemyState(GameState):
         if self.s.points[p] >= self.cfg.win_points:
             self.finish(END_POINTS, p)
             return -1
-        if self.can_buy_any(p):
+        if self.list_buys() > 0:
             return 1
         return 0
 
@@ -250,37 +256,49 @@ cdef class EnemyState(GameState):
             return self.cfg.buys_buy3
         return self.cfg.buys
 
-    cdef bint can_buy_any(self, int p) noexcept nogil:
-        cdef uint64_t m
-        cdef int nb, h, end
+    cdef int list_buys(self) noexcept nogil:
+        # The purchases open to to_move now, kept in the state so that the check after
+        # each purchase ("can it buy more?") and legal_actions share one scan. Sets of
+        # houses keep the scan free of per-house branches.
+        cdef int p = self.s.to_move
+        cdef int n = 0, q, w, money = self.s.money[p]
+        cdef uint64_t m, x
+        cdef uint64_t where[HW]
+        cdef uint64_t ok[HW]
+        cdef const uint64_t* cheap
+        self.s.n_buy_list = 0
         if self.s.turn_buys >= self.buy_limit(p) and self.s.rain[p] == 0:
-            return False
+            return 0
+        for w in range(HW):
+            where[w] = 0
         m = self.buyable(p)
         while m:
-            nb = ctz64(m)
+            q = ctz64(m)
             m &= m - 1
-            end = self.cfg.nb_first[nb] + self.cfg.nb_len[nb]
-            for h in range(self.cfg.nb_first[nb], end):
-                if self.s.owner[h] != p and self.cost(p, h) <= self.s.money[p]:
-                    return True
-        return False
+            for w in range(HW):
+                where[w] |= self.cfg.nb_houses[q][w]
+        cheap = self.cfg.price_le[money if money < self.cfg.max_price else self.cfg.max_price]
+        for w in range(HW):
+            ok[w] = cheap[w] & ~self.s.taken[w]
+        for q in range(self.cfg.n_players):
+            if q != p and money >= (self.cfg.ten_price if self.s.abil[q][AB_TEN_HOUSES] > 0 else self.cfg.buyout_price):
+                for w in range(HW):
+                    ok[w] |= self.s.owned[q][w]
+        for w in range(HW):
+            x = ok[w] & where[w]
+            while x:
+                self.s.buy_list[n] = (w << 6) + ctz64(x)
+                n += 1
+                x &= x - 1
+        self.s.n_buy_list = n
+        return n
 
     cdef int legal_actions(self, int* out) noexcept nogil:
-        cdef int p = self.s.to_move
-        cdef int n = 0, nb, h, end
-        cdef uint64_t m
-        if p < 0:
+        cdef int k, n = self.s.n_buy_list
+        if self.s.to_move < 0:
             return 0
-        if self.s.turn_buys < self.buy_limit(p) or self.s.rain[p] > 0:
-            m = self.buyable(p)
-            while m:
-                nb = ctz64(m)
-                m &= m - 1
-                end = self.cfg.nb_first[nb] + self.cfg.nb_len[nb]
-                for h in range(self.cfg.nb_first[nb], end):
-                    if self.s.owner[h] != p and self.cost(p, h) <= self.s.money[p]:
-                        out[n] = h
-                        n += 1
+        for k in range(n):
+            out[k] = self.s.buy_list[k]
         out[n] = STOP
         return n + 1
 
@@ -304,11 +322,14 @@ cdef class EnemyState(GameState):
             self.s.money[q] += c - to_bank
             self.s.bank += to_bank
             self.s.ingr[q][self.cfg.colour[h]] -= 1
+            self.s.owned[q][h >> 6] &= ~bit(h & 63)
             self.s.n_away[p] += 1
             self.s.n_taken[q] += 1
         else:
             self.s.bank += c
         self.s.owner[h] = p
+        self.s.owned[p][h >> 6] |= bit(h & 63)
+        self.s.taken[h >> 6] |= bit(h & 63)
         self.s.ingr[p][self.cfg.colour[h]] += 1
         self.s.turn_buys += 1
         nb = self.cfg.house_nb[h]
@@ -333,7 +354,7 @@ cdef class EnemyState(GameState):
         if self.recipe_done(p):
             self.finish(END_RECIPE, p)
             return -1
-        if self.can_buy_any(p):
+        if self.list_buys() > 0:
             return p
         return self.pass_turn()
 
@@ -547,6 +568,11 @@ cdef class EnemyState(GameState):
             q = self.s.owner[h]
             if q < -1 or q >= n:
                 return 2
+            if ((self.s.taken[h >> 6] >> (h & 63)) & 1) != (q >= 0):
+                return 2
+            for p in range(n):
+                if ((self.s.owned[p][h >> 6] >> (h & 63)) & 1) != (q == p):
+                    return 2
             if q >= 0:
                 count[q][self.cfg.colour[h]] += 1
         for p in range(n):
@@ -742,6 +768,8 @@ cdef class EnemyState(GameState):
             if not (0 <= h < self.cfg.n_houses and 0 <= q < n):
                 raise ValueError(f"house {h} / seat {q} out of range")
             self.s.owner[h] = q
+            self.s.owned[q][h >> 6] |= bit(h & 63)
+            self.s.taken[h >> 6] |= bit(h & 63)
             self.s.ingr[q][self.cfg.colour[h]] += 1
         for nb in range(self.cfg.n_nb):
             q = self.s.owner[self.cfg.nb_first[nb]]
@@ -767,4 +795,5 @@ cdef class EnemyState(GameState):
         else:
             self.s.turn_buys = turn_buys
             self.s.turn_rain = max(0, turn_buys - self.buy_limit(to_move))
+            self.list_buys()
         self.assert_valid()
