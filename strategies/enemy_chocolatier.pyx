@@ -9,7 +9,7 @@ A purchase is worth (in dollars of today's money, roughly):
   value is credited for each house owned on the way. Dollar income is worth more until
   the bot's income reaches income_target, point income more after ("build income, then
   points");
-- price: every dollar spent counts against it, a house dearer than the cheapest empty one
+- price: every dollar spent counts against it (less so when the bot is rich), a house dearer than the cheapest empty one
   of its neighbourhood more so ("buy the cheapest house"), and so do the points a
   $5 = 1 Point holder loses by spending;
 - blocking: buying into a neighbourhood a rival is filling, or a house away from a rival
@@ -30,6 +30,7 @@ from simcore.games.enemy_chocolatier.rules cimport (
 cdef enum:
     W_RECIPE
     W_RECIPE_RUSH
+    W_AWAY_RECIPE
     W_WIN
     W_INCOME_TARGET
     W_DOLLAR_EARLY
@@ -39,6 +40,7 @@ cdef enum:
     W_ABILITY
     W_PROGRESS
     W_COST
+    W_RICH
     W_CHEAPEST
     W_CASH_KEEP
     W_BLOCK
@@ -55,6 +57,7 @@ cdef class EnemyHeuristic(Strategy):
     WEIGHTS = {
         "recipe": 3.0,          # value of a house of an ingredient still needed
         "recipe_rush": 2.0,     # extra recipe value, times the share of the recipe owned
+        "away_recipe": 0.3,     # share of the recipe value of a house bought away (not closing)
         "win": 1000.0,          # value of completing the recipe (winning)
         "income_target": 5.0,   # dollar income per turn aimed for before points
         "dollar_early": 4.0,    # value of $1 income per turn below income_target
@@ -64,6 +67,7 @@ cdef class EnemyHeuristic(Strategy):
         "ability": 3.0,         # flat value of any ability (on top of its income effects)
         "progress": 0.5,        # share of a neighbourhood's rewards credited per share owned
         "cost": 1.0,            # value of a dollar spent
+        "rich": 12.0,           # cash above which each dollar is worth cost x rich / cash
         "cheapest": 1.5,        # per dollar above the cheapest empty house of the neighbourhood
         "cash_keep": 2.0,       # per point of $5 = 1 Point income lost by spending
         "block": 2.0,           # times a rival's share of the neighbourhood and its rewards
@@ -98,11 +102,11 @@ cdef class EnemyHeuristic(Strategy):
         cdef EcObs o
         cdef const EcConfig* c
         cdef int i, h, k, nb, q, r, mine, first, last, col, price, cheapest, have_sum, need_sum
-        cdef int n_players, rival_count, money_after
+        cdef int n_players, rival_count, money_after, others
         cdef int counts[8]
-        cdef double wd, wp, v, best, share, frac
+        cdef double wd, wp, v, best, share, frac, dollar
         cdef int best_action = STOP
-        cdef bint beyond, completes
+        cdef bint beyond
         (<EnemyState>state).observe(seat, &o)
         c = o.cfg
         n_players = c.n_players
@@ -118,6 +122,10 @@ cdef class EnemyHeuristic(Strategy):
             need_sum += o.need[k]
             have_sum += o.ingr[seat][k] if o.ingr[seat][k] < o.need[k] else o.need[k]
         beyond = o.turn_buys >= o.limit
+        # A dollar is worth less to a bot holding more than it can usefully spend.
+        dollar = self.w[W_COST]
+        if o.money[seat] > self.w[W_RICH]:
+            dollar *= self.w[W_RICH] / o.money[seat]
         best = self.w[W_RAIN_SAVE] if o.turn_buys == 0 else 0.0
         for i in range(n):
             h = legal[i]
@@ -127,18 +135,12 @@ cdef class EnemyHeuristic(Strategy):
             col = c.colour[h]
             q = o.owner[h]
             price = (<EnemyState>state).cost(seat, h)
-            v = -self.w[W_COST] * price
+            v = -dollar * price
             if beyond:
                 v -= self.w[W_RAIN_SPEND]
             money_after = o.money[seat] - price
             v -= (self.w[W_CASH_KEEP] * o.abil[seat][AB_CASH_POINTS]
                   * (o.money[seat] // c.cash_per_point - money_after // c.cash_per_point))
-            # The recipe.
-            if col < N_ING and o.ingr[seat][col] < o.need[col]:
-                v += self.w[W_RECIPE] * (1.0 + self.w[W_RECIPE_RUSH] * have_sum / need_sum)
-                completes = have_sum + 1 == need_sum
-                if completes:
-                    v += self.w[W_WIN]
             # The neighbourhood: who owns what after this purchase, the cheapest empty house.
             first = c.nb_first[nb]
             last = first + c.nb_len[nb]
@@ -153,13 +155,30 @@ cdef class EnemyHeuristic(Strategy):
                 elif c.price[k] < cheapest:
                     cheapest = c.price[k]
             mine = counts[seat] + 1
+            others = 0
+            for r in range(n_players):
+                if r != seat:
+                    others += counts[r]
+            # The recipe. A house bought away is likely bought back unless the purchase
+            # closes the neighbourhood, so its ingredient counts only in part.
+            if col < N_ING and o.ingr[seat][col] < o.need[col]:
+                if have_sum + 1 == need_sum:
+                    v += self.w[W_WIN]
+                share = self.w[W_RECIPE] * (1.0 + self.w[W_RECIPE_RUSH] * have_sum / need_sum)
+                if q >= 0 and mine < c.nb_len[nb]:
+                    share *= self.w[W_AWAY_RECIPE]
+                v += share
             if mine == c.nb_len[nb]:
                 v += self.reward(&o, seat, nb, wd, wp)
-            else:
+            elif others == 0:
+                # Progress counts only where no rival holds a house: a contested
+                # neighbourhood closes only through buy-outs.
                 v += self.w[W_PROGRESS] * self.reward(&o, seat, nb, wd, wp) * mine / c.nb_len[nb]
             if q < 0:
                 v -= self.w[W_CHEAPEST] * (price - cheapest)
-            # Blocking: the largest rival stake in the neighbourhood (before the purchase).
+            # Blocking: the largest rival stake in the neighbourhood before the purchase,
+            # by its rewards to that rival and the square of its share (near-closed
+            # neighbourhoods matter most).
             frac = 0.0
             rival_count = 0
             for r in range(n_players):
@@ -168,7 +187,8 @@ cdef class EnemyHeuristic(Strategy):
                 k = counts[r] + (1 if r == q else 0)
                 if k > rival_count:
                     rival_count = k
-                    frac = self.reward(&o, r, nb, wd, wp) * k / c.nb_len[nb]
+                    share = <double>k / c.nb_len[nb]
+                    frac = self.reward(&o, r, nb, wd, wp) * share * share
             v += self.w[W_BLOCK] * frac
             if q >= 0:
                 share = 0.0
