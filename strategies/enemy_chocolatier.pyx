@@ -12,8 +12,10 @@ A purchase is worth (in dollars of today's money, roughly):
 - price: every dollar spent counts against it (less so when the bot is rich), a house dearer than the cheapest empty one
   of its neighbourhood more so ("buy the cheapest house"), and so do the points a
   $5 = 1 Point holder loses by spending;
-- blocking: buying into a neighbourhood a rival is filling, or a house away from a rival
-  with many ingredients ("buy into a rival's neighbourhood", "block the recipe win");
+- blocking: buying into a neighbourhood a rival is filling alone, or a house away from a
+  rival with many ingredients ("buy into a rival's neighbourhood", "block the recipe
+  win"); a buy-out that does not close the neighbourhood costs extra, as it invites the
+  owner to buy back ("would you pay $6 for a $1 house?");
 - rain checks: spending one costs rain_spend; STOP with nothing bought earns one, worth
   rain_save ("save rain checks").
 The bot reads only its seat's observation: the board, public counters and its own recipe.
@@ -45,6 +47,7 @@ cdef enum:
     W_CASH_KEEP
     W_BLOCK
     W_BLOCK_RECIPE
+    W_BUYOUT
     W_RAIN_SPEND
     W_RAIN_SAVE
 
@@ -72,6 +75,7 @@ cdef class EnemyHeuristic(Strategy):
         "cash_keep": 2.0,       # per point of $5 = 1 Point income lost by spending
         "block": 2.0,           # times a rival's share of the neighbourhood and its rewards
         "block_recipe": 2.0,    # buying away a rival's ingredient, times its share of 19
+        "buyout": 3.0,          # extra cost of a buy-out that does not close ("$6 for a $1 house?")
         "rain_spend": 1.0,      # cost of spending a rain check
         "rain_save": 2.0,       # value of earning a rain check (STOP with nothing bought)
     }
@@ -102,7 +106,7 @@ cdef class EnemyHeuristic(Strategy):
         cdef EcObs o
         cdef const EcConfig* c
         cdef int i, h, k, nb, q, r, mine, first, last, col, price, cheapest, have_sum, need_sum
-        cdef int n_players, rival_count, money_after, others
+        cdef int n_players, sole, money_after, others
         cdef int counts[8]
         cdef double wd, wp, v, best, share, frac, dollar
         cdef int best_action = STOP
@@ -176,20 +180,22 @@ cdef class EnemyHeuristic(Strategy):
                 v += self.w[W_PROGRESS] * self.reward(&o, seat, nb, wd, wp) * mine / c.nb_len[nb]
             if q < 0:
                 v -= self.w[W_CHEAPEST] * (price - cheapest)
-            # Blocking: the largest rival stake in the neighbourhood before the purchase,
-            # by its rewards to that rival and the square of its share (near-closed
-            # neighbourhoods matter most).
+            # Blocking: a neighbourhood only one rival holds houses in (he could close it
+            # with empty houses alone), by its rewards to him and the square of his share
+            # (near-closed neighbourhoods matter most). Once someone else holds a house
+            # there it is blocked already.
             frac = 0.0
-            rival_count = 0
+            sole = -1
             for r in range(n_players):
-                if r == seat:
-                    continue
                 k = counts[r] + (1 if r == q else 0)
-                if k > rival_count:
-                    rival_count = k
-                    share = <double>k / c.nb_len[nb]
-                    frac = self.reward(&o, r, nb, wd, wp) * share * share
+                if k > 0:
+                    sole = r if sole == -1 else -2
+            if sole >= 0 and sole != seat:
+                share = <double>(counts[sole] + (1 if sole == q else 0)) / c.nb_len[nb]
+                frac = self.reward(&o, sole, nb, wd, wp) * share * share
             v += self.w[W_BLOCK] * frac
+            if q >= 0 and mine < c.nb_len[nb]:
+                v -= self.w[W_BUYOUT]
             if q >= 0:
                 share = 0.0
                 for k in range(N_ING):
