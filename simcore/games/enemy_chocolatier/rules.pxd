@@ -104,8 +104,7 @@ cdef struct Ec:
     int winner                       # seat, -1 for a draw
     int turn_buys                    # houses bought so far this turn
     int turn_rain                    # rain checks spent so far this turn
-    int n_buy_list                   # legal purchases of to_move now (in buy_list)
-    short buy_list[MAX_HOUSES]       # their house ids, listed once per change of state
+    uint64_t offer[HW]               # houses to_move may buy now, found once per change of state
     int money[MAX_PLAYERS]
     int points[MAX_PLAYERS]
     int rain[MAX_PLAYERS]            # rain checks held
@@ -191,6 +190,6 @@ cdef class EnemyState(GameState):
     cdef void gain(self, int seat, int nb, int sign) noexcept nogil
     cdef int begin_turn(self, int seat) noexcept nogil
     cdef int pass_turn(self) noexcept nogil
-    cdef int list_buys(self) noexcept nogil
+    cdef bint find_offer(self) noexcept nogil
     cdef void record_round(self) noexcept nogil
     cdef void finish(self, int end, int winner) noexcept nogil

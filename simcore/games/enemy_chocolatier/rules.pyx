@@ -193,7 +193,7 @@ cdef class EnemyState(GameState):
         if self.s.points[p] >= self.cfg.win_points:
             self.finish(END_POINTS, p)
             return -1
-        if self.list_buys() > 0:
+        if self.find_offer():
             return 1
         return 0
 
@@ -256,19 +256,19 @@ cdef class EnemyState(GameState):
             return self.cfg.buys_buy3
         return self.cfg.buys
 
-    cdef int list_buys(self) noexcept nogil:
-        # The purchases open to to_move now, kept in the state so that the check after
-        # each purchase ("can it buy more?") and legal_actions share one scan. Sets of
-        # houses keep the scan free of per-house branches.
+    cdef bint find_offer(self) noexcept nogil:
+        # The houses to_move may buy now, as a set kept in the state: the check after each
+        # purchase ("can it buy more?") and legal_actions share it, and sets of houses
+        # keep the search free of per-house branches. True if there is any.
         cdef int p = self.s.to_move
-        cdef int n = 0, q, w, money = self.s.money[p]
-        cdef uint64_t m, x
+        cdef int q, w, money = self.s.money[p]
+        cdef uint64_t m, any_house = 0
         cdef uint64_t where[HW]
-        cdef uint64_t ok[HW]
         cdef const uint64_t* cheap
-        self.s.n_buy_list = 0
+        for w in range(HW):
+            self.s.offer[w] = 0
         if self.s.turn_buys >= self.buy_limit(p) and self.s.rain[p] == 0:
-            return 0
+            return False
         for w in range(HW):
             where[w] = 0
         m = self.buyable(p)
@@ -279,26 +279,27 @@ cdef class EnemyState(GameState):
                 where[w] |= self.cfg.nb_houses[q][w]
         cheap = self.cfg.price_le[money if money < self.cfg.max_price else self.cfg.max_price]
         for w in range(HW):
-            ok[w] = cheap[w] & ~self.s.taken[w]
+            self.s.offer[w] = cheap[w] & ~self.s.taken[w]
         for q in range(self.cfg.n_players):
             if q != p and money >= (self.cfg.ten_price if self.s.abil[q][AB_TEN_HOUSES] > 0 else self.cfg.buyout_price):
                 for w in range(HW):
-                    ok[w] |= self.s.owned[q][w]
+                    self.s.offer[w] |= self.s.owned[q][w]
         for w in range(HW):
-            x = ok[w] & where[w]
-            while x:
-                self.s.buy_list[n] = (w << 6) + ctz64(x)
-                n += 1
-                x &= x - 1
-        self.s.n_buy_list = n
-        return n
+            self.s.offer[w] &= where[w]
+            any_house |= self.s.offer[w]
+        return any_house != 0
 
     cdef int legal_actions(self, int* out) noexcept nogil:
-        cdef int k, n = self.s.n_buy_list
+        cdef int n = 0, w
+        cdef uint64_t x
         if self.s.to_move < 0:
             return 0
-        for k in range(n):
-            out[k] = self.s.buy_list[k]
+        for w in range(HW):
+            x = self.s.offer[w]
+            while x:
+                out[n] = (w << 6) + ctz64(x)
+                n += 1
+                x &= x - 1
         out[n] = STOP
         return n + 1
 
@@ -354,7 +355,7 @@ cdef class EnemyState(GameState):
         if self.recipe_done(p):
             self.finish(END_RECIPE, p)
             return -1
-        if self.list_buys() > 0:
+        if self.find_offer():
             return p
         return self.pass_turn()
 
@@ -795,5 +796,5 @@ cdef class EnemyState(GameState):
         else:
             self.s.turn_buys = turn_buys
             self.s.turn_rain = max(0, turn_buys - self.buy_limit(to_move))
-            self.list_buys()
+            self.find_offer()
         self.assert_valid()
