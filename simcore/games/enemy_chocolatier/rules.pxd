@@ -9,7 +9,8 @@
 # 1. money is conserved: sum(money) + bank == money_total, and nobody's money is negative;
 # 2. every owner is a seat or -1 (one owner per house) and ingr[] counts exactly the
 #    houses each seat owns, by colour;
-# 3. closed_by[nb] == p (and bit nb of closed_mask) iff every house of nb is owned by p;
+# 3. closed_by[nb] == p (and bit nb of closed_mask) iff every house of nb is owned by p,
+#    and open_houses are the houses of the open neighbourhoods;
 # 4. the cached rewards of each seat are those of the neighbourhoods it has closed;
 # 5. while the game runs: to_move is a seat, nobody has win_points points or a complete
 #    recipe, rain checks are >= 0, and a seat has bought more than its limit only by
@@ -118,6 +119,7 @@ cdef struct Ec:
     signed char closed_by[MAX_NB]    # seat that closed it, -1 = not closed
     uint64_t closed_mask
     uint64_t adj[MAX_NB]             # neighbourhoods touching each one (set by placement)
+    uint64_t open_houses[HW]         # houses of the open neighbourhoods, kept with closed_mask
     signed char seg_at[MAX_SEG]      # segment placed at each ring position
     # Rewards of the closed neighbourhoods each seat holds, kept up to date.
     int dollars[MAX_PLAYERS]         # printed dollar income
@@ -187,6 +189,8 @@ cdef class EnemyState(GameState):
     cdef bint recipe_done(self, int seat) noexcept nogil
 
     cdef void place_segments(self) noexcept nogil
+    cdef void collect_houses(self, uint64_t nbs, uint64_t* out) noexcept nogil
+    cdef void update_open(self) noexcept nogil
     cdef void gain(self, int seat, int nb, int sign) noexcept nogil
     cdef int begin_turn(self, int seat) noexcept nogil
     cdef int pass_turn(self) noexcept nogil

@@ -45,7 +45,8 @@ cdef class EnemyState(GameState):
     INVARIANTS = (
         "money is conserved between the players and the bank, and nobody's is negative",
         "every house has at most one owner and ingredient counts match the houses owned",
-        "a neighbourhood is closed exactly when all its houses have one owner",
+        "a neighbourhood is closed exactly when all its houses have one owner (and the "
+        "open houses are those of the open neighbourhoods)",
         "each seat's income and abilities are those of the neighbourhoods it has closed",
         "while the game runs: a seat is to move, nobody has won yet, rain checks are not "
         "negative and purchases beyond the limit each spent a rain check",
@@ -135,6 +136,7 @@ cdef class EnemyState(GameState):
         if self.cfg.shuffle:
             shuffle_i8(&self.s.rng, self.s.seg_at, self.cfg.n_seg)
         self.place_segments()
+        self.update_open()
         for k in range(self.cfg.n_recipes):
             cards[k] = k
         shuffle_i8(&self.s.rng, cards, self.cfg.n_recipes)
@@ -256,27 +258,39 @@ cdef class EnemyState(GameState):
             return self.cfg.buys_buy3
         return self.cfg.buys
 
+    cdef void collect_houses(self, uint64_t m, uint64_t* out) noexcept nogil:
+        cdef int w, nb
+        for w in range(HW):
+            out[w] = 0
+        while m:
+            nb = ctz64(m)
+            m &= m - 1
+            for w in range(HW):
+                out[w] |= self.cfg.nb_houses[nb][w]
+
+    cdef void update_open(self) noexcept nogil:
+        # Openness changes only when a neighbourhood closes or reopens, so the houses
+        # open to a seat without abilities are kept instead of found at every decision.
+        self.collect_houses(self.available() & ~self.s.closed_mask, self.s.open_houses)
+
     cdef bint find_offer(self) noexcept nogil:
         # The houses to_move may buy now, as a set kept in the state: the check after each
         # purchase ("can it buy more?") and legal_actions share it, and sets of houses
         # keep the search free of per-house branches. True if there is any.
         cdef int p = self.s.to_move
         cdef int q, w, money = self.s.money[p]
-        cdef uint64_t m, any_house = 0
+        cdef uint64_t any_house = 0
         cdef uint64_t where[HW]
         cdef const uint64_t* cheap
         for w in range(HW):
             self.s.offer[w] = 0
         if self.s.turn_buys >= self.buy_limit(p) and self.s.rain[p] == 0:
             return False
-        for w in range(HW):
-            where[w] = 0
-        m = self.buyable(p)
-        while m:
-            q = ctz64(m)
-            m &= m - 1
+        if self.s.abil[p][AB_BUY_CLOSED] > 0 or self.s.abil[p][AB_BUY_ANYWHERE] > 0:
+            self.collect_houses(self.buyable(p), where)
+        else:
             for w in range(HW):
-                where[w] |= self.cfg.nb_houses[q][w]
+                where[w] = self.s.open_houses[w]
         cheap = self.cfg.price_le[money if money < self.cfg.max_price else self.cfg.max_price]
         for w in range(HW):
             self.s.offer[w] = cheap[w] & ~self.s.taken[w]
@@ -340,6 +354,7 @@ cdef class EnemyState(GameState):
             self.s.closed_by[nb] = -1
             self.s.closed_mask &= ~bit(nb)
             self.s.n_lost[q] += 1
+            self.update_open()
         whole = True
         end = self.cfg.nb_first[nb] + self.cfg.nb_len[nb]
         for k in range(self.cfg.nb_first[nb], end):
@@ -352,6 +367,7 @@ cdef class EnemyState(GameState):
             self.s.closed_mask |= bit(nb)
             self.gain(p, nb, 1)
             self.s.n_closed[p] += 1
+            self.update_open()
         if self.recipe_done(p):
             self.finish(END_RECIPE, p)
             return -1
@@ -556,7 +572,8 @@ cdef class EnemyState(GameState):
         cdef int pts[MAX_PLAYERS]
         cdef int point_nbs[MAX_PLAYERS]
         cdef int abil[MAX_PLAYERS][N_ABIL]
-        cdef int p, h, k, nb, q, total = self.s.bank
+        cdef int p, h, k, nb, q, w, total = self.s.bank
+        cdef uint64_t where[HW]
         cdef bint whole
         for p in range(n):
             total += self.s.money[p]
@@ -589,6 +606,10 @@ cdef class EnemyState(GameState):
             if whole != (self.s.closed_by[nb] >= 0) or whole != ((self.s.closed_mask & bit(nb)) != 0):
                 return 3
             if whole and self.s.closed_by[nb] != q:
+                return 3
+        self.collect_houses(self.available() & ~self.s.closed_mask, where)
+        for w in range(HW):
+            if where[w] != self.s.open_houses[w]:
                 return 3
         memset(dollars, 0, sizeof(dollars))
         memset(dollar_nbs, 0, sizeof(dollar_nbs))
@@ -778,6 +799,7 @@ cdef class EnemyState(GameState):
                 self.s.closed_by[nb] = q
                 self.s.closed_mask |= bit(nb)
                 self.gain(q, nb, 1)
+        self.update_open()
         for p in range(n):
             self.s.money[p] = money[p] if money is not None else 0
             self.s.start_money[p] = self.s.money[p]
