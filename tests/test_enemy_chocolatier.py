@@ -82,6 +82,52 @@ def test_bad_params_are_rejected_with_the_field_named():
         SPEC.params(players=2, sets={"buyout.prize": 7})
 
 
+def test_a_designer_board_loads_from_a_toml_file(tmp_path):
+    # Three segments of two places in a line (no ring): A touches the Factory, B lies
+    # behind A, and B touches the next segment's B.
+    #     B1 - B2 - B3
+    #     A1   A2   A3
+    #    === FACTORY ===
+    board = tmp_path / "tiny.toml"
+    board.write_text("""
+[board]
+slots = ["A", "B"]
+factory_slots = ["A"]
+inner_touch = [["A", "B"]]
+next_touch = [["B", "B"]]
+ring_closed = false
+shuffle_segments = false
+segments = [
+  [{ slot = "A", prices = [1, 1], colours = ["pink", "brown"], dollars = 1 },
+   { slot = "B", prices = [2, 2], colours = ["tan", "red"], points = 2 }],
+  [{ slot = "A", prices = [1, 1], colours = ["brown", "tan"], dollars = 1 },
+   { slot = "B", prices = [3], colours = ["gray"], abilities = ["buy3"] }],
+  [{ slot = "A", prices = [1, 2], colours = ["red", "pink"], points = 1 },
+   { slot = "B", prices = [2, 2, 2], colours = ["pink", "tan", "red"], abilities = ["buy_closed"] }],
+]
+[win]
+points = 6
+""")
+    params = SPEC.params(rules_file=board, players=3, sets={"recipes": [[2, 0, 1, 1], [0, 2, 1, 1], [1, 1, 0, 2]]})
+    st = SPEC.new_state(params)
+    st.set_position(owners={0: 0, 1: 0}, money=[5, 5, 5])
+    assert st.open_neighbourhoods() == ["1.B", "2.A", "3.A"]
+    st.set_position(owners={4: 0, 5: 0}, money=[5, 5, 5])      # 2.A closed
+    assert st.open_neighbourhoods() == ["1.A", "2.B", "3.A"]
+    st.set_position(owners={6: 0}, money=[5, 5, 5])            # 2.B closed: 1.B, 3.B open
+    assert st.open_neighbourhoods() == ["1.A", "1.B", "2.A", "3.A", "3.B"]
+    bot = strategies.build("enemy_chocolatier", "random")
+    ends = set()
+    for seed in range(100):
+        st.new_game(seed)
+        rng = RngView.seeded(seed)
+        while not st.terminal:
+            st.apply_action(bot.choose_action(st, rng))
+            st.check_invariants()
+        ends.add(st.end_reason_name)
+    assert {"points", "recipe"} <= ends
+
+
 # ---- setup ----
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])

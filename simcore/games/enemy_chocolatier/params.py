@@ -21,6 +21,7 @@ MAX_HOUSES = 256
 MAX_NB_HOUSES = 16
 MAX_SEGMENTS = 16
 MAX_SLOTS = 8
+MAX_TOUCH = 64
 MAX_RECIPES = 32
 MAX_RECORD = 32
 
@@ -52,7 +53,7 @@ class Board(Params):
     slots: list[str] = Field(min_length=1, max_length=MAX_SLOTS)
     factory_slots: list[str] = Field(min_length=1)
     inner_touch: list[tuple[str, str]]
-    next_touch: list[tuple[str, str]]
+    next_touch: list[tuple[str, str]] = Field(max_length=MAX_TOUCH)
     ring_closed: bool
     shuffle_segments: bool
     segments: list[list[Neighbourhood]] = Field(min_length=1, max_length=MAX_SEGMENTS)
