@@ -462,6 +462,11 @@ def test_random_games_keep_the_invariants_and_end_properly(players, bot, games):
     by_points = out["end_reason"] == 0
     assert np.all(points[by_points].max(axis=1) >= 20)
     assert np.all(np.sort(f[:, :, names.index("start_money")], axis=1) == 4 + np.arange(players))
+    # Every house bought away was lost by someone; every neighbourhood lost was closed.
+    col = {name: f[:, :, names.index(name)] for name in names}
+    assert np.array_equal(col["houses_bought_away"].sum(axis=1), col["houses_lost"].sum(axis=1))
+    assert np.all(col["nbhds_lost"].sum(axis=1) <= col["nbhds_closed"].sum(axis=1))
+    assert np.all(col["nbhds_held"] == col["nbhds_closed"] - col["nbhds_lost"])
     # Interim values: points then recipe progress per round, never decreasing points.
     R = st.n_interim // 2
     interim = out["interim"].reshape(games, players, 2 * R)
