@@ -75,7 +75,8 @@ def test_bad_params_are_rejected_with_the_field_named():
         SPEC.params(players=3, sets={"recipes": [[7, 5, 4, 3], [3, 7, 5, 4]]})
     with pytest.raises(UserError, match="players"):
         SPEC.params(players=7)
-    bad = [[{"slot": "I1", "prices": [1, 2], "colours": ["pink"]}]]
+    bad = [[{"slot": "I1", "prices": [1, 2], "colours": ["pink"], "dollars": 1, "points": 0,
+             "abilities": []}]]
     with pytest.raises(UserError, match="board"):
         SPEC.params(players=2, sets={"board.segments": bad})
     with pytest.raises(UserError, match="unknown param"):
@@ -98,12 +99,12 @@ next_touch = [["B", "B"]]
 ring_closed = false
 shuffle_segments = false
 segments = [
-  [{ slot = "A", prices = [1, 1], colours = ["pink", "brown"], dollars = 1 },
-   { slot = "B", prices = [2, 2], colours = ["tan", "red"], points = 2 }],
-  [{ slot = "A", prices = [1, 1], colours = ["brown", "tan"], dollars = 1 },
-   { slot = "B", prices = [3], colours = ["gray"], abilities = ["buy3"] }],
-  [{ slot = "A", prices = [1, 2], colours = ["red", "pink"], points = 1 },
-   { slot = "B", prices = [2, 2, 2], colours = ["pink", "tan", "red"], abilities = ["buy_closed"] }],
+  [{ slot = "A", prices = [1, 1], colours = ["pink", "brown"], dollars = 1, points = 0, abilities = [] },
+   { slot = "B", prices = [2, 2], colours = ["tan", "red"], dollars = 0, points = 2, abilities = [] }],
+  [{ slot = "A", prices = [1, 1], colours = ["brown", "tan"], dollars = 1, points = 0, abilities = [] },
+   { slot = "B", prices = [3], colours = ["gray"], dollars = 0, points = 0, abilities = ["buy3"] }],
+  [{ slot = "A", prices = [1, 2], colours = ["red", "pink"], dollars = 0, points = 1, abilities = [] },
+   { slot = "B", prices = [2, 2, 2], colours = ["pink", "tan", "red"], dollars = 0, points = 0, abilities = ["buy_closed"] }],
 ]
 [win]
 points = 6

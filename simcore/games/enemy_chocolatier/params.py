@@ -31,15 +31,18 @@ Colour = Literal["pink", "brown", "tan", "red", "gray"]
 Ability = Literal["buy3", "buy_closed", "buy_anywhere", "all_dollars_plus1", "all_points_plus1",
                   "cash_points", "ten_dollar_houses"]
 Need = Annotated[int, Field(ge=0, le=MAX_HOUSES)]
+# Lists, not tuples, so that a built model dumps back to the TOML values it came from.
+Pair = Annotated[list[str], Field(min_length=2, max_length=2)]
+Recipe = Annotated[list[Need], Field(min_length=4, max_length=4)]
 
 
 class Neighbourhood(Params):
     slot: str
     prices: list[Price] = Field(min_length=1, max_length=MAX_NB_HOUSES)
     colours: list[Colour] = Field(min_length=1, max_length=MAX_NB_HOUSES)
-    dollars: int = Field(0, ge=0, le=100)
-    points: int = Field(0, ge=0, le=100)
-    abilities: list[Ability] = []
+    dollars: int = Field(ge=0, le=100)
+    points: int = Field(ge=0, le=100)
+    abilities: list[Ability]
 
     @model_validator(mode="after")
     def _one_colour_per_house(self) -> "Neighbourhood":
@@ -52,8 +55,8 @@ class Neighbourhood(Params):
 class Board(Params):
     slots: list[str] = Field(min_length=1, max_length=MAX_SLOTS)
     factory_slots: list[str] = Field(min_length=1)
-    inner_touch: list[tuple[str, str]]
-    next_touch: list[tuple[str, str]] = Field(max_length=MAX_TOUCH)
+    inner_touch: list[Pair]
+    next_touch: list[Pair] = Field(max_length=MAX_TOUCH)
     ring_closed: bool
     shuffle_segments: bool
     segments: list[list[Neighbourhood]] = Field(min_length=1, max_length=MAX_SEGMENTS)
@@ -131,7 +134,7 @@ class EnemyParams(Params):
     rain_checks: RainChecks
     win: Win
     sim: Sim
-    recipes: list[tuple[Need, Need, Need, Need]] = Field(min_length=1, max_length=MAX_RECIPES)
+    recipes: list[Recipe] = Field(min_length=1, max_length=MAX_RECIPES)
     board: Board
 
     @model_validator(mode="after")
