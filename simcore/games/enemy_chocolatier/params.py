@@ -27,9 +27,8 @@ MAX_RECORD = 32
 
 Money = Field(ge=0, le=1000)
 Price = Annotated[int, Field(ge=0, le=1000)]
-Colour = Literal["pink", "brown", "tan", "red", "gray"]
-Ability = Literal["buy3", "buy_closed", "buy_anywhere", "all_dollars_plus1", "all_points_plus1",
-                  "cash_points", "ten_dollar_houses"]
+Colour = Literal[COLOURS]
+Ability = Literal[ABILITIES]
 Need = Annotated[int, Field(ge=0, le=MAX_HOUSES)]
 # Lists, not tuples, so that a built model dumps back to the TOML values it came from.
 Pair = Annotated[list[str], Field(min_length=2, max_length=2)]

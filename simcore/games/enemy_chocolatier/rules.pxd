@@ -22,8 +22,7 @@ from simcore.state cimport GameState, MAX_PLAYERS
 
 cdef enum:
     N_ING = 4            # pink Sugar, brown Chocolate, tan Nuts, red Love
-    GRAY = 4             # the colour that is no ingredient
-    N_COLOURS = 5
+    N_COLOURS = 5        # the ingredients, then gray (no ingredient)
     N_ABIL = 7
     MAX_NB = 64          # neighbourhoods are bits of a uint64_t
     MAX_HOUSES = 256
@@ -67,7 +66,7 @@ cdef struct EcConfig:
     int nb_abil[MAX_NB][N_ABIL]      # abilities it gives while closed (counts)
     int house_nb[MAX_HOUSES]
     int price[MAX_HOUSES]            # printed price of an empty house
-    int colour[MAX_HOUSES]           # 0-3 ingredients, GRAY
+    int colour[MAX_HOUSES]           # 0-3 ingredients, 4 gray
     uint64_t nb_houses[MAX_NB][HW]   # the houses of each neighbourhood, as a set
     int max_price
     uint64_t price_le[MAX_PRICE + 1][HW]  # houses whose printed price is <= m
