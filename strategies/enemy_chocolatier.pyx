@@ -9,9 +9,9 @@ A purchase is worth (in dollars of today's money, roughly):
   value is credited for each house owned on the way. Dollar income is worth more until
   the bot's income reaches income_target, point income more after ("build income, then
   points");
-- price: every dollar spent counts against it (less so when the bot is rich), a house dearer than the cheapest empty one
-  of its neighbourhood more so ("buy the cheapest house"), and so do the points a
-  $5 = 1 Point holder loses by spending;
+- price: every dollar spent counts against it (less so when the bot is rich), a house
+  dearer than the cheapest empty one of its neighbourhood more so ("buy the cheapest
+  house"), and so do the points a $5 = 1 Point holder loses by spending;
 - blocking: buying into a neighbourhood a rival is filling alone, or a house away from a
   rival with many ingredients ("buy into a rival's neighbourhood", "block the recipe
   win"); a buy-out that does not close the neighbourhood costs extra, as it invites the
@@ -21,7 +21,7 @@ A purchase is worth (in dollars of today's money, roughly):
 The bot reads only its seat's observation: the board, public counters and its own recipe.
 """
 from simcore.rng cimport Rng
-from simcore.state cimport GameState
+from simcore.state cimport GameState, MAX_PLAYERS
 from simcore.strategy cimport Strategy
 from simcore.games.enemy_chocolatier.rules cimport (
     EnemyState, EcObs, EcConfig, STOP, N_ING, N_ABIL,
@@ -74,7 +74,7 @@ cdef class EnemyHeuristic(Strategy):
         "cheapest": 1.5,        # per dollar above the cheapest empty house of the neighbourhood
         "cash_keep": 2.0,       # per point of $5 = 1 Point income lost by spending
         "block": 2.0,           # times a rival's share of the neighbourhood and its rewards
-        "block_recipe": 2.0,    # buying away a rival's ingredient, times its share of 19
+        "block_recipe": 2.0,    # buying away from a rival, times his ingredients / a recipe
         "buyout": 3.0,          # extra cost of a buy-out that does not close ("$6 for a $1 house?")
         "rain_spend": 1.0,      # cost of spending a rain check
         "rain_save": 2.0,       # value of earning a rain check (STOP with nothing bought)
@@ -107,7 +107,7 @@ cdef class EnemyHeuristic(Strategy):
         cdef const EcConfig* c
         cdef int i, h, k, nb, q, r, mine, first, last, col, price, cheapest, have_sum, need_sum
         cdef int n_players, sole, money_after, others
-        cdef int counts[8]
+        cdef int counts[MAX_PLAYERS]
         cdef double wd, wp, v, best, share, frac, dollar
         cdef int best_action = STOP
         cdef bint beyond
@@ -197,6 +197,8 @@ cdef class EnemyHeuristic(Strategy):
             if q >= 0 and mine < c.nb_len[nb]:
                 v -= self.w[W_BUYOUT]
             if q >= 0:
+                # His recipe is hidden: his ingredients against the size of a recipe
+                # (the bot's own) say how far a recipe win may be.
                 share = 0.0
                 for k in range(N_ING):
                     share += o.ingr[q][k]
