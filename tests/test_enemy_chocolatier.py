@@ -381,6 +381,23 @@ def test_recipe_win_the_moment_the_last_ingredient_is_bought():
     assert f["won_recipe"] == 1 and f["recipe_progress"] == 19
 
 
+def test_standing_is_the_way_to_the_nearer_win_in_per_mille():
+    st = new_state()
+    # Seat 0: 17 of 19 ingredients of recipe card 0 (7/5/4/3), 5 points; seat 1: 12 points.
+    owners = {h: 0 for h in recipe_short_of_one_red() if h != 13}   # less a red too
+    st.set_position(owners=owners, money=[0, 0], points=[5, 12], recipes=[0, 1])
+    assert st.standings() == [17 * 1000 // 19, 12 * 1000 // 20]
+
+
+def test_heuristic_takes_a_recipe_win_when_one_purchase_gives_it():
+    owners = recipe_short_of_one_red()
+    st = new_state()
+    st.set_position(owners=owners, money=[5, 5], recipes=[0, 1])
+    bot = strategies.build("enemy_chocolatier", "heuristic")
+    st.apply_action(bot.choose_action(st, RngView.seeded(0)))   # any open red house wins
+    assert st.end_reason_name == "recipe"
+
+
 def test_round_cap_ends_the_game_as_a_draw():
     st = new_state(3, **{"sim.round_cap": 2})
     bot = strategies.build("enemy_chocolatier", "random")
