@@ -562,7 +562,7 @@ cdef class EnemyState(GameState):
         o.dollar_nbs = self.s.dollar_nbs
         o.pts = self.s.pts
         o.point_nbs = self.s.point_nbs
-        o.abil = self.s.abil
+        o.abil = &self.s.abil[0]  # &...[0]: Cython would route the bare array through a temp typed for ingr
 
     cdef int validate(self) noexcept nogil:
         cdef int n = self.cfg.n_players
