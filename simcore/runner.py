@@ -34,11 +34,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from simcore.batch import SEATING_MODES, play_batch
 from simcore.errors import UserError
 from simcore.params import Params, flatten
-from simcore.registry import GameSpec, get_game
+from simcore.registry import GameSpec
 from simcore.state import CHECKED_BUILD
 
 __all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY",
-           "seat_orders", "default_chunk_size", "part_name"]
+           "seat_orders", "bytes_per_game", "default_chunk_size", "part_name"]
 
 SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, in order
 BACKENDS = ("processes", "threads")
@@ -65,7 +65,7 @@ class RunResult:
 class _Job:
     """What every chunk of a run needs; pickled to the workers with each chunk."""
 
-    game: str
+    game: GameSpec
     params: Params
     lineup: Callable[[], Sequence[Any]]
     specs: tuple[str, ...]
@@ -90,7 +90,8 @@ def part_name(index: int) -> str:
     return f"part-{index:05d}.parquet"
 
 
-def _bytes_per_game(n_players: int, n_features: int, n_interim: int) -> int:
+def bytes_per_game(n_players: int, n_features: int, n_interim: int) -> int:
+    """The size of one game's rows in play_batch's result arrays."""
     per_seat = 1 + 4 + 1 + 4 + 1 + 4 * (n_features + n_interim)
     return 8 + 8 + 4 + 1 + n_players * per_seat
 
@@ -256,13 +257,13 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     identity = json.loads(json.dumps(identity))  # compare as it reads back from disk
     run_id = _run_id(identity)
     perms = seat_orders(state.n_players, seating)
-    bytes_per_game = _bytes_per_game(state.n_players, state.n_features, state.n_interim)
+    row_bytes = bytes_per_game(state.n_players, state.n_features, state.n_interim)
     fresh = {
         "run_id": run_id,
         **identity,
         "players": state.n_players,
         "seat_orders": perms.tolist(),
-        "chunk_size": chunk_size or default_chunk_size(n_games, jobs, bytes_per_game),
+        "chunk_size": chunk_size or default_chunk_size(n_games, jobs, row_bytes),
         "version": _package_version(),
         "git_revision": _git_revision(),
         "checked_build": CHECKED_BUILD,
@@ -273,7 +274,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     chunks = _chunks(n_games, int(manifest["chunk_size"]))
     todo = [c for c in chunks if not (out / part_name(c[0])).exists()]
     resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
-    job = _Job(game.name, params, lineup, specs, perms, SEATINGS.index(seating), seed,
+    job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
                manifest["run_id"], out)
     played = _execute(job, todo, jobs, backend, n_games, resumed, quiet)
     return RunResult(out, manifest, played, resumed)
@@ -286,7 +287,7 @@ def _execute(job: _Job, todo: list[tuple[int, int, int]], jobs: int, backend: st
                TextColumn("games"), TimeRemainingColumn())
     played = 0
     with Progress(*columns, console=console, disable=quiet or not console.is_terminal) as bar:
-        task = bar.add_task(f"{job.game} {job.out.name}", total=n_games, completed=resumed)
+        task = bar.add_task(f"{job.game.name} {job.out.name}", total=n_games, completed=resumed)
         if not todo:
             return 0
         parallel = Parallel(n_jobs=min(jobs, len(todo)), backend=_JOBLIB_BACKEND[backend],
@@ -299,7 +300,7 @@ def _execute(job: _Job, todo: list[tuple[int, int, int]], jobs: int, backend: st
 
 def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     """Worker: play games [i0, i1), write part `index`; return the number of games."""
-    state = get_game(job.game).new_state(job.params)
+    state = job.game.new_state(job.params)
     bots = list(job.lineup())
     n, games = state.n_players, i1 - i0
     rows = games * n
