@@ -22,6 +22,7 @@ from simcore.errors import UserError
 from simcore.params import flatten, parse_set
 from simcore.play import play_game
 from simcore.registry import GameSpec, games, get_game
+from simcore.runner import BACKENDS, SEATINGS
 from simcore.runner import run as run_games
 
 app = typer.Typer(
@@ -30,20 +31,14 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,  # a bug's traceback must not dump result arrays
 )
-out = Console()
+console = Console()
 
 EXIT_USAGE = 2
 
 
-class Seating(str, Enum):
-    rotate = "rotate"
-    fixed = "fixed"
-    random = "random"
-
-
-class Backend(str, Enum):
-    processes = "processes"
-    threads = "threads"
+# Choices of the runner, as the enums typer validates and lists in --help.
+Seating = Enum("Seating", {name: name for name in SEATINGS}, type=str)
+Backend = Enum("Backend", {name: name for name in BACKENDS}, type=str)
 
 
 GameArg = Annotated[str, typer.Argument(help="A game name (`chocosim games` lists them).")]
@@ -91,7 +86,7 @@ def list_games() -> None:
     for spec in games().values():
         lo, hi = spec.players
         table.add_row(spec.name, spec.title, str(lo) if lo == hi else f"{lo}-{hi}")
-    out.print(table)
+    console.print(table)
 
 
 @app.command()
@@ -108,7 +103,7 @@ def rules(game: GameArg, rules: RulesOpt = None, set_: SetOpt = None) -> None:
         else:
             table.add_row(info.name, f"[bold]{value}[/] (was {info.value})", info.source,
                           info.doc, style="yellow")
-    out.print(table)
+    console.print(table)
 
 
 @app.command("strategies")
@@ -119,7 +114,7 @@ def list_strategies(game: GameArg) -> None:
     for name, cls in strategies.available(game).items():
         weights = ", ".join(f"{k}={v:g}" for k, v in cls.WEIGHTS.items()) or "-"
         table.add_row(name, cls.DESCRIPTION, weights)
-    out.print(table)
+    console.print(table)
 
 
 @app.command()
@@ -151,11 +146,11 @@ def run_command(
     seed: SeedOpt = 0,
     seating: Annotated[Seating, typer.Option(
         "--seating", help="rotate: every seat order equally often (when --games is a "
-        "multiple of players!); fixed: seat i gets spec i; random: an order per game.")] = Seating.rotate,
+        "multiple of players!); fixed: seat i gets spec i; random: an order per game.")] = Seating("rotate"),
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Parallel workers.")] = 1,
     backend: Annotated[Backend, typer.Option(
         "--backend", help="processes (joblib loky) or threads (the game loop releases the GIL).")]
-        = Backend.processes,
+        = Backend("processes"),
     chunk_size: Annotated[int | None, typer.Option(
         "--chunk-size", min=1, help="Games per part file (default: up to 100000, "
         "small enough to keep every worker busy); a resumed run keeps its own.")] = None,
@@ -169,7 +164,7 @@ def run_command(
                        out_dir, n_games=n_games, seed=seed, seating=seating.value, jobs=jobs,
                        backend=backend.value, chunk_size=chunk_size, quiet=quiet)
     resumed = f" ({result.resumed:,} were already done)" if result.resumed else ""
-    out.print(f"{spec.name}: played {result.played:,} games into {out_dir}{resumed}", soft_wrap=True)
+    console.print(f"{spec.name}: played {result.played:,} games into {out_dir}{resumed}", soft_wrap=True)
     _print_summary(summarize(out_dir))
 
 
@@ -187,7 +182,7 @@ def _print_summary(s: Summary) -> None:
     m = s.manifest
     n_games = m.get("n_games")
     done = "" if s.complete else f" of {n_games:,} (incomplete: re-run to resume)"
-    out.print(f"[bold]{m.get('game')}[/]  run {m.get('run_id')}  seed {m.get('seed')}  "
+    console.print(f"[bold]{m.get('game')}[/]  run {m.get('run_id')}  seed {m.get('seed')}  "
               f"seating {m.get('seating')}  games {s.games:,}{done}", soft_wrap=True)
     for key, df, n in (("seat", s.by_seat, "games"), ("strategy", s.by_strategy, "plays")):
         table = Table(key, n, "wins", "win rate  [95% CI]", "mean score",
@@ -195,14 +190,14 @@ def _print_summary(s: Summary) -> None:
         for r in df.iter_rows(named=True):
             table.add_row(str(r[key]), f"{r[n]:,}", f"{r['wins']:,.1f}",
                           _rate(r["win_rate"], r["ci_low"], r["ci_high"]), f"{r['mean_score']:.2f}")
-        out.print(table)
+        console.print(table)
     d = s.draws.row(0, named=True)
-    out.print(f"shared victories: {d['shared']:,} of {d['games']:,} games, "
+    console.print(f"shared victories: {d['shared']:,} of {d['games']:,} games, "
               f"{_rate(d['rate'], d['ci_low'], d['ci_high'])}", soft_wrap=True)
     table = Table("end reason", "games", "share", title="end reasons", title_justify="left")
     for r in s.end_reasons.iter_rows(named=True):
         table.add_row(r["end_reason"], f"{r['games']:,}", f"{100 * r['share']:.2f}%")
-    out.print(table)
+    console.print(table)
 
 
 def _fail(message: str) -> None:

@@ -46,17 +46,15 @@ def scan_run(out: Path | str) -> pl.LazyFrame:
     return pl.scan_parquet(out / "part-*.parquet")
 
 
-def _with_wilson(df: pl.DataFrame, n: str) -> pl.DataFrame:
+def _win_table(cells: pl.DataFrame, key: str, n: str) -> pl.DataFrame:
+    df = (cells.group_by(key)
+          .agg(pl.col("rows").sum().alias(n), wins=pl.col("wins").sum(),
+               mean_score=pl.col("score_sum").sum() / pl.col("rows").sum())
+          .with_columns(win_rate=pl.col("wins") / pl.col(n))
+          .sort(key))
     low, high = wilson(df["wins"].to_numpy(), df[n].to_numpy())
-    return df.with_columns(ci_low=pl.Series(low), ci_high=pl.Series(high))
-
-
-def _win_table(lf: pl.LazyFrame, key: str, n: str) -> pl.LazyFrame:
-    return (lf.group_by(key)
-            .agg(pl.len().alias(n), wins=pl.col("win").cast(pl.Float64).sum(),
-                 mean_score=pl.col("score").mean())
-            .with_columns(win_rate=pl.col("wins") / pl.col(n))
-            .sort(key))
+    return df.with_columns(ci_low=pl.Series(low), ci_high=pl.Series(high)).select(
+        key, n, "wins", "win_rate", "ci_low", "ci_high", "mean_score")
 
 
 def _read_manifest(out: Path) -> dict[str, Any]:
@@ -71,32 +69,29 @@ def _read_manifest(out: Path) -> dict[str, Any]:
 def summarize(out: Path | str) -> Summary:
     out = Path(out)
     manifest = _read_manifest(out)
-    lf = scan_run(out).select("seat", "strategy", "score", "win", "end_reason")
-    # Per-game facts from the rows alone (no group-by over millions of games): every
-    # game has one seat-0 row, and the k seats sharing a victory each hold 1/k of it.
-    first_seat = lf.filter(pl.col("seat") == 0)
-    end_reasons = (first_seat.group_by(pl.col("end_reason").cast(pl.String)).agg(games=pl.len())
-                   .sort("games", "end_reason", descending=[True, False]))
-    shared = lf.filter(pl.col("win").is_between(0, 1, closed="none")).select(
-        shared=pl.col("win").cast(pl.Float64).sum().round().cast(pl.Int64))
+    # One streaming pass into a handful of cells (seat x strategy x end reason); every
+    # table is then read off the cells, so memory does not grow with the run. Per-game
+    # facts come from rows: each game has one seat-0 row, and the k seats sharing a
+    # victory hold 1/k of it each.
+    win = pl.col("win").cast(pl.Float64)
+    cells_query = (scan_run(out)
+                   .group_by("seat", pl.col("strategy").cast(pl.String), pl.col("end_reason").cast(pl.String))
+                   .agg(rows=pl.len().cast(pl.Int64), wins=win.sum(), score_sum=pl.col("score").cast(pl.Int64).sum(),
+                        shared=win.filter(win.is_between(0, 1, closed="none")).sum()))
     try:
-        by_seat, by_strategy, end_reasons, shared = pl.collect_all(
-            [_win_table(lf, "seat", "games"),
-             _win_table(lf.with_columns(pl.col("strategy").cast(pl.String)), "strategy", "plays"),
-             end_reasons, shared],
-            engine="streaming")
+        cells = cells_query.collect(engine="streaming")
     except (pl.exceptions.PolarsError, OSError) as e:
         raise UserError(f"results in {out} are unreadable: {str(e).splitlines()[0]}") from None
+    end_reasons = (cells.filter(pl.col("seat") == 0).group_by("end_reason").agg(games=pl.col("rows").sum())
+                   .sort("games", "end_reason", descending=[True, False]))
     n = int(end_reasons["games"].sum())
-    n_shared = int(shared.item() or 0)
+    n_shared = round(cells["shared"].sum())
     low, high = wilson(n_shared, n)
     draws = pl.DataFrame({"games": [n], "shared": [n_shared], "rate": [n_shared / n],
                           "ci_low": [low], "ci_high": [high]})
-    end_reasons = end_reasons.with_columns(share=pl.col("games") / n)
-    order = ["wins", "win_rate", "ci_low", "ci_high", "mean_score"]
     return Summary(
         manifest=manifest, games=n,
-        by_seat=_with_wilson(by_seat, "games").select("seat", "games", *order),
-        by_strategy=_with_wilson(by_strategy, "plays").select("strategy", "plays", *order),
-        draws=draws, end_reasons=end_reasons,
+        by_seat=_win_table(cells, "seat", "games"),
+        by_strategy=_win_table(cells, "strategy", "plays"),
+        draws=draws, end_reasons=end_reasons.with_columns(share=pl.col("games") / n),
     )
