@@ -35,7 +35,8 @@ from simcore.batch import SEATING_MODES, play_batch
 from simcore.errors import UserError
 from simcore.params import Params, flatten
 from simcore.registry import GameSpec
-from simcore.state import CHECKED_BUILD
+from simcore.state import CHECKED_BUILD, GameState
+from simcore.strategy import Strategy
 
 __all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY",
            "seat_orders", "bytes_per_game", "default_chunk_size", "part_name"]
@@ -50,7 +51,6 @@ DEFAULT_CHUNK_SIZE = 100_000
 CHUNKS_PER_JOB = 4  # enough chunks that no worker idles while another finishes the tail
 CHUNK_BYTES = 64 * 2**20  # result arrays of one chunk, so a worker's memory is bounded
 _JOBLIB_BACKEND = {"processes": "loky", "threads": "threading"}
-_TMP_PREFIX = ".part-"  # temp files of parts being written; never match *.parquet
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class _Job:
 
     game: GameSpec
     params: Params
-    lineup: Callable[[], Sequence[Any]]
+    lineup: Callable[[], Sequence[Strategy]]
     specs: tuple[str, ...]
     perms: np.ndarray
     seating: int
@@ -150,7 +150,8 @@ def _package_version() -> str | None:
 
 def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
     """Write through a temp file in the same directory, then rename it into place, so a
-    reader (or a resumed run) never sees a half-written file."""
+    reader (or a resumed run) never sees a half-written file. The temp name never
+    matches *.parquet, so readers of the directory skip it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
     try:
         write(tmp)
@@ -182,6 +183,13 @@ def _describe_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]
     return diffs
 
 
+def _leftovers(out: Path) -> list[Path]:
+    """Temp files of an interrupted run (see _write_atomic): a manifest or parts that
+    were being written."""
+    return [p for p in out.glob(".*.tmp")
+            if p.name.startswith((f".{MANIFEST}.", ".part-"))]
+
+
 def _read_manifest(out: Path) -> dict[str, Any] | None:
     """The manifest of an existing run directory, None for a new or empty directory;
     UserError for anything else (a file, a foreign directory, a broken manifest)."""
@@ -191,7 +199,7 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
         raise UserError(f"output {out} exists and is not a directory")
     path = out / MANIFEST
     if not path.exists():
-        if any(out.iterdir()):
+        if set(out.iterdir()) - set(_leftovers(out)):
             raise UserError(f"output directory {out} is not empty and has no {MANIFEST}: "
                             "it is not a run directory; choose another one")
         return None
@@ -199,8 +207,10 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
         manifest = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise UserError(f"run directory {out}: {MANIFEST} is unreadable ({e})") from None
-    if not isinstance(manifest, dict):
-        raise UserError(f"run directory {out}: {MANIFEST} is not a JSON object")
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("chunk_size"), int) \
+            or manifest["chunk_size"] < 1:
+        raise UserError(f"run directory {out}: {MANIFEST} is not a chocosim manifest "
+                        "(no positive chunk_size)")
     return manifest
 
 
@@ -212,8 +222,9 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any]) -> dict
         if diffs:
             raise UserError(f"run directory {out} holds a different run ({'; '.join(diffs)}); "
                             "choose another output directory")
-        for stale in out.glob(f"{_TMP_PREFIX}*.tmp"):  # parts of an interrupted run
-            stale.unlink(missing_ok=True)
+    for stale in _leftovers(out) if out.exists() else []:
+        stale.unlink(missing_ok=True)
+    if manifest is not None:
         return manifest
     out.mkdir(parents=True, exist_ok=True)
     _write_atomic(out / MANIFEST, lambda p: p.write_text(json.dumps(fresh, indent=2) + "\n"))
@@ -221,7 +232,7 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any]) -> dict
 
 
 def run(game: GameSpec, params: Params, specs: Sequence[str],
-        lineup: Callable[[], Sequence[Any]], out: Path | str, *, n_games: int,
+        lineup: Callable[[], Sequence[Strategy]], out: Path | str, *, n_games: int,
         seed: int = 0, seating: str = "rotate", jobs: int = 1, backend: str = "processes",
         chunk_size: int | None = None, quiet: bool = False) -> RunResult:
     """Play games [0, n_games) of the run with `seed` into the run directory `out`.
@@ -271,7 +282,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     }
     manifest = _prepare(out, identity, fresh)
 
-    chunks = _chunks(n_games, int(manifest["chunk_size"]))
+    chunks = _chunks(n_games, manifest["chunk_size"])
     todo = [c for c in chunks if not (out / part_name(c[0])).exists()]
     resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
     job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
@@ -329,7 +340,7 @@ def _categorical(labels: Sequence[str], codes: np.ndarray) -> pl.Series:
     return pl.Series(list(labels), dtype=pl.Categorical).gather(codes)
 
 
-def _table(job: _Job, state: Any, a: dict[str, np.ndarray]) -> pl.DataFrame:
+def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFrame:
     """The results of one chunk, one row per game x seat (sorted by game, then seat)."""
     n = state.n_players
     games = len(a["game"])

@@ -289,6 +289,19 @@ def test_an_empty_directory_is_used(tmp_path):
     assert play(tmp_path, n_games=3).played == 3
 
 
+def test_a_run_interrupted_while_writing_its_manifest_starts_afresh(tmp_path):
+    (tmp_path / ".manifest.json.99-1.tmp").write_text("{")
+    assert play(tmp_path, n_games=3, chunk_size=3).played == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", part_name(0)]
+
+
+def test_a_manifest_that_is_not_ours_is_refused(tmp_path):
+    (tmp_path / "manifest.json").write_text('{"name": "something else"}')
+    with pytest.raises(UserError, match="not a chocosim manifest"):
+        play(tmp_path)
+    assert snapshot(tmp_path) == {"manifest.json": b'{"name": "something else"}'}
+
+
 @pytest.mark.parametrize("kw, message", [
     (dict(seating="diagonal"), "seating = 'diagonal': allowed are rotate, fixed, random"),
     (dict(backend="gpu"), "backend = 'gpu': allowed are processes, threads"),
