@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from statsmodels.stats.proportion import proportion_confint
 
 from simcore.errors import UserError
 from simcore.runner import MANIFEST
@@ -35,6 +34,10 @@ class Summary:
 def wilson(successes: pl.Series | float, n: pl.Series | int) -> tuple[Any, Any]:
     """95% Wilson interval of successes/n. A shared victory counts 1/k of a win, so
     `successes` may be fractional (the mean win times n)."""
+    # Imported here: statsmodels takes seconds to import, which every CLI command
+    # (and every worker unpickling a test module) would otherwise pay.
+    from statsmodels.stats.proportion import proportion_confint
+
     return proportion_confint(successes, n, alpha=1 - CONFIDENCE, method="wilson")
 
 
