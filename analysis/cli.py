@@ -147,10 +147,15 @@ def run_command(
     seating: Annotated[Seating, typer.Option(
         "--seating", help="rotate: every seat order equally often (when --games is a "
         "multiple of players!); fixed: seat i gets spec i; random: an order per game.")] = Seating("rotate"),
-    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Parallel workers.")] = 1,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", min=1, help="Chunks played at once [default: every core, or every "
+        "thread of the dask cluster].", show_default=False)] = None,
     backend: Annotated[Backend, typer.Option(
-        "--backend", help="processes (joblib loky) or threads (the game loop releases the GIL).")]
-        = Backend("processes"),
+        "--backend", help="processes (joblib loky), threads (the game loop releases the "
+        "GIL) or dask (a cluster; needs chocosim[dask], --scheduler and a shared "
+        "filesystem).")] = Backend("processes"),
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", help="Address of the dask scheduler, e.g. tcp://10.0.0.5:8786.")] = None,
     chunk_size: Annotated[int | None, typer.Option(
         "--chunk-size", min=1, help="Games per part file (default: up to 100000, "
         "small enough to keep every worker busy); a resumed run keeps its own.")] = None,
@@ -162,7 +167,8 @@ def run_command(
     spec, params, specs = _setup(game, seats, rules, set_)
     result = run_games(spec, params, specs, functools.partial(strategies.build_lineup, spec.name, specs),
                        out_dir, n_games=n_games, seed=seed, seating=seating.value, jobs=jobs,
-                       backend=backend.value, chunk_size=chunk_size, quiet=quiet)
+                       backend=backend.value, scheduler=scheduler, chunk_size=chunk_size,
+                       quiet=quiet)
     resumed = f" ({result.resumed:,} were already done)" if result.resumed else ""
     console.print(f"{spec.name}: played {result.played:,} games into {out_dir}{resumed}", soft_wrap=True)
     _print_summary(summarize(out_dir))

@@ -6,6 +6,9 @@ to a run directory (DESIGN.md, "Runner and outputs"):
 
 Workers build their own state and bots and write their part themselves, so the parent
 only ever holds small counts and memory stays bounded however many games a run has.
+Workers are local processes (joblib loky), local threads (the game loop releases the
+GIL), or the workers of a dask cluster (optional extra `chocosim[dask]`; the run
+directory must then be on a filesystem every worker shares).
 Game g always has the seed f(run seed, g) and the seat order of row g of the seating
 table, so the results do not depend on the chunk size, the number of jobs or the backend.
 """
@@ -18,7 +21,8 @@ import math
 import os
 import subprocess
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
@@ -27,7 +31,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -42,7 +46,7 @@ __all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY",
            "seat_orders", "bytes_per_game", "default_chunk_size", "part_name"]
 
 SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, in order
-BACKENDS = ("processes", "threads")
+BACKENDS = ("processes", "threads", "dask")
 MANIFEST = "manifest.json"
 # What makes two runs the same run: a directory is resumed only if all of these match.
 IDENTITY = ("game", "params", "strategies", "seating", "seed", "n_games")
@@ -50,7 +54,8 @@ IDENTITY = ("game", "params", "strategies", "seating", "seed", "n_games")
 DEFAULT_CHUNK_SIZE = 100_000
 CHUNKS_PER_JOB = 4  # enough chunks that no worker idles while another finishes the tail
 CHUNK_BYTES = 64 * 2**20  # result arrays of one chunk, so a worker's memory is bounded
-_JOBLIB_BACKEND = {"processes": "loky", "threads": "threading"}
+_JOBLIB_BACKEND = {"processes": "loky", "threads": "threading", "dask": "dask"}
+DASK_TIMEOUT = 10  # seconds to reach a dask scheduler
 
 
 @dataclass(frozen=True)
@@ -108,18 +113,21 @@ def _chunks(n_games: int, chunk_size: int) -> list[tuple[int, int, int]]:
             for k, i0 in enumerate(range(0, n_games, chunk_size))]
 
 
-def _check_args(n_games: int, seed: int, seating: str, jobs: int, backend: str,
-                chunk_size: int | None) -> None:
+def _check_args(n_games: int, seed: int, seating: str, jobs: int | None, backend: str,
+                scheduler: str | None, chunk_size: int | None) -> None:
     if n_games < 1:
         raise UserError(f"n_games = {n_games}: must be at least 1")
     if not 0 <= seed < 2**64:
         raise UserError(f"seed = {seed}: must be in [0, 2**64)")
     if seating not in SEATINGS:
         raise UserError(f"seating = {seating!r}: allowed are {', '.join(SEATINGS)}")
-    if jobs < 1:
+    if jobs is not None and jobs < 1:
         raise UserError(f"jobs = {jobs}: must be at least 1")
     if backend not in BACKENDS:
         raise UserError(f"backend = {backend!r}: allowed are {', '.join(BACKENDS)}")
+    if (backend == "dask") != (scheduler is not None):
+        raise UserError("a dask scheduler address goes with backend 'dask' and only with it "
+                        f"(backend = {backend!r}, scheduler = {scheduler!r})")
     if chunk_size is not None and chunk_size < 1:
         raise UserError(f"chunk_size = {chunk_size}: must be at least 1")
 
@@ -233,7 +241,8 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any]) -> dict
 
 def run(game: GameSpec, params: Params, specs: Sequence[str],
         lineup: Callable[[], Sequence[Strategy]], out: Path | str, *, n_games: int,
-        seed: int = 0, seating: str = "rotate", jobs: int = 1, backend: str = "processes",
+        seed: int = 0, seating: str = "rotate", jobs: int | None = None,
+        backend: str = "processes", scheduler: str | None = None,
         chunk_size: int | None = None, quiet: bool = False) -> RunResult:
     """Play games [0, n_games) of the run with `seed` into the run directory `out`.
 
@@ -242,10 +251,12 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     functools.partial(strategies.build_lineup, game.name, specs). Seating "rotate"
     cycles game by game through every seat order (all equally often when n_games is a
     multiple of n_players!), "fixed" puts strategy i in seat i, "random" draws an order
-    per game from the game's seed. A directory that already holds this run is resumed
-    (its own chunk size is kept); one that holds anything else is refused (UserError).
+    per game from the game's seed. `jobs` chunks run at once (default: every core, or
+    every thread of the dask cluster at the address `scheduler`). A directory that
+    already holds this run is resumed (its own chunk size is kept); one that holds
+    anything else is refused (UserError).
     """
-    _check_args(n_games, seed, seating, jobs, backend, chunk_size)
+    _check_args(n_games, seed, seating, jobs, backend, scheduler, chunk_size)
     out = Path(out)
     specs = tuple(s.strip() for s in specs)
     state = game.new_state(params)
@@ -266,33 +277,51 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         "n_games": n_games,
     }
     identity = json.loads(json.dumps(identity))  # compare as it reads back from disk
-    run_id = _run_id(identity)
     perms = seat_orders(state.n_players, seating)
     row_bytes = bytes_per_game(state.n_players, state.n_features, state.n_interim)
-    fresh = {
-        "run_id": run_id,
-        **identity,
-        "players": state.n_players,
-        "seat_orders": perms.tolist(),
-        "chunk_size": chunk_size or default_chunk_size(n_games, jobs, row_bytes),
-        "version": _package_version(),
-        "git_revision": _git_revision(),
-        "checked_build": CHECKED_BUILD,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-    manifest = _prepare(out, identity, fresh)
-
-    chunks = _chunks(n_games, manifest["chunk_size"])
-    todo = [c for c in chunks if not (out / part_name(c[0])).exists()]
-    resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
-    job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
-               manifest["run_id"], out)
-    played = _execute(job, todo, jobs, backend, n_games, resumed, quiet)
+    with _workers(backend, jobs, scheduler) as n_workers:
+        fresh = {
+            "run_id": _run_id(identity),
+            **identity,
+            "players": state.n_players,
+            "seat_orders": perms.tolist(),
+            "chunk_size": chunk_size or default_chunk_size(n_games, n_workers, row_bytes),
+            "version": _package_version(),
+            "git_revision": _git_revision(),
+            "checked_build": CHECKED_BUILD,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        manifest = _prepare(out, identity, fresh)
+        chunks = _chunks(n_games, manifest["chunk_size"])
+        todo = [c for c in chunks if not (out / part_name(c[0])).exists()]
+        resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
+        job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
+                   manifest["run_id"], out)
+        played = _execute(job, todo, n_workers, n_games, resumed, quiet)
     return RunResult(out, manifest, played, resumed)
 
 
-def _execute(job: _Job, todo: list[tuple[int, int, int]], jobs: int, backend: str,
-             n_games: int, resumed: int, quiet: bool) -> int:
+@contextmanager
+def _workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[int]:
+    """Point joblib at the backend's workers; yield how many chunks run at once."""
+    if backend != "dask":
+        with parallel_config(backend=_JOBLIB_BACKEND[backend]):
+            yield jobs or os.cpu_count() or 1
+        return
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UserError("backend 'dask' needs dask.distributed: pip install 'chocosim[dask]'") from None
+    try:
+        client = Client(scheduler, timeout=DASK_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise UserError(f"cannot reach the dask scheduler at {scheduler!r}: {e}") from None
+    with client, parallel_config(backend="dask", client=client):
+        yield jobs or max(1, sum(client.nthreads().values()))
+
+
+def _execute(job: _Job, todo: list[tuple[int, int, int]], n_workers: int, n_games: int,
+             resumed: int, quiet: bool) -> int:
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("games"), TimeRemainingColumn())
@@ -301,8 +330,7 @@ def _execute(job: _Job, todo: list[tuple[int, int, int]], jobs: int, backend: st
         task = bar.add_task(f"{job.game.name} {job.out.name}", total=n_games, completed=resumed)
         if not todo:
             return 0
-        parallel = Parallel(n_jobs=min(jobs, len(todo)), backend=_JOBLIB_BACKEND[backend],
-                            return_as="generator_unordered")
+        parallel = Parallel(n_jobs=min(n_workers, len(todo)), return_as="generator_unordered")
         for n in parallel(delayed(_play_chunk)(job, *chunk) for chunk in todo):
             played += n
             bar.advance(task, n)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +19,7 @@ from simcore.batch import seating_row, seed_of_game
 from simcore.errors import UserError
 from simcore.games.fabryka.rules import FabrykaState
 from simcore.play import play_game
+from simcore import runner
 from simcore.registry import get_game
 from simcore.runner import (CHUNK_BYTES, DEFAULT_CHUNK_SIZE, bytes_per_game, default_chunk_size,
                             part_name, run, seat_orders)
@@ -107,6 +109,28 @@ def test_play_game_is_game_0_of_a_fixed_run(tmp_path):
     assert game2["rank"].to_list() == trace.ranks
     assert game2["turns"][0] == len(trace.steps)
     assert game2["seed"][0] == trace.game_seed == seed_of_game(7, 2)
+
+
+def test_a_dask_cluster_gives_the_same_results(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        result = play(tmp_path / "dask", seed=11, backend="dask",
+                      scheduler=cluster.scheduler_address)
+    assert result.manifest["chunk_size"] == 8  # 60 games, 4 chunks for each of 2 threads
+    play(tmp_path / "local", seed=11, jobs=1)
+    assert_frame_equal(table(tmp_path / "local"), table(tmp_path / "dask"))
+
+
+def test_dask_missing_or_unreachable_is_a_user_error(tmp_path, monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(runner, "DASK_TIMEOUT", 0.5)
+    with pytest.raises(UserError, match="cannot reach the dask scheduler at 'tcp://127.0.0.1:9'"):
+        play(tmp_path / "r", backend="dask", scheduler="tcp://127.0.0.1:9")
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    with pytest.raises(UserError, match=r"needs dask.distributed: pip install 'chocosim\[dask\]'"):
+        play(tmp_path / "r", backend="dask", scheduler="tcp://127.0.0.1:9")
+    assert not (tmp_path / "r").exists()
 
 
 # ---- the results table ----
@@ -304,7 +328,9 @@ def test_a_manifest_that_is_not_ours_is_refused(tmp_path):
 
 @pytest.mark.parametrize("kw, message", [
     (dict(seating="diagonal"), "seating = 'diagonal': allowed are rotate, fixed, random"),
-    (dict(backend="gpu"), "backend = 'gpu': allowed are processes, threads"),
+    (dict(backend="gpu"), "backend = 'gpu': allowed are processes, threads, dask"),
+    (dict(backend="dask"), "scheduler address goes with backend 'dask' and only with it"),
+    (dict(scheduler="tcp://localhost:8786"), "backend = 'processes', scheduler = 'tcp://localhost:8786'"),
     (dict(n_games=0), "n_games = 0: must be at least 1"),
     (dict(jobs=0), "jobs = 0: must be at least 1"),
     (dict(seed=-1), "seed = -1"),
