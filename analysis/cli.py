@@ -19,7 +19,7 @@ from rich.table import Table
 import strategies
 from analysis.summary import Summary, summarize
 from simcore.errors import UserError
-from simcore.params import flatten, parse_set
+from simcore.params import Params, flatten, parse_set
 from simcore.play import play_game
 from simcore.registry import GameSpec, games, get_game
 from simcore.runner import BACKENDS, SEATINGS
@@ -71,7 +71,8 @@ def _overrides(sets: list[str] | None) -> dict[str, Any]:
     return dict(parse_set(item) for item in sets or [])
 
 
-def _setup(game: str, seats: str, rules: Path | None, sets: list[str] | None):
+def _setup(game: str, seats: str, rules: Path | None,
+           sets: list[str] | None) -> tuple[GameSpec, Params, list[str]]:
     """The game, its params for this table and the seat specs, all validated."""
     spec = get_game(game)
     specs = split_seats(seats)
@@ -146,14 +147,14 @@ def run_command(
     seed: SeedOpt = 0,
     seating: Annotated[Seating, typer.Option(
         "--seating", help="rotate: every seat order equally often (when --games is a "
-        "multiple of players!); fixed: seat i gets spec i; random: an order per game.")] = Seating("rotate"),
+        "multiple of players!); fixed: seat i gets spec i; random: an order per game.")] = Seating["rotate"],
     jobs: Annotated[int | None, typer.Option(
         "--jobs", min=1, help="Chunks played at once [default: every core, or every "
         "thread of the dask cluster].", show_default=False)] = None,
     backend: Annotated[Backend, typer.Option(
         "--backend", help="processes (joblib loky), threads (the game loop releases the "
         "GIL) or dask (a cluster; needs chocosim[dask], --scheduler and a shared "
-        "filesystem).")] = Backend("processes"),
+        "filesystem).")] = Backend["processes"],
     scheduler: Annotated[str | None, typer.Option(
         "--scheduler", help="Address of the dask scheduler, e.g. tcp://10.0.0.5:8786.")] = None,
     chunk_size: Annotated[int | None, typer.Option(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from numpy.typing import ArrayLike
 
 from simcore.errors import UserError
 from simcore.runner import MANIFEST
@@ -31,7 +32,7 @@ class Summary:
         return self.games == self.manifest.get("n_games")
 
 
-def wilson(successes: pl.Series | float, n: pl.Series | int) -> tuple[Any, Any]:
+def wilson(successes: ArrayLike, n: ArrayLike) -> tuple[Any, Any]:
     """95% Wilson interval of successes/n. A shared victory counts 1/k of a win, so
     `successes` may be fractional (the mean win times n)."""
     # Imported here: statsmodels takes seconds to import, which every CLI command
@@ -77,10 +78,12 @@ def summarize(out: Path | str) -> Summary:
     # facts come from rows: each game has one seat-0 row, and the k seats sharing a
     # victory hold 1/k of it each.
     win = pl.col("win").cast(pl.Float64)
-    cells_query = (scan_run(out)
-                   .group_by("seat", pl.col("strategy").cast(pl.String), pl.col("end_reason").cast(pl.String))
-                   .agg(rows=pl.len().cast(pl.Int64), wins=win.sum(), score_sum=pl.col("score").cast(pl.Int64).sum(),
-                        shared=win.filter(win.is_between(0, 1, closed="none")).sum()))
+    cells_query = (
+        scan_run(out)
+        .group_by("seat", pl.col("strategy").cast(pl.String), pl.col("end_reason").cast(pl.String))
+        .agg(rows=pl.len().cast(pl.Int64), wins=win.sum(),
+             score_sum=pl.col("score").cast(pl.Int64).sum(),
+             shared=win.filter(win.is_between(0, 1, closed="none")).sum()))
     try:
         cells = cells_query.collect(engine="streaming")
     except (pl.exceptions.PolarsError, OSError) as e:

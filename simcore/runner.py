@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -156,7 +156,7 @@ def _package_version() -> str | None:
         return None
 
 
-def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
+def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
     """Write through a temp file in the same directory, then rename it into place, so a
     reader (or a resumed run) never sees a half-written file. The temp name never
     matches *.parquet, so readers of the directory skip it."""
@@ -183,7 +183,8 @@ def _describe_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]
             specs_a = [s.get("spec") for s in a]
             specs_b = [s["spec"] for s in b]
             if specs_a != specs_b:
-                diffs.append(f"strategies are {', '.join(map(str, specs_a))} there, {', '.join(specs_b)} here")
+                diffs.append(f"strategies are {', '.join(map(str, specs_a))} there, "
+                             f"{', '.join(specs_b)} here")
             else:
                 diffs.append("strategy weights differ")
         else:
@@ -271,7 +272,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         "game": game.name,
         "params": params.model_dump(mode="json"),
         "strategies": [{"spec": s, "class": f"{type(b).__module__}.{type(b).__qualname__}",
-                        "weights": dict(b.weights)} for s, b in zip(specs, bots)],
+                        "weights": dict(b.weights)} for s, b in zip(specs, bots, strict=True)],
         "seating": seating,
         "seed": seed,
         "n_games": n_games,
@@ -289,7 +290,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
             "version": _package_version(),
             "git_revision": _git_revision(),
             "checked_build": CHECKED_BUILD,
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         manifest = _prepare(out, identity, fresh)
         chunks = _chunks(n_games, manifest["chunk_size"])
@@ -343,7 +344,7 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     bots = list(job.lineup())
     n, games = state.n_players, i1 - i0
     rows = games * n
-    a = {
+    a: dict[str, np.ndarray] = {
         "game": np.empty(games, np.int64), "seed": np.empty(games, np.uint64),
         "turns": np.empty(games, np.int32), "end_reason": np.empty(games, np.int8),
         "who": np.empty(rows, np.int8), "score": np.empty(rows, np.int32),
