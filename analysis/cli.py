@@ -166,10 +166,15 @@ def run_command(
 ) -> None:
     """Play many games in parallel into a run directory, then print the summary."""
     spec, params, specs = _setup(game, seats, rules, set_)
-    result = run_games(spec, params, specs, functools.partial(strategies.build_lineup, spec.name, specs),
-                       out_dir, n_games=n_games, seed=seed, seating=seating.value, jobs=jobs,
-                       backend=backend.value, scheduler=scheduler, chunk_size=chunk_size,
-                       quiet=quiet)
+    lineup = functools.partial(strategies.build_lineup, spec.name, specs)
+    try:
+        result = run_games(spec, params, specs, lineup, out_dir, n_games=n_games, seed=seed,
+                           seating=seating.value, jobs=jobs, backend=backend.value,
+                           scheduler=scheduler, chunk_size=chunk_size, quiet=quiet)
+    except KeyboardInterrupt:
+        print(f"chocosim: interrupted; the finished parts are kept in {out_dir}: "
+              "run the same command again to resume", file=sys.stderr)
+        raise typer.Exit(130) from None
     resumed = f" ({result.resumed:,} were already done)" if result.resumed else ""
     console.print(f"{spec.name}: played {result.played:,} games into {out_dir}{resumed}", soft_wrap=True)
     _print_summary(summarize(out_dir))

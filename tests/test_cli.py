@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+import analysis.cli
 import strategies
 from analysis.cli import main, split_seats
 from simcore.errors import UserError
@@ -116,6 +117,17 @@ def test_run_applies_house_rules(capsys, tmp_path):
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["params"]["deck"]["almonds"] == 9
     assert manifest["seating"] == "fixed"
+
+
+def test_an_interrupted_run_says_how_to_resume(capsys, tmp_path, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(analysis.cli, "run_games", interrupted)
+    code, out, err = cli(capsys, *RUN, "--out", str(tmp_path / "r"))
+    assert code == 130 and out == ""
+    assert err == (f"chocosim: interrupted; the finished parts are kept in {tmp_path / 'r'}: "
+                   "run the same command again to resume\n")
 
 
 # ---- bad input: one line on stderr, exit code 2, nothing lost ----
