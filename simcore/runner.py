@@ -139,14 +139,23 @@ def _run_id(identity: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def _git_revision() -> str | None:
-    here = Path(__file__).resolve().parent
+def _git(*args: str) -> str | None:
     try:
-        done = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=40"],
-                              cwd=here, capture_output=True, text=True, timeout=10)
+        done = subprocess.run(["git", *args], cwd=Path(__file__).parent, capture_output=True,
+                              text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
+def _git_revision() -> str | None:
+    """The revision of the chocosim checkout this code runs from ("-dirty" if it has
+    uncommitted changes); None when installed outside one. An installed copy may sit
+    inside some other repository (a venv in a user's project): that one is not ours."""
+    top = _git("rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() != Path(__file__).resolve().parents[1]:
+        return None
+    return _git("describe", "--always", "--dirty", "--abbrev=40")
 
 
 def _package_version() -> str | None:
