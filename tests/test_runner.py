@@ -15,11 +15,11 @@ from polars.testing import assert_frame_equal
 
 import strategies
 from analysis.summary import summarize, wilson
+from simcore import runner
 from simcore.batch import seating_row, seed_of_game
 from simcore.errors import UserError
 from simcore.games.fabryka.rules import FabrykaState
 from simcore.play import play_game
-from simcore import runner
 from simcore.registry import get_game
 from simcore.runner import (CHUNK_BYTES, DEFAULT_CHUNK_SIZE, bytes_per_game, default_chunk_size,
                             part_name, run, seat_orders)
@@ -55,7 +55,8 @@ class SafeFabryka(FabrykaState):
 
 
 SAFE_FABRYKA = replace(FABRYKA, state_cls=SafeFabryka)
-MIXED = ["random", "test_runner:FirstLegal"]
+FIRST_LEGAL = f"{FirstLegal.__module__}:FirstLegal"  # a spec workers can import
+MIXED = ["random", FIRST_LEGAL]
 
 
 def play(out: Path, specs=RANDOM2, game=FABRYKA, sets=None, **kw):
@@ -100,7 +101,7 @@ def test_different_seeds_give_different_games(tmp_path):
 
 
 def test_play_game_is_game_0_of_a_fixed_run(tmp_path):
-    specs = ["test_runner:FirstLegal", "random"]
+    specs = [FIRST_LEGAL, "random"]
     play(tmp_path / "r", specs, SAFE_FABRYKA, seed=7, seating="fixed", n_games=3)
     bots = strategies.build_lineup("fabryka", specs)
     trace = play_game(SAFE_FABRYKA, SAFE_FABRYKA.params(players=2), bots, seed=7, index=2)
