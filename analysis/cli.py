@@ -15,6 +15,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 import strategies
 from analysis.summary import Summary, summarize
@@ -31,7 +32,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,  # a bug's traceback must not dump result arrays
 )
-console = Console()
+# No markup: specs, paths and docs are user text, and "[...]" in them must print as is.
+console = Console(markup=False)
 
 EXIT_USAGE = 2
 
@@ -102,8 +104,8 @@ def rules(game: GameArg, rules: RulesOpt = None, set_: SetOpt = None) -> None:
         if value == info.value:
             table.add_row(info.name, str(value), info.source, info.doc)
         else:
-            table.add_row(info.name, f"[bold]{value}[/] (was {info.value})", info.source,
-                          info.doc, style="yellow")
+            changed = Text.assemble((str(value), "bold"), f" (was {info.value})")
+            table.add_row(info.name, changed, info.source, info.doc, style="yellow")
     console.print(table)
 
 
@@ -147,7 +149,8 @@ def run_command(
     seed: SeedOpt = 0,
     seating: Annotated[Seating, typer.Option(
         "--seating", help="rotate: every seat order equally often (when --games is a "
-        "multiple of players!); fixed: seat i gets spec i; random: an order per game.")] = Seating["rotate"],
+        "multiple of players!); fixed: seat i gets spec i; random: an order per game.")]
+        = Seating["rotate"],
     jobs: Annotated[int | None, typer.Option(
         "--jobs", min=1, help="Chunks played at once [default: every core, or every "
         "thread of the dask cluster].", show_default=False)] = None,
@@ -176,7 +179,8 @@ def run_command(
               "run the same command again to resume", file=sys.stderr)
         raise typer.Exit(130) from None
     resumed = f" ({result.resumed:,} were already done)" if result.resumed else ""
-    console.print(f"{spec.name}: played {result.played:,} games into {out_dir}{resumed}", soft_wrap=True)
+    console.print(f"{spec.name}: played {result.played:,} games into {out_dir}{resumed}",
+                  soft_wrap=True)
     _print_summary(summarize(out_dir))
 
 
@@ -193,9 +197,10 @@ def _rate(rate: float, low: float, high: float) -> str:
 def _print_summary(s: Summary) -> None:
     m = s.manifest
     n_games = m.get("n_games")
-    done = "" if s.complete else f" of {n_games:,} (incomplete: re-run to resume)"
-    console.print(f"[bold]{m.get('game')}[/]  run {m.get('run_id')}  seed {m.get('seed')}  "
-              f"seating {m.get('seating')}  games {s.games:,}{done}", soft_wrap=True)
+    done = f" of {n_games:,} (incomplete: re-run to resume)" if isinstance(n_games, int) \
+        and not s.complete else ""
+    console.print(f"{m.get('game')}  run {m.get('run_id')}  seed {m.get('seed')}  "
+                  f"seating {m.get('seating')}  games {s.games:,}{done}", soft_wrap=True)
     for key, df, n in (("seat", s.by_seat, "games"), ("strategy", s.by_strategy, "plays")):
         table = Table(key, n, "wins", "win rate  [95% CI]", "mean score",
                       title=f"by {key}", title_justify="left")
@@ -205,7 +210,7 @@ def _print_summary(s: Summary) -> None:
         console.print(table)
     d = s.draws.row(0, named=True)
     console.print(f"shared victories: {d['shared']:,} of {d['games']:,} games, "
-              f"{_rate(d['rate'], d['ci_low'], d['ci_high'])}", soft_wrap=True)
+                  f"{_rate(d['rate'], d['ci_low'], d['ci_high'])}", soft_wrap=True)
     table = Table("end reason", "games", "share", title="end reasons", title_justify="left")
     for r in s.end_reasons.iter_rows(named=True):
         table.add_row(r["end_reason"], f"{r['games']:,}", f"{100 * r['share']:.2f}%")

@@ -44,10 +44,12 @@ def wilson(successes: ArrayLike, n: ArrayLike) -> tuple[Any, Any]:
 
 def scan_run(out: Path | str) -> pl.LazyFrame:
     """The results table of a run directory, lazily."""
-    out = Path(out)
-    if not any(out.glob("part-*.parquet")):
+    # The parts listed by pathlib rather than a polars glob: a directory name may hold
+    # glob characters ("runs/[test]") that polars would expand.
+    parts = sorted(Path(out).glob("part-*.parquet"))
+    if not parts:
         raise UserError(f"run directory {out} has no results (no part-*.parquet)")
-    return pl.scan_parquet(out / "part-*.parquet")
+    return pl.scan_parquet(parts, glob=False)
 
 
 def _win_table(cells: pl.DataFrame, key: str, n: str) -> pl.DataFrame:

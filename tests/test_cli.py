@@ -110,6 +110,12 @@ def test_run_writes_the_directory_prints_the_summary_and_resumes(capsys, tmp_pat
     assert code == 0 and "games 40" in out and "incomplete" not in out
 
 
+def test_user_text_is_printed_as_is(capsys, tmp_path):
+    out_dir = tmp_path / "[bold]x[/bold]"
+    code, out, _ = cli(capsys, *RUN, "--out", str(out_dir))
+    assert code == 0 and f"into {out_dir}" in out
+
+
 def test_run_applies_house_rules(capsys, tmp_path):
     code, _, _ = cli(capsys, *RUN, "--out", str(tmp_path / "r"), "--set", "deck.almonds=9",
                      "--seating", "fixed")
