@@ -3,6 +3,7 @@ kind of bad input, with nothing on disk lost."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -214,18 +215,20 @@ def test_unreadable_results_are_one_line(capsys, tmp_path):
 def chocosim(*argv: str) -> subprocess.CompletedProcess:
     # A separate process: the trace goes through the game's Python views (see below).
     return subprocess.run([sys.executable, "-m", "analysis.cli", *argv], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120,
+                          env=os.environ | {"TYPER_STANDARD_TRACEBACK": "1"})
 
 
 def test_play_json_is_game_0_of_a_fixed_run(tmp_path):
     seats = "random,random"
     done = chocosim("play", "fabryka", "--seats", seats, "--seed", "7", "--json")
-    if done.returncode < 0:
+    if done.returncode < 0 or "FabrykaState._kinds" in done.stderr:
         # FabrykaState.observation/to_dict/render hand C card arrays to a `def` helper,
         # which Cython turns into NUL-terminated bytes: the trace reads past the hand
-        # and the process dies. An engine bug (reported); run/play agreement is also
-        # checked in-process in test_runner.py with those views stubbed out.
-        pytest.xfail(f"play crashed with signal {-done.returncode} (FabrykaState trace views)")
+        # (a crash in the release build, an IndexError in the checked one). An engine
+        # bug (reported); run/play agreement is also checked in-process in
+        # test_runner.py with those views stubbed out.
+        pytest.xfail("play failed in FabrykaState's trace views (engine bug)")
     assert done.returncode == 0, done.stderr
     trace = json.loads(done.stdout)
     assert trace["seats"] == ["random", "random"] and trace["seed"] == 7
