@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, cpu_count, delayed, parallel_config
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -316,7 +316,7 @@ def _workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[
     """Point joblib at the backend's workers; yield how many chunks run at once."""
     if backend != "dask":
         with parallel_config(backend=_JOBLIB_BACKEND[backend]):
-            yield jobs or os.cpu_count() or 1
+            yield jobs or cpu_count()  # joblib counts the cores this process may use (cgroups)
         return
     try:
         from distributed import Client
