@@ -42,7 +42,7 @@ from simcore.registry import GameSpec
 from simcore.state import CHECKED_BUILD, GameState
 from simcore.strategy import Strategy
 
-__all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY",
+__all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY", "BUILD",
            "seat_orders", "bytes_per_game", "default_chunk_size", "part_name"]
 
 SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, in order
@@ -50,6 +50,8 @@ BACKENDS = ("processes", "threads", "dask")
 MANIFEST = "manifest.json"
 # What makes two runs the same run: a directory is resumed only if all of these match.
 IDENTITY = ("game", "params", "strategies", "seating", "seed", "n_games")
+# The code that plays a run (recorded; a run resumed by other code lists it in resumed_by).
+BUILD = ("version", "git_revision", "checked_build")
 
 DEFAULT_CHUNK_SIZE = 100_000
 CHUNKS_PER_JOB = 4  # enough chunks that no worker idles while another finishes the tail
@@ -232,6 +234,10 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
     return manifest
 
 
+def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
+    _write_atomic(out / MANIFEST, lambda p: p.write_text(json.dumps(manifest, indent=2) + "\n"))
+
+
 def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
     """Open the run directory: resume the same run, start a new one, or refuse."""
     manifest = _read_manifest(out)
@@ -242,11 +248,19 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any]) -> dict
                             "choose another output directory")
     for stale in _leftovers(out) if out.exists() else []:
         stale.unlink(missing_ok=True)
-    if manifest is not None:
-        return manifest
-    out.mkdir(parents=True, exist_ok=True)
-    _write_atomic(out / MANIFEST, lambda p: p.write_text(json.dumps(fresh, indent=2) + "\n"))
-    return fresh
+    if manifest is None:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_manifest(out, fresh)
+        return fresh
+    # Resumed by other code than the code that started the run: its parts may differ
+    # in ways the identity cannot see (a rules fix), so the manifest says so.
+    build = {key: fresh[key] for key in BUILD}
+    known = [{key: manifest.get(key) for key in BUILD}]
+    known += [{key: r.get(key) for key in BUILD} for r in manifest.get("resumed_by", [])]
+    if build not in known:
+        manifest["resumed_by"] = [*manifest.get("resumed_by", []), {**build, "at": fresh["created"]}]
+        _write_manifest(out, manifest)
+    return manifest
 
 
 def run(game: GameSpec, params: Params, specs: Sequence[str],

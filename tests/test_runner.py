@@ -268,6 +268,32 @@ def test_rerun_resumes_and_equals_an_uninterrupted_run(tmp_path):
     assert (again.played, again.resumed) == (0, 50)
 
 
+def test_a_run_resumed_by_other_code_says_so(tmp_path):
+    out = tmp_path / "r"
+    play(out, n_games=20, chunk_size=10)
+    manifest = json.loads((out / "manifest.json").read_text())
+    started = {**manifest, "git_revision": "0" * 40, "version": "0.0.1"}
+    (out / "manifest.json").write_text(json.dumps(started))
+    (out / part_name(1)).unlink()
+
+    result = play(out, n_games=20, chunk_size=10)
+    resumed_by = result.manifest["resumed_by"]
+    assert [{k: r[k] for k in runner.BUILD} for r in resumed_by] == [
+        {k: manifest[k] for k in runner.BUILD}]
+    assert json.loads((out / "manifest.json").read_text()) == result.manifest
+    (out / part_name(1)).unlink()
+    assert play(out, n_games=20, chunk_size=10).manifest["resumed_by"] == resumed_by  # once
+
+
+def test_a_run_resumed_by_the_same_code_keeps_its_manifest(tmp_path):
+    out = tmp_path / "r"
+    play(out, n_games=20, chunk_size=10)
+    before = (out / "manifest.json").read_bytes()
+    (out / part_name(0)).unlink()
+    play(out, n_games=20, chunk_size=10)
+    assert (out / "manifest.json").read_bytes() == before
+
+
 def test_resume_keeps_the_directory_chunk_size(tmp_path):
     play(tmp_path / "r", n_games=30, chunk_size=10)
     (tmp_path / "r" / part_name(2)).unlink()
