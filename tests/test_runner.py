@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -37,32 +36,14 @@ class FirstLegal(PythonStrategy):
         return legal[0]
 
 
-class SafeFabryka(FabrykaState):
-    """Fabryka with Python-level views that do not touch card arrays.
-
-    FabrykaState.observation/to_dict/render pass C card arrays to a `def` helper, which
-    Cython converts to NUL-terminated bytes: they read past the hand and crash (engine
-    bug, reported). The rules proper are FabrykaState's; FirstLegal ignores observations."""
-
-    def observation(self, seat):
-        return {"seat": seat}
-
-    def to_dict(self):
-        return {}
-
-    def render(self):
-        return ""
-
-
-SAFE_FABRYKA = replace(FABRYKA, state_cls=SafeFabryka)
 FIRST_LEGAL = f"{FirstLegal.__module__}:FirstLegal"  # a spec workers can import
 MIXED = ["random", FIRST_LEGAL]
 
 
-def play(out: Path, specs=RANDOM2, game=FABRYKA, sets=None, **kw):
-    params = game.params(sets=sets, players=len(specs))
+def play(out: Path, specs=RANDOM2, sets=None, **kw):
+    params = FABRYKA.params(sets=sets, players=len(specs))
     kw.setdefault("n_games", 60)
-    return run(game, params, specs, functools.partial(strategies.build_lineup, game.name, specs),
+    return run(FABRYKA, params, specs, functools.partial(strategies.build_lineup, "fabryka", specs),
                out, quiet=True, **kw)
 
 
@@ -76,9 +57,8 @@ def snapshot(directory: Path) -> dict[str, bytes]:
 
 # ---- results do not depend on how the run is executed ----
 
-@pytest.mark.parametrize("specs, game", [(RANDOM2, FABRYKA), (MIXED, SAFE_FABRYKA)],
-                         ids=["compiled", "python-bot"])
-def test_results_do_not_depend_on_jobs_backend_or_chunks(tmp_path, specs, game):
+@pytest.mark.parametrize("specs", [RANDOM2, MIXED], ids=["compiled", "python-bot"])
+def test_results_do_not_depend_on_jobs_backend_or_chunks(tmp_path, specs):
     ways = {
         "one_job": dict(jobs=1, backend="processes"),
         "two_processes": dict(jobs=2, backend="processes", chunk_size=7),
@@ -86,7 +66,7 @@ def test_results_do_not_depend_on_jobs_backend_or_chunks(tmp_path, specs, game):
     }
     tables = {}
     for name, kw in ways.items():
-        play(tmp_path / name, specs, game, seed=11, **kw)
+        play(tmp_path / name, specs, seed=11, **kw)
         tables[name] = table(tmp_path / name)
     assert tables["one_job"].height == 60 * 2
     for name in ("two_processes", "two_threads"):
@@ -102,9 +82,9 @@ def test_different_seeds_give_different_games(tmp_path):
 
 def test_play_game_is_game_0_of_a_fixed_run(tmp_path):
     specs = [FIRST_LEGAL, "random"]
-    play(tmp_path / "r", specs, SAFE_FABRYKA, seed=7, seating="fixed", n_games=3)
+    play(tmp_path / "r", specs, seed=7, seating="fixed", n_games=3)
     bots = strategies.build_lineup("fabryka", specs)
-    trace = play_game(SAFE_FABRYKA, SAFE_FABRYKA.params(players=2), bots, seed=7, index=2)
+    trace = play_game(FABRYKA, FABRYKA.params(players=2), bots, seed=7, index=2)
     game2 = table(tmp_path / "r").filter(pl.col("game") == 2)
     assert game2["score"].to_list() == trace.scores
     assert game2["rank"].to_list() == trace.ranks
@@ -123,11 +103,15 @@ def test_a_dask_cluster_gives_the_same_results(tmp_path):
     assert_frame_equal(table(tmp_path / "local"), table(tmp_path / "dask"))
 
 
-def test_dask_missing_or_unreachable_is_a_user_error(tmp_path, monkeypatch):
+def test_an_unreachable_dask_scheduler_is_a_user_error(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr(runner, "DASK_TIMEOUT", 0.5)
     with pytest.raises(UserError, match="cannot reach the dask scheduler at 'tcp://127.0.0.1:9'"):
         play(tmp_path / "r", backend="dask", scheduler="tcp://127.0.0.1:9")
+    assert not (tmp_path / "r").exists()
+
+
+def test_dask_not_installed_is_a_user_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
     with pytest.raises(UserError, match=r"needs dask.distributed: pip install 'chocosim\[dask\]'"):
         play(tmp_path / "r", backend="dask", scheduler="tcp://127.0.0.1:9")
@@ -181,18 +165,18 @@ def strategy_at_seat_0(out: Path) -> list[str]:
 
 
 def test_rotate_gives_every_order_equally_often(tmp_path):
-    play(tmp_path / "r", MIXED, SAFE_FABRYKA, n_games=10, seating="rotate", chunk_size=3)
+    play(tmp_path / "r", MIXED, n_games=10, seating="rotate", chunk_size=3)
     assert strategy_at_seat_0(tmp_path / "r") == MIXED * 5
 
 
 def test_fixed_keeps_the_given_order(tmp_path):
-    play(tmp_path / "r", MIXED, SAFE_FABRYKA, n_games=10, seating="fixed")
+    play(tmp_path / "r", MIXED, n_games=10, seating="fixed")
     df = table(tmp_path / "r")
     assert df["strategy"].cast(pl.String).to_list() == MIXED * 10
 
 
 def test_random_seating_draws_the_order_from_the_game_seed(tmp_path):
-    play(tmp_path / "r", MIXED, SAFE_FABRYKA, n_games=40, seating="random", seed=5)
+    play(tmp_path / "r", MIXED, n_games=40, seating="random", seed=5)
     rows = [seating_row(2, seed_of_game(5, g), g, 2) for g in range(40)]
     assert 0 < sum(rows) < 40  # both orders occur
     assert strategy_at_seat_0(tmp_path / "r") == [MIXED[r] for r in rows]
