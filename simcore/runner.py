@@ -373,9 +373,8 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
         "who": np.empty(rows, np.int8), "score": np.empty(rows, np.int32),
         "rank": np.empty(rows, np.int8), "win": np.empty(rows, np.float32),
         "first": np.empty(rows, np.int8),
-        # At least one column so the memoryviews are valid for games without any.
-        "features": np.empty((rows, max(state.n_features, 1)), np.int32),
-        "interim": np.empty((rows, max(state.n_interim, 1)), np.int32),
+        "features": np.empty((rows, state.n_features), np.int32),
+        "interim": np.empty((rows, state.n_interim), np.int32),
     }
     play_batch(state, bots, job.perms, job.seating, job.seed, i0, i1,
                a["game"], a["seed"], a["turns"], a["end_reason"], a["who"], a["score"],
