@@ -252,15 +252,19 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any]) -> dict
         out.mkdir(parents=True, exist_ok=True)
         _write_manifest(out, fresh)
         return fresh
-    # Resumed by other code than the code that started the run: its parts may differ
-    # in ways the identity cannot see (a rules fix), so the manifest says so.
+    return manifest
+
+
+def _record_resume(out: Path, manifest: dict[str, Any], fresh: dict[str, Any]) -> None:
+    """A run resumed by other code than the code that played it so far may get parts
+    that differ in ways its identity cannot see (a rules fix): list that code in the
+    manifest's resumed_by."""
     build = {key: fresh[key] for key in BUILD}
     known = [{key: manifest.get(key) for key in BUILD}]
     known += [{key: r.get(key) for key in BUILD} for r in manifest.get("resumed_by", [])]
     if build not in known:
         manifest["resumed_by"] = [*manifest.get("resumed_by", []), {**build, "at": fresh["created"]}]
         _write_manifest(out, manifest)
-    return manifest
 
 
 def run(game: GameSpec, params: Params, specs: Sequence[str],
@@ -319,6 +323,8 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         chunks = _chunks(n_games, manifest["chunk_size"])
         todo = [c for c in chunks if not (out / part_name(c[0])).exists()]
         resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
+        if todo and manifest is not fresh:
+            _record_resume(out, manifest, fresh)
         job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
                    manifest["run_id"], out)
         played = _execute(job, todo, n_workers, n_games, resumed, quiet)

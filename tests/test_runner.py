@@ -269,6 +269,14 @@ def test_a_run_resumed_by_other_code_says_so(tmp_path):
     assert play(out, n_games=20, chunk_size=10).manifest["resumed_by"] == resumed_by  # once
 
 
+def test_a_finished_run_rerun_by_other_code_is_not_marked_resumed(tmp_path):
+    out = tmp_path / "r"
+    play(out, n_games=20, chunk_size=10)
+    manifest = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps({**manifest, "git_revision": "0" * 40}))
+    assert "resumed_by" not in play(out, n_games=20, chunk_size=10).manifest
+
+
 def test_a_run_resumed_by_the_same_code_keeps_its_manifest(tmp_path):
     out = tmp_path / "r"
     play(out, n_games=20, chunk_size=10)
