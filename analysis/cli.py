@@ -1,0 +1,250 @@
+"""The `chocosim` command line: list games, rules and bots, play one game with a trace,
+run millions of games into a run directory and summarise it.
+
+Bad input of any kind ends with one line on stderr and exit code 2 (see `main`)."""
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+import strategies
+from analysis.summary import Summary, summarize
+from simcore.errors import UserError
+from simcore.params import Params, flatten, parse_set
+from simcore.play import play_game
+from simcore.registry import GameSpec, games, get_game
+from simcore.runner import BACKENDS, SEATINGS
+from simcore.runner import run as run_games
+
+app = typer.Typer(
+    name="chocosim",
+    help="Monte Carlo balance analysis for board games.",
+    add_completion=False,
+    pretty_exceptions_show_locals=False,  # a bug's traceback must not dump result arrays
+)
+# No markup: specs, paths and docs are user text, and "[...]" in them must print as is.
+console = Console(markup=False)
+
+EXIT_USAGE = 2
+
+
+# Choices of the runner, as the enums typer validates and lists in --help.
+Seating = Enum("Seating", {name: name for name in SEATINGS}, type=str)
+Backend = Enum("Backend", {name: name for name in BACKENDS}, type=str)
+
+
+GameArg = Annotated[str, typer.Argument(help="A game name (`chocosim games` lists them).")]
+RulesOpt = Annotated[Path | None, typer.Option(
+    "--rules", help="House rules: a TOML file of param values overriding the defaults.")]
+SetOpt = Annotated[list[str] | None, typer.Option(
+    "--set", help="Override one param: key=value (dotted name, TOML value); repeatable.")]
+SeatsOpt = Annotated[str, typer.Option(
+    "--seats", help="One strategy spec per seat, comma-separated, e.g. random,greedy.")]
+SeedOpt = Annotated[int, typer.Option(
+    "--seed", min=0, max=2**64 - 1, help="Run seed; game i of a run has seed f(seed, i).")]
+
+
+def split_seats(text: str) -> list[str]:
+    """Split at the commas that separate specs, not those inside a spec's parentheses:
+    "heuristic(a=1, b=2),random" is two seats."""
+    specs, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            specs.append(text[start:i].strip())
+            start = i + 1
+    specs.append(text[start:].strip())
+    if depth != 0 or not all(specs):
+        raise UserError(f"--seats {text!r}: expected comma-separated strategy specs, e.g. random,random")
+    return specs
+
+
+def _overrides(sets: list[str] | None) -> dict[str, Any]:
+    return dict(parse_set(item) for item in sets or [])
+
+
+def _setup(game: str, seats: str, rules: Path | None,
+           sets: list[str] | None) -> tuple[GameSpec, Params, list[str]]:
+    """The game, its params for this table and the seat specs, all validated."""
+    spec = get_game(game)
+    specs = split_seats(seats)
+    params = spec.params(rules, _overrides(sets), players=len(specs))
+    return spec, params, specs
+
+
+@app.command("games")
+def list_games() -> None:
+    """The registered games."""
+    table = Table("name", "title", "players")
+    for spec in games().values():
+        lo, hi = spec.players
+        table.add_row(spec.name, spec.title, str(lo) if lo == hi else f"{lo}-{hi}")
+    console.print(table)
+
+
+@app.command()
+def rules(game: GameArg, rules: RulesOpt = None, set_: SetOpt = None) -> None:
+    """Every param of a game: dotted name, value, source and meaning. With --rules or
+    --set, the values they change are marked with the default they replace."""
+    spec = get_game(game)
+    resolved = flatten(spec.params(rules, _overrides(set_)).model_dump(mode="json"))
+    table = Table("param", "value", "source", "meaning")
+    for info in spec.defaults():
+        value = resolved[info.name]
+        if value == info.value:
+            table.add_row(info.name, str(value), info.source, info.doc)
+        else:
+            changed = Text.assemble((str(value), "bold"), f" (was {info.value})")
+            table.add_row(info.name, changed, info.source, info.doc, style="yellow")
+    console.print(table)
+
+
+@app.command("strategies")
+def list_strategies(game: GameArg) -> None:
+    """The bots that can play a game, with their weights and defaults."""
+    get_game(game)
+    table = Table("name", "description", "weights (defaults)")
+    for name, cls in strategies.available(game).items():
+        weights = ", ".join(f"{k}={v:g}" for k, v in cls.WEIGHTS.items()) or "-"
+        table.add_row(name, cls.DESCRIPTION, weights)
+    console.print(table)
+
+
+@app.command()
+def play(
+    game: GameArg,
+    seats: SeatsOpt,
+    seed: SeedOpt = 0,
+    index: Annotated[int, typer.Option(
+        "--index", min=0, help="Game index within the run (with --seating fixed).")] = 0,
+    rules: RulesOpt = None,
+    set_: SetOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the trace as JSON.")] = False,
+) -> None:
+    """Play one game, seat i taken by the i-th spec, and print its trace. It is game
+    --index of `chocosim run` with the same seed, seats and --seating fixed."""
+    spec, params, specs = _setup(game, seats, rules, set_)
+    trace = play_game(spec, params, strategies.build_lineup(spec.name, specs), seed, index)
+    # Plain print: rich would wrap long lines and highlight the JSON.
+    print(json.dumps(trace.to_dict(), indent=1) if as_json else trace.render())
+
+
+@app.command("run")
+def run_command(
+    game: GameArg,
+    seats: SeatsOpt,
+    n_games: Annotated[int, typer.Option("--games", min=1, help="Games to play.")],
+    out_dir: Annotated[Path, typer.Option(
+        "--out", help="Run directory; re-running the same command resumes it.")],
+    seed: SeedOpt = 0,
+    seating: Annotated[Seating, typer.Option(
+        "--seating", help="rotate: every seat order equally often (when --games is a "
+        "multiple of players!); fixed: seat i gets spec i; random: an order per game.")]
+        = Seating["rotate"],
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", min=1, help="Chunks played at once [default: every core, or every "
+        "thread of the dask cluster].", show_default=False)] = None,
+    backend: Annotated[Backend, typer.Option(
+        "--backend", help="processes (joblib loky), threads (the game loop releases the "
+        "GIL) or dask (a cluster; needs chocosim[dask], --scheduler and a shared "
+        "filesystem).")] = Backend["processes"],
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", help="Address of the dask scheduler, e.g. tcp://10.0.0.5:8786.")] = None,
+    chunk_size: Annotated[int | None, typer.Option(
+        "--chunk-size", min=1, help="Games per part file (default: up to 100000, "
+        "small enough to keep every worker busy); a resumed run keeps its own.")] = None,
+    rules: RulesOpt = None,
+    set_: SetOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Play many games in parallel into a run directory, then print the summary."""
+    spec, params, specs = _setup(game, seats, rules, set_)
+    lineup = functools.partial(strategies.build_lineup, spec.name, specs)
+    try:
+        result = run_games(spec, params, specs, lineup, out_dir, n_games=n_games, seed=seed,
+                           seating=seating.value, jobs=jobs, backend=backend.value,
+                           scheduler=scheduler, chunk_size=chunk_size, quiet=quiet)
+    except KeyboardInterrupt:
+        print(f"chocosim: interrupted; the finished parts are kept in {out_dir}: "
+              "run the same command again to resume", file=sys.stderr)
+        raise typer.Exit(130) from None
+    resumed = f" ({result.resumed:,} were already done)" if result.resumed else ""
+    console.print(f"{spec.name}: played {result.played:,} games into {out_dir}{resumed}",
+                  soft_wrap=True)
+    _print_summary(summarize(out_dir))
+
+
+@app.command()
+def summary(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
+    """The summary of a run directory: win rates, shared victories, scores, end reasons."""
+    _print_summary(summarize(run_dir))
+
+
+def _rate(rate: float, low: float, high: float) -> str:
+    return f"{100 * rate:.2f}%  [{100 * low:.2f}, {100 * high:.2f}]"
+
+
+def _print_summary(s: Summary) -> None:
+    m = s.manifest
+    n_games = m.get("n_games")
+    done = f" of {n_games:,} (incomplete: re-run to resume)" if isinstance(n_games, int) \
+        and not s.complete else ""
+    console.print(f"{m.get('game')}  run {m.get('run_id')}  seed {m.get('seed')}  "
+                  f"seating {m.get('seating')}  games {s.games:,}{done}", soft_wrap=True)
+    for key, df, n in (("seat", s.by_seat, "games"), ("strategy", s.by_strategy, "plays")):
+        table = Table(key, n, "wins", "win rate  [95% CI]", "mean score",
+                      title=f"by {key}", title_justify="left")
+        for r in df.iter_rows(named=True):
+            table.add_row(str(r[key]), f"{r[n]:,}", f"{r['wins']:,.1f}",
+                          _rate(r["win_rate"], r["ci_low"], r["ci_high"]), f"{r['mean_score']:.2f}")
+        console.print(table)
+    d = s.draws.row(0, named=True)
+    console.print(f"shared victories: {d['shared']:,} of {d['games']:,} games, "
+                  f"{_rate(d['rate'], d['ci_low'], d['ci_high'])}", soft_wrap=True)
+    table = Table("end reason", "games", "share", title="end reasons", title_justify="left")
+    for r in s.end_reasons.iter_rows(named=True):
+        table.add_row(r["end_reason"], f"{r['games']:,}", f"{100 * r['share']:.2f}%")
+    console.print(table)
+
+
+def _fail(message: str) -> None:
+    # One line, whatever the source: click messages may span lines.
+    print(f"chocosim: error: {' '.join(message.split())}", file=sys.stderr)
+    sys.exit(EXIT_USAGE)
+
+
+def _usage_message(e: typer.TyperException) -> str:
+    """Click's message, plus the offending value: typer validates option values with
+    pydantic, whose error holds the input the message leaves out."""
+    cause = e.__cause__
+    if isinstance(cause, ValidationError) and cause.errors():
+        return f"{e.format_message()} (got {cause.errors()[0]['input']!r})"
+    return e.format_message()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: bad input (our UserError or a command-line usage error) is one line
+    on stderr and exit code 2, never a traceback."""
+    try:
+        code = app(args=argv, prog_name="chocosim", standalone_mode=False)
+    except UserError as e:
+        _fail(str(e))
+    except typer.TyperException as e:  # click's usage errors (unknown option, bad value...)
+        _fail(_usage_message(e))
+    except typer.Abort:
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()
