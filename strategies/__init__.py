@@ -5,8 +5,10 @@ one new file. A spec is `name`, `name(weight=value, ...)`, `name(weights=file.js
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import re
+import sys
 from functools import cache
 
 from simcore.errors import UserError
@@ -55,6 +57,10 @@ def resolve(game: str, spec: str) -> type:
     name, _ = parse_spec(spec)
     if ":" in name:
         module_name, _, attr = name.partition(":")
+        # A user's bot usually sits beside the command; console scripts and the worker
+        # processes do not put the working directory on the path by themselves.
+        if os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
         try:
             cls = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as e:
