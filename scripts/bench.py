@@ -5,6 +5,7 @@ table size, then the speed-up of the runner with 2 workers and its peak memory.
     python scripts/bench.py                      # everything, ~1 s per configuration
     python scripts/bench.py --game fabryka --seconds 3
     python scripts/bench.py --parallel-games 10000000 --memory-games 20000000
+    python scripts/bench.py --parallel-games 0     # one core only
 
 Run it on an idle machine; quote medians of several runs. Figures are for the build
 installed (the checked build is several times slower: see `simcore.state.CHECKED_BUILD`).
@@ -12,7 +13,12 @@ installed (the checked build is several times slower: see `simcore.state.CHECKED
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -77,12 +83,73 @@ def single_core(game_filter: str | None, seconds: float) -> None:
                       f"{r['decisions/game']:>11.1f}  {r['end reasons']}", flush=True)
 
 
+def tree_rss(root: int) -> int:
+    """Resident bytes of `root` and all its descendants (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            status = (entry / "status").read_text()
+        except OSError:  # the process ended while we looked
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+        rss[int(entry.name)] = next((int(line.split()[1]) * 1024 for line in status.splitlines()
+                                     if line.startswith("VmRSS:")), 0)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
+def timed_run(game: str, seats: str, n_games: int, jobs: int) -> tuple[float, int]:
+    """Wall seconds and peak memory (whole process tree) of a `chocosim run`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "analysis.cli", "run", game, "--seats", seats,
+               "--games", str(n_games), "--jobs", str(jobs), "--out", os.path.join(tmp, "run"), "--quiet"]
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, tree_rss(proc.pid))
+            time.sleep(0.05)
+        dt = time.perf_counter() - t
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed with exit code {proc.returncode}")
+    return dt, peak
+
+
+def parallel(game: str, seats: str, n_games: int, memory_games: int) -> None:
+    print(f"\nrunner, {game} {seats}: whole `chocosim run` commands (parquet output included)")
+    t1, m1 = timed_run(game, seats, n_games, 1)
+    t2, m2 = timed_run(game, seats, n_games, 2)
+    print(f"  {n_games:,} games: --jobs 1 {t1:.1f} s ({n_games / t1:,.0f} games/s), "
+          f"--jobs 2 {t2:.1f} s ({n_games / t2:,.0f} games/s): speed-up {t1 / t2:.2f}x")
+    print(f"  peak memory: {m1 / 2**20:,.0f} MB (--jobs 1), {m2 / 2**20:,.0f} MB (--jobs 2)")
+    if memory_games:
+        t, m = timed_run(game, seats, memory_games, 2)
+        print(f"  {memory_games:,} games, --jobs 2: {t:.1f} s, peak memory {m / 2**20:,.0f} MB")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--game", help="only this game")
     ap.add_argument("--seconds", type=float, default=1.0, help="length of each single-core measurement")
+    ap.add_argument("--parallel-game", default="fabryka", help="game of the runner measurement")
+    ap.add_argument("--parallel-seats", default="random,random", help="seats of the runner measurement")
+    ap.add_argument("--parallel-games", type=int, default=10_000_000,
+                    help="games of the --jobs 1 / --jobs 2 comparison (0: skip it)")
+    ap.add_argument("--memory-games", type=int, default=0,
+                    help="also measure the peak memory of a run this long with --jobs 2")
     args = ap.parse_args()
     single_core(args.game, args.seconds)
+    if args.parallel_games:
+        parallel(args.parallel_game, args.parallel_seats, args.parallel_games, args.memory_games)
 
 
 if __name__ == "__main__":
