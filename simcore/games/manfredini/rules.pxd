@@ -102,6 +102,7 @@ cdef struct Box:
     int n[N_GOODS]       # goods of each type (stacked ones included)
     int stacks[N_GOODS]  # stacked pairs of each type
     int used             # spaces in use = sum(n) - sum(stacks)
+    unsigned int mask    # bit g set iff n[g] > 0 (the move lists walk only these)
 
 
 cdef struct Goods:
@@ -158,6 +159,7 @@ cdef struct Pending:
 
 cdef struct MConfig:
     # The params, converted once when the game is built.
+    unsigned int full                # board bits of every space
     int n_players
     int variant
     int hand_size
@@ -211,13 +213,13 @@ cdef struct Man:
     int first                        # seat that moved first in the game
     int last_mover                   # seat that took the last turn so far
     int die                          # current face, 0-based
-    bint board[MAX_SPACES]           # a pawn on the space
+    unsigned int board               # bit i: a pawn on space i
     int pawn_pile
     int sugar_pile
     int cacao_pile                   # cacao/chocolate tokens
     int coin_pile
     int candy_supply[N_RECIPES]
-    bint in_play[N_RECIPES]          # recipe cards drawn for this game
+    unsigned int in_play             # bit r: recipe card r drawn for this game
     int spec_len
     signed char spec[MAX_SPEC]       # specialist deck, top = spec[spec_len - 1]
     int spec_known[MAX_SPEC]         # bit p: seat p saw this card go to the bottom
@@ -241,8 +243,8 @@ cdef struct MObs:
     int hand_len
     signed char hand[MAX_HAND]
     const Goods* goods               # goods[p] of every seat: public
-    const bint* board
-    const bint* in_play
+    unsigned int board               # bit i: a pawn on space i
+    unsigned int in_play             # bit r: recipe r in play
     const int* candy_supply
     const Pending* t                 # the turn in progress (look[] only when it is ours)
     const MConfig* cfg

@@ -56,10 +56,13 @@ cdef inline void take(Box* b, int g) noexcept nogil:
     else:
         b.stacks[g] -= 1
     b.n[g] -= 1
+    if b.n[g] == 0:
+        b.mask &= ~(1u << g)
 
 
 cdef inline void put(Box* b, int g, bint stacked) noexcept nogil:
     b.n[g] += 1
+    b.mask |= 1u << g
     if stacked:
         b.stacks[g] += 1
     else:
@@ -71,6 +74,10 @@ cdef inline int box_total(const Box* b) noexcept nogil:
     for g in range(N_GOODS):
         n += b.n[g]
     return n
+
+
+cdef extern from *:
+    int ctz "__builtin_ctz"(unsigned int x) noexcept nogil
 
 
 cdef inline int move_action(int g, int truck, bint stacked) noexcept nogil:
@@ -124,6 +131,8 @@ cdef int fill_box(Box* b, spec, int cap, str where) except -1:
         b.stacks[GOODS.index(name)] = n
     for g in range(N_GOODS):
         b.used += b.n[g] - b.stacks[g]
+        if b.n[g]:
+            b.mask |= 1u << g
     if b.used > cap:
         raise ValueError(f"{where} holds {b.used} spaces of goods but has {cap}")
     return 0
@@ -155,6 +164,7 @@ cdef class ManfrediniState(GameState):
         c.runner_reach = params.runner_reach
         c.spaces = params.factory.spaces
         c.pawns = min(params.factory.pawns, params.factory.spaces)
+        c.full = (1u << c.spaces) - 1
         for k in range(c.spaces):
             c.ability[0][k] = (AB_MIXER, AB_BREAK, AB_OUTLET)[
                 PLANTATION_ABILITIES.index(params.factory.plantation[k])]
@@ -230,7 +240,7 @@ cdef class ManfrediniState(GameState):
             order[r] = r
         shuffle_i8(&self.s.rng, order, N_RECIPES)
         for i in range(c.recipes_drawn):
-            self.s.in_play[order[i]] = True
+            self.s.in_play |= 1u << order[i]
             self.s.candy_supply[order[i]] = c.candy_tokens
         memcpy(self.s.spec, c.spec_cards, c.n_spec)
         self.s.spec_len = c.n_spec
@@ -267,7 +277,7 @@ cdef class ManfrediniState(GameState):
         cdef int rolls[MAX_PLAYERS]
         cdef Cards* cd
         self.s.half = half
-        memset(self.s.board, 0, sizeof(self.s.board))
+        self.s.board = 0
         self.s.pawn_pile = c.pawns
         for p in range(c.n_players):
             cd = &self.s.c[p]
@@ -362,7 +372,7 @@ cdef class ManfrediniState(GameState):
             t.recipe = -1
             if kind == 0:
                 if not t.to:
-                    self.s.board[t.space] = False
+                    self.s.board &= ~(1u << t.space)
                     self.s.pawn_pile += 1
                 t.step = ST_TRANSPORT
                 return
@@ -406,7 +416,7 @@ cdef class ManfrediniState(GameState):
             self.finish()
             return
         # Transition: pawns, warehouse goods and whistle coins go back to their piles.
-        memset(self.s.board, 0, sizeof(self.s.board))
+        self.s.board = 0
         self.s.pawn_pile = self.cfg.pawns
         for p in range(self.cfg.n_players):
             wh = &self.s.g[p].wh
@@ -463,11 +473,12 @@ cdef class ManfrediniState(GameState):
         # Try spaces from `number` on: to the factory the first empty one, from it the
         # first occupied one. Every space tried counts towards the capacity.
         cdef int i, sp, step = -1 if ccw else 1, n = self.cfg.spaces
+        cdef unsigned int want = self.s.board if to else ~self.s.board
         if to and self.s.pawn_pile == 0:
             return -1
         sp = number
         for i in range(n):
-            if self.s.board[sp] != to:
+            if not (want >> sp) & 1:
                 tried[0] = i + 1
                 return sp
             sp = (sp + step + n) % n
@@ -505,15 +516,15 @@ cdef class ManfrediniState(GameState):
             out[1] = A_CCW
             n = 2
         elif t.step == ST_TOFROM:
-            if self.probe(t.number, t.ccw, True, &tried) >= 0:
+            if self.s.board != self.cfg.full and self.s.pawn_pile > 0:
                 out[n] = A_TO
                 n += 1
-            if self.probe(t.number, t.ccw, False, &tried) >= 0:
+            if self.s.board != 0:
                 out[n] = A_FROM
                 n += 1
             if not gd.whistle and gd.coins >= self.cfg.shift_cost:
                 for i in range(spaces):
-                    if self.s.board[i]:
+                    if (self.s.board >> i) & 1:
                         out[n] = A_SHIFT_REMOVE + i
                         n += 1
                     elif self.s.pawn_pile > 0:
@@ -554,6 +565,7 @@ cdef class ManfrediniState(GameState):
         cdef Box* wh = &gd.wh
         cdef Box* b
         cdef int n = 0, g, tr
+        cdef unsigned int bits
         cdef bint wh_room = wh.used < self.cfg.warehouse
         if self.s.half == 0 and t.to:
             # From the piles: sugar or cacao, not both (the Trucker may mix).
@@ -575,9 +587,10 @@ cdef class ManfrediniState(GameState):
             b = &gd.truck[tr]
             if t.to:
                 # Candy Factory: from a truck into the warehouse.
-                for g in range(N_GOODS):
-                    if b.n[g] == 0:
-                        continue
+                bits = b.mask
+                while bits:
+                    g = ctz(bits)
+                    bits &= bits - 1
                     if wh_room:
                         out[n] = move_action(g, tr, False)
                         n += 1
@@ -586,9 +599,10 @@ cdef class ManfrediniState(GameState):
                         n += 1
             else:
                 # From the warehouse onto a truck; the Plantation ships sugar and chocolate.
-                for g in range(N_GOODS):
-                    if wh.n[g] == 0 or (self.s.half == 0 and g == CACAO):
-                        continue
+                bits = wh.mask & ~(1u << CACAO) if self.s.half == 0 else wh.mask
+                while bits:
+                    g = ctz(bits)
+                    bits &= bits - 1
                     if b.used < self.cfg.truck_cap[tr]:
                         out[n] = move_action(g, tr, False)
                         n += 1
@@ -601,8 +615,8 @@ cdef class ManfrediniState(GameState):
         cdef Pending* t = &self.s.t
         cdef Goods* gd = &self.s.g[self.s.to_move]
         cdef Box* wh = &gd.wh
-        cdef int n = 0, g, r, cap = self.cfg.warehouse
-        cdef bint any_plain = False
+        cdef int n = 0, r, cap = self.cfg.warehouse
+        cdef unsigned int bits
         if t.ability == AB_MIXER:
             if wh.n[SUGAR] > 0 and wh.n[CACAO] > 0 and \
                     wh.used - frees(wh, SUGAR) - frees(wh, CACAO) + 1 <= cap:
@@ -615,34 +629,36 @@ cdef class ManfrediniState(GameState):
                         out[n] = A_SELL + CACAO
                         n += 1
                 else:
-                    for g in range(N_GOODS):
-                        if wh.n[g] > 0:
-                            out[n] = A_SELL + g
-                            n += 1
+                    bits = wh.mask
+                    while bits:
+                        out[n] = A_SELL + ctz(bits)
+                        n += 1
+                        bits &= bits - 1
         elif t.ability == AB_BREAK:
             if gd.coins >= self.cfg.break_cost and self.s.spec_len > 0:
                 out[n] = A_RECRUIT
                 n += 1
         elif t.ability == AB_MACHINE:
-            for r in range(N_RECIPES):
-                if not self.s.in_play[r] or (t.recipe >= 0 and t.recipe != r):
-                    continue
+            bits = self.s.in_play if t.recipe < 0 else 1u << t.recipe
+            while bits:
+                r = ctz(bits)
+                bits &= bits - 1
                 if self.s.candy_supply[r] > 0 and wh.n[SUGAR] >= self.cfg.cost_sugar[r] \
                         and wh.n[CHOC] >= self.cfg.cost_choc[r]:
                     out[n] = A_MAKE + r
                     n += 1
         elif t.ability == AB_DECORATE:
-            for r in range(N_RECIPES):
-                g = PLAIN + r
-                if wh.n[g] > 0:
-                    any_plain = True
-                    # A plain candy taken off a stack needs a space of its own once decorated.
-                    if singles(wh, g) > 0 or wh.used < cap:
-                        out[n] = A_DECO + r
-                        n += 1
-            if any_plain and gd.coins >= self.cfg.deco_all_cost:
+            bits = (wh.mask >> PLAIN) & ((1u << N_RECIPES) - 1)
+            if bits and gd.coins >= self.cfg.deco_all_cost:
                 out[n] = A_DECO_ALL
                 n += 1
+            while bits:
+                r = ctz(bits)
+                bits &= bits - 1
+                # A plain candy taken off a stack needs a space of its own once decorated.
+                if singles(wh, PLAIN + r) > 0 or wh.used < cap:
+                    out[n] = A_DECO + r
+                    n += 1
         return n
 
     cdef int apply(self, int action) except -2 nogil:
@@ -703,7 +719,7 @@ cdef class ManfrediniState(GameState):
                 t.space = self.probe(t.number, t.ccw, t.to, &tried)
                 t.cap_left = tried + (self.cfg.lift_bonus if t.card == SPEC + K_LIFT else 0)
                 if t.to:
-                    self.s.board[t.space] = True
+                    self.s.board |= 1u << t.space
                     self.s.pawn_pile -= 1
                 t.stage = -1
                 self.next_stage()
@@ -712,10 +728,10 @@ cdef class ManfrediniState(GameState):
                 gd.whistle = True
                 self.s.f[p].uses[6] += 1
                 if action >= A_SHIFT_REMOVE:
-                    self.s.board[action - A_SHIFT_REMOVE] = False
+                    self.s.board &= ~(1u << (action - A_SHIFT_REMOVE))
                     self.s.pawn_pile += 1
                 else:
-                    self.s.board[action - A_SHIFT_ADD] = True
+                    self.s.board |= 1u << (action - A_SHIFT_ADD)
                     self.s.pawn_pile -= 1
         elif t.step == ST_TRANSPORT:
             if action == A_STOP:
@@ -841,10 +857,12 @@ cdef class ManfrediniState(GameState):
             self.s.coin_pile += self.cfg.deco_all_cost
             for r in range(N_RECIPES):
                 # Plain stacks become decorated stacks: both candies of a stack are flipped.
-                wh.n[DECO + r] += wh.n[PLAIN + r]
-                wh.stacks[DECO + r] += wh.stacks[PLAIN + r]
-                wh.n[PLAIN + r] = 0
-                wh.stacks[PLAIN + r] = 0
+                if wh.n[PLAIN + r]:
+                    wh.n[DECO + r] += wh.n[PLAIN + r]
+                    wh.stacks[DECO + r] += wh.stacks[PLAIN + r]
+                    wh.n[PLAIN + r] = 0
+                    wh.stacks[PLAIN + r] = 0
+                    wh.mask = (wh.mask & ~(1u << (PLAIN + r))) | (1u << (DECO + r))
             self.s.f[p].uses[4] += 1
             self.next_stage()
 
@@ -1097,12 +1115,12 @@ cdef class ManfrediniState(GameState):
                     candy[r] += boxes[t].n[PLAIN + r] + boxes[t].n[DECO + r]
         pawns = self.s.pawn_pile
         for i in range(c.spaces):
-            pawns += self.s.board[i]
+            pawns += (self.s.board >> i) & 1
         if sugar != c.supply_sugar or cacao != c.supply_cacao or coins != c.supply_coins \
                 or pawns != c.pawns or self.s.pawn_pile < 0 or self.s.coin_pile < 0:
             return 1
         for r in range(N_RECIPES):
-            if candy[r] != (c.candy_tokens if self.s.in_play[r] else 0) or self.s.candy_supply[r] < 0:
+            if candy[r] != (c.candy_tokens if ((self.s.in_play >> r) & 1) else 0) or self.s.candy_supply[r] < 0:
                 return 1
         # 2: boxes
         caps[0] = c.warehouse
@@ -1119,6 +1137,8 @@ cdef class ManfrediniState(GameState):
                     if boxes[t].n[k] < 0 or boxes[t].stacks[k] < 0 or 2 * boxes[t].stacks[k] > boxes[t].n[k]:
                         return 2
                     used += boxes[t].n[k] - boxes[t].stacks[k]
+                    if ((boxes[t].mask >> k) & 1) != (boxes[t].n[k] > 0):
+                        return 2
                 if used != boxes[t].used or used > caps[t]:
                     return 2
         # 3: cards
@@ -1204,9 +1224,6 @@ cdef class ManfrediniState(GameState):
                 raise ValueError(f"no worker card {name}")
             return k
         return SPEC + SPECIALISTS.index(name)
-
-    def _ability_name(self, int ab):
-        return ABILITY_NAMES[ab]
 
     def describe_action(self, int action):
         t = self.s.t
@@ -1310,9 +1327,9 @@ cdef class ManfrediniState(GameState):
             "half": ("plantation", "candy")[self.s.half],
             "to_move": self.s.to_move,
             "die": self.s.die + 1,
-            "board": [i + 1 for i in range(self.cfg.spaces) if self.s.board[i]],
-            "recipes": [RECIPES[r] for r in range(N_RECIPES) if self.s.in_play[r]],
-            "candy_supply": {RECIPES[r]: self.s.candy_supply[r] for r in range(N_RECIPES) if self.s.in_play[r]},
+            "board": [i + 1 for i in range(self.cfg.spaces) if (self.s.board >> i) & 1],
+            "recipes": [RECIPES[r] for r in range(N_RECIPES) if ((self.s.in_play >> r) & 1)],
+            "candy_supply": {RECIPES[r]: self.s.candy_supply[r] for r in range(N_RECIPES) if ((self.s.in_play >> r) & 1)},
             "piles": {"sugar": self.s.sugar_pile, "cacao": self.s.cacao_pile,
                       "coins": self.s.coin_pile, "pawns": self.s.pawn_pile},
             "specialist_deck_size": self.s.spec_len,
@@ -1346,7 +1363,7 @@ cdef class ManfrediniState(GameState):
     def render(self):
         """A few readable lines: the board, then each seat's hand, warehouse and trucks."""
         d = self.to_dict()
-        marks = "".join("o" if self.s.board[i] else "." for i in range(self.cfg.spaces))
+        marks = "".join("o" if (self.s.board >> i) & 1 else "." for i in range(self.cfg.spaces))
         lines = [f"{self.phase_label()}: board [{marks}] die {d['die']}, recipes: {', '.join(d['recipes'])}"]
         for p, pl in enumerate(d["players"]):
             trucks = "  ".join(f"{k}{pl['trucks'][k] or '{}'}" for k in pl["trucks"])
@@ -1386,10 +1403,10 @@ cdef class ManfrediniState(GameState):
         self.s.half = half
         self.s.die = die - 1
         for sp in board:
-            self.s.board[sp - 1] = True
+            self.s.board |= 1u << (sp - 1)
         self.s.pawn_pile = self.cfg.pawns - len(board)
         for r in recipes:
-            self.s.in_play[RECIPES.index(r)] = True
+            self.s.in_play |= 1u << RECIPES.index(r)
         spec_left = [self.cfg.spec_total[k] for k in range(N_KINDS)]
         for p in seats:
             cd = &self.s.c[p]
@@ -1438,7 +1455,7 @@ cdef class ManfrediniState(GameState):
         self.s.cacao_pile = self.cfg.supply_cacao
         self.s.coin_pile = self.cfg.supply_coins
         for r in range(N_RECIPES):
-            self.s.candy_supply[r] = self.cfg.candy_tokens if self.s.in_play[r] else 0
+            self.s.candy_supply[r] = self.cfg.candy_tokens if ((self.s.in_play >> r) & 1) else 0
         for p in seats:
             g = &self.s.g[p]
             self.s.coin_pile -= g.coins + (self.cfg.shift_cost if g.whistle else 0)
