@@ -522,3 +522,28 @@ def test_features_and_interims_are_named():
     assert (coins >= 0).all() and f[:, names.index("turns")].min() >= 8
     # The end interim is the final score.
     assert np.array_equal(out["interim"][:, 1], out["score"])
+
+
+@pytest.mark.parametrize("variant", ["full", "plantation", "candy"])
+def test_heuristic_plays_legal_games_and_beats_random(variant):
+    st, out = batch(2, variant, 300, bots="heuristic")
+    assert (out["score"] > 0).mean() > 0.9
+    spec_st = new(2, variant)
+    bots = [build("manfredini", "heuristic"), build("manfredini", "random")]
+    perms = np.array([[0, 1], [1, 0]], np.int32)
+    n = 400
+    res = dict(
+        game_index=np.zeros(n, np.int64), seeds=np.zeros(n, np.uint64), turns=np.zeros(n, np.int32),
+        end_reason=np.zeros(n, np.int8), seat_strategy=np.zeros(2 * n, np.int8),
+        score=np.zeros(2 * n, np.int32), rank=np.zeros(2 * n, np.int8), win=np.zeros(2 * n, np.float32),
+        first=np.zeros(2 * n, np.int8), features=np.zeros((2 * n, spec_st.n_features), np.int32),
+        interim=np.zeros((2 * n, spec_st.n_interim), np.int32))
+    play_batch(spec_st, bots, perms, 0, 3, 0, n, *res.values())
+    assert res["win"][res["seat_strategy"] == 0].mean() > 0.8
+
+
+def test_heuristic_weights_are_named_and_tunable():
+    bot = build("manfredini", "heuristic(chocolate_value=3, recruit_min_coins=2)")
+    assert bot.weights["chocolate_value"] == 3.0 and bot.weights["recruit_min_coins"] == 2.0
+    with pytest.raises(UserError):
+        build("manfredini", "heuristic(no_such_weight=1)")

@@ -250,6 +250,7 @@ cdef struct MObs:
     const MConfig* cfg
     int die
     int spec_len
+    int pawn_pile
     int sugar_pile
     int cacao_pile
     int coin_pile

@@ -1082,6 +1082,7 @@ cdef class ManfrediniState(GameState):
         o.cfg = &self.cfg
         o.die = self.s.die
         o.spec_len = self.s.spec_len
+        o.pawn_pile = self.s.pawn_pile
         o.sugar_pile = self.s.sugar_pile
         o.cacao_pile = self.s.cacao_pile
         o.coin_pile = self.s.coin_pile
