@@ -7,6 +7,7 @@
 # - every worker card of every player and every specialist card is in exactly one place;
 # - the seat to move is a player while the game runs, -1 once it is over;
 # - at the end of each half every deck and hand is empty.
+cimport cython
 from libc.stdint cimport uint64_t
 from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_PLAYERS
@@ -256,6 +257,9 @@ cdef struct MObs:
     int coin_pile
 
 
+# Final: the engine's own calls (settle, gen_legal, act...) are direct C calls the
+# compiler can inline, not virtual ones.
+@cython.final
 cdef class ManfrediniState(GameState):
     cdef MConfig cfg
     cdef Man s

@@ -457,15 +457,19 @@ cdef class ManfrediniState(GameState):
         return self.s.to_move
 
     cdef int legal_actions(self, int* out) noexcept nogil:
-        memcpy(out, self.s.legal, self.s.n_legal * sizeof(int))
+        # A plain loop: the lists are a few ints, too short for a libc call to pay off.
+        cdef int i
+        for i in range(self.s.n_legal):
+            out[i] = self.s.legal[i]
         return self.s.n_legal
 
     cdef void settle(self) noexcept nogil:
-        # Compute the next legal list; a decision that can only stop is taken here.
+        # Compute the next legal list; a transport or ability that can only stop is
+        # passed here (stop is only ever offered at those two steps).
         while True:
             self.s.n_legal = self.gen_legal(self.s.legal)
             if self.s.n_legal == 1 and self.s.legal[0] == A_STOP:
-                self.act(A_STOP)
+                self.next_stage()
             else:
                 return
 
@@ -487,7 +491,7 @@ cdef class ManfrediniState(GameState):
     cdef int gen_legal(self, int* out) noexcept nogil:
         cdef Pending* t = &self.s.t
         cdef int p = self.s.to_move
-        cdef int n = 0, i, k, g, tr, r, tried, spaces = self.cfg.spaces
+        cdef int n = 0, i, k, g, tr, spaces = self.cfg.spaces
         cdef unsigned int seen = 0
         cdef Goods* gd
         cdef Box* wh
@@ -671,7 +675,7 @@ cdef class ManfrediniState(GameState):
         cdef int p = self.s.to_move
         cdef Goods* gd = &self.s.g[p]
         cdef Cards* cd = &self.s.c[p]
-        cdef int i, k, tried, gain, last
+        cdef int i, k, tried = 0, last
         if t.step == ST_CARD:
             k = action - A_CARD
             for i in range(gd.hand_len):
