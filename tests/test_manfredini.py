@@ -494,23 +494,48 @@ def test_determinism():
         assert np.array_equal(a[k], b[k]), k
 
 
-def test_determinize_keeps_what_the_observer_sees():
-    st = new(3)
-    st.new_game(42)
-    bot = build("manfredini", "random")
+@pytest.mark.parametrize("variant", ["full", "candy"])
+def test_determinize_keeps_what_the_observer_sees(variant):
+    # Through whole games (recruits hidden in hands, cards seen at the Break Room), every
+    # resampled world keeps the invariants, the observer's view and each seat's cards.
     from simcore.strategy import RngView
-    rng = RngView.seeded(3)
-    for _ in range(40):
+    st = new(3, variant)
+    bot = build("manfredini", "random")
+
+    def numbered(pl):
+        return sorted(c for c in pl["hand"] + pl["deck"] if c.isdigit())
+
+    for seed in range(15):
+        st.new_game(seed)
+        rng = RngView.seeded(seed)
+        k = 0
+        while not st.terminal:
+            if k % 5 == 0:
+                for observer in range(3):
+                    other = st.determinized(observer, 1234 * seed + k + observer)
+                    other.check_invariants()
+                    assert other.observation(observer) == st.observation(observer)
+                    assert other.legal() == st.legal() or st.player != observer
+                    d, e = st.to_dict(), other.to_dict()
+                    for p in range(3):
+                        assert numbered(d["players"][p]) == numbered(e["players"][p])
+            st.apply_action(bot.choose_action(st, rng))
+            k += 1
+
+
+def test_copies_are_independent():
+    from simcore.strategy import RngView
+    st = new(2)
+    st.new_game(8)
+    bot = build("manfredini", "random")
+    rng = RngView.seeded(8)
+    for _ in range(30):
         st.apply_action(bot.choose_action(st, rng))
-    for observer in range(3):
-        other = st.determinized(observer, 1234 + observer)
-        other.check_invariants()
-        assert other.observation(observer) == st.observation(observer)
-        d, e = st.to_dict(), other.to_dict()
-        for p in range(3):
-            def numbered(pl):
-                return sorted(c for c in pl["hand"] + pl["deck"] if c.isdigit())
-            assert numbered(d["players"][p]) == numbered(e["players"][p])
+    before = st.to_dict()
+    c = st.clone()
+    while not c.terminal:
+        c.apply_action(bot.choose_action(c, rng))
+    assert st.to_dict() == before
 
 
 def test_features_and_interims_are_named():

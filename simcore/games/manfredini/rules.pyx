@@ -1018,7 +1018,7 @@ cdef class ManfrediniState(GameState):
             cd = &self.s.c[p]
             for i in range(self.s.g[p].hand_len):
                 if cd.secret[i]:
-                    pool[n] = cd.hand[i]
+                    pool[n] = cd.hand[i] - SPEC      # the pool holds kinds, as the deck does
                     n += 1
         if self.s.t.step == ST_PICK and self.s.to_move != observer:
             for i in range(self.s.t.n_look):
@@ -1036,7 +1036,7 @@ cdef class ManfrediniState(GameState):
             cd = &self.s.c[p]
             for i in range(self.s.g[p].hand_len):
                 if cd.secret[i]:
-                    cd.hand[i] = pool[n]
+                    cd.hand[i] = SPEC + pool[n]
                     n += 1
         if self.s.t.step == ST_PICK and self.s.to_move != observer:
             for i in range(self.s.t.n_look):
