@@ -54,7 +54,7 @@ cdef class ManfrediniHeuristic(Strategy):
         "cacao_value": 0.3,          # a cacao (it cannot be shipped from the Plantation)
         "chocolate_value": 2.0,      # a chocolate on a truck: chocolate vs sugar
         "coin_value": 1.0,
-        "take_value": 0.6,           # a good brought into the warehouse (not yet shipped)
+        "take_value": 1.2,           # a good brought into the warehouse (not yet shipped)
         "ability_value": 1.0,        # a space ability that can be used this turn
         "recruit_min_coins": 1.0,    # when to recruit: coins needed before paying one
         "recipe_points": 1.0,        # recipe preference: weight of the points a use makes
@@ -66,7 +66,7 @@ cdef class ManfrediniHeuristic(Strategy):
         "specialist_hold": 0.5,      # keep specialists for later unless they gain this much
         "chocolate_share": 0.6,      # mix until chocolate is this share of sugar + chocolate
         "decorate_all_min": 2.0,     # pay to decorate all when this many candies are plain
-        "endgame_cards": 2.0,        # cards left (hand + deck) at which everything ships
+        "endgame_cards": 1.0,        # cards left (hand + deck) at which everything ships
         "pick_lift_operator": 0.9,
         "pick_sorter": 0.5,
         "pick_runner": 1.0,
