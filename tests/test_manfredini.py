@@ -464,6 +464,10 @@ def test_bad_params_are_rejected():
         SPEC.params(players=2, sets={"variant": "short"})
     with pytest.raises(UserError):
         SPEC.params(players=2, sets={"factory.plantation": ["mixer"]})
+    with pytest.raises(UserError):
+        SPEC.params(players=2, sets={"factory.pawns": 9})
+    with pytest.raises(UserError):
+        SPEC.params(players=4, sets={"variant": "candy", "candy_only.specialists": 5})
 
 
 # ---- many games ----
@@ -572,3 +576,23 @@ def test_heuristic_weights_are_named_and_tunable():
     assert bot.weights["chocolate_value"] == 3.0 and bot.weights["recruit_min_coins"] == 2.0
     with pytest.raises(UserError):
         build("manfredini", "heuristic(no_such_weight=1)")
+
+
+def test_house_rules_change_the_game_and_keep_the_invariants():
+    # A smaller factory with fewer pawns, bigger hands, a shallower Break Room.
+    sets = {"factory.spaces": 6, "factory.pawns": 5, "hand_size": 4,
+            "factory.plantation": ["mixer", "break_room", "outlet"] * 2,
+            "factory.candy": ["candy_machine", "decorating", "outlet"] * 2,
+            "plantation.break_room_look": 2, "trucks.spare.capacity": 0, "trucks.spare.icons": 0}
+    st = SPEC.new_state(SPEC.params(players=3, sets=sets))
+    bots = [build("manfredini", "random") for _ in range(3)]
+    from simcore.strategy import RngView
+    for seed in range(30):
+        st.new_game(seed)
+        rng = RngView.seeded(seed)
+        while not st.terminal:
+            st.apply_action(bots[st.player].choose_action(st, rng))
+            st.check_invariants()
+            assert len(st.observation(0)["board"]) <= 5
+        for p in st.to_dict()["players"]:
+            assert p["trucks"]["spare"] == {}

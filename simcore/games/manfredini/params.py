@@ -33,6 +33,8 @@ class Factory(Params):
 
     @model_validator(mode="after")
     def _one_ability_per_space(self) -> "Factory":
+        if self.pawns > self.spaces:
+            raise ValueError(f"factory.pawns = {self.pawns} exceeds the {self.spaces} spaces they stand on")
         for side in ("plantation", "candy"):
             if len(getattr(self, side)) != self.spaces:
                 raise ValueError(f"factory.{side} lists {len(getattr(self, side))} abilities "

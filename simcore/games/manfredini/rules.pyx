@@ -163,7 +163,7 @@ cdef class ManfrediniState(GameState):
         c.lift_bonus = params.lift_bonus
         c.runner_reach = params.runner_reach
         c.spaces = params.factory.spaces
-        c.pawns = min(params.factory.pawns, params.factory.spaces)
+        c.pawns = params.factory.pawns
         c.full = (1u << c.spaces) - 1
         for k in range(c.spaces):
             c.ability[0][k] = (AB_MIXER, AB_BREAK, AB_OUTLET)[
