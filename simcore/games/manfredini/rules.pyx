@@ -399,8 +399,12 @@ cdef class ManfrediniState(GameState):
                 cd.secret[g.hand_len] = False
                 g.hand_len += 1
         # Clockwise to the next player with a card; a player without cards is skipped.
-        for i in range(1, n + 1):
-            q = (p + i) % n
+        # (Wrapping by hand: a division per turn shows in profiles.)
+        q = p
+        for i in range(n):
+            q += 1
+            if q == n:
+                q = 0
             if self.s.g[q].hand_len > 0:
                 self.begin_turn(q)
                 return
@@ -485,7 +489,11 @@ cdef class ManfrediniState(GameState):
             if not (want >> sp) & 1:
                 tried[0] = i + 1
                 return sp
-            sp = (sp + step + n) % n
+            sp += step
+            if sp == n:
+                sp = 0
+            elif sp < 0:
+                sp = n - 1
         return -1
 
     cdef int gen_legal(self, int* out) noexcept nogil:
