@@ -288,6 +288,7 @@ cdef class ManfrediniState(GameState):
     cdef void pick(self, int kind) noexcept nogil
     cdef void load(self, int action) noexcept nogil
     cdef bint hidden_in_hand(self, const Cards* cd, int i) noexcept nogil
+    cdef int unseen_specialists(self, int observer, signed char* pool, bint write) noexcept nogil
 
 
 # Score of one seat's goods now (the variant's rules; coins included).

@@ -1005,51 +1005,62 @@ cdef class ManfrediniState(GameState):
     cdef void copy_into(self, GameState other) noexcept nogil:
         (<ManfrediniState>other).s = self.s
 
+    cdef int unseen_specialists(self, int observer, signed char* pool, bint write) noexcept nogil:
+        # Visit, in a fixed order, every specialist slot whose kind `observer` has not
+        # seen, reading the kinds into pool or writing them back from it; return how many.
+        # Candy-only decks get their specialists unseen, so there every specialist in a
+        # deck or in another hand is one of them; elsewhere the specialists a seat holds
+        # were played face up, except recruits still in hand.
+        cdef bint blind = self.cfg.variant == V_CANDY
+        cdef int p, i, n = 0
+        cdef Cards* cd
+        for i in range(self.s.spec_len):
+            if not (self.s.spec_known[i] >> observer) & 1:
+                if write:
+                    self.s.spec[i] = pool[n]
+                else:
+                    pool[n] = self.s.spec[i]
+                n += 1
+        for p in range(self.cfg.n_players):
+            cd = &self.s.c[p]
+            if p != observer:
+                for i in range(self.s.g[p].hand_len):
+                    if cd.secret[i] or (blind and cd.hand[i] >= SPEC):
+                        if write:
+                            cd.hand[i] = SPEC + pool[n]
+                        else:
+                            pool[n] = cd.hand[i] - SPEC
+                        n += 1
+            if blind:
+                for i in range(self.s.g[p].deck_len):
+                    if cd.deck[i] >= SPEC:
+                        if write:
+                            cd.deck[i] = SPEC + pool[n]
+                        else:
+                            pool[n] = cd.deck[i] - SPEC
+                        n += 1
+        if self.s.t.step == ST_PICK and self.s.to_move != observer:
+            for i in range(self.s.t.n_look):
+                if write:
+                    self.s.t.look[i] = pool[n]
+                else:
+                    pool[n] = self.s.t.look[i]
+                n += 1
+        return n
+
     cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
         # Unseen by `observer`: every deck order (its own included), the other hands
-        # (their numbered cards and known specialists are reshuffled with their decks),
-        # the recruited specialists it did not see, the specialist-deck cards it did not
-        # see go to the bottom, and the cards another seat is choosing from right now.
-        cdef signed char pool[MAX_SPEC + MAX_PLAYERS * MAX_HAND + MAX_LOOK]
+        # (their numbered cards, and specialists they drew, are reshuffled with their
+        # decks), and the kinds of the specialists it has not seen (see
+        # unseen_specialists), which are shuffled among their slots.
+        cdef signed char pool[MAX_SPEC + MAX_PLAYERS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
         cdef signed char own[MAX_DECK + MAX_HAND]
         cdef int p, i, n, m
         cdef Cards* cd
         cdef Goods* gd
-        n = 0
-        for i in range(self.s.spec_len):
-            if not (self.s.spec_known[i] >> observer) & 1:
-                pool[n] = self.s.spec[i]
-                n += 1
-        for p in range(self.cfg.n_players):
-            if p == observer:
-                continue
-            cd = &self.s.c[p]
-            for i in range(self.s.g[p].hand_len):
-                if cd.secret[i]:
-                    pool[n] = cd.hand[i] - SPEC      # the pool holds kinds, as the deck does
-                    n += 1
-        if self.s.t.step == ST_PICK and self.s.to_move != observer:
-            for i in range(self.s.t.n_look):
-                pool[n] = self.s.t.look[i]
-                n += 1
+        n = self.unseen_specialists(observer, pool, False)
         shuffle_i8(rng, pool, n)
-        n = 0
-        for i in range(self.s.spec_len):
-            if not (self.s.spec_known[i] >> observer) & 1:
-                self.s.spec[i] = pool[n]
-                n += 1
-        for p in range(self.cfg.n_players):
-            if p == observer:
-                continue
-            cd = &self.s.c[p]
-            for i in range(self.s.g[p].hand_len):
-                if cd.secret[i]:
-                    cd.hand[i] = SPEC + pool[n]
-                    n += 1
-        if self.s.t.step == ST_PICK and self.s.to_move != observer:
-            for i in range(self.s.t.n_look):
-                self.s.t.look[i] = pool[n]
-                n += 1
+        self.unseen_specialists(observer, pool, True)
         for p in range(self.cfg.n_players):
             cd = &self.s.c[p]
             gd = &self.s.g[p]
