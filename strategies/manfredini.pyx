@@ -167,7 +167,10 @@ cdef class ManfrediniHeuristic(Strategy):
         cdef const Goods* me = &o.goods[o.seat]
         cdef const MConfig* c = o.cfg
         cdef int tried = 0, cap, space, t, room, best_room = 0, carry = 0, g
+        cdef int want[N_GOODS]
         cdef double v, per
+        want[SUGAR] = 0
+        want[CHOC] = 0
         space = probe(o, number, ccw, to, &tried)
         if space < 0:
             return -1e9
@@ -180,21 +183,23 @@ cdef class ManfrediniHeuristic(Strategy):
                 best_room = room
         if card == SPEC + K_PACKER:
             best_room += cap
+        if o.half == 1:
+            self.plan(o, want)
         if to:
             room = c.warehouse - me.wh.used + (cap if card == SPEC + K_PACKER else 0)
             if o.half == 0:
                 carry = room
             else:
-                # Raw goods to feed the Candy Machine, from the truck holding most.
-                for t in range(N_TRUCKS):
-                    g = me.truck[t].n[SUGAR] + me.truck[t].n[CHOC]
-                    if g > carry:
-                        carry = g
+                # Sugar and chocolate the planned recipe still lacks in the warehouse.
+                for g in range(SUGAR, CHOC + 1):
+                    if g != CACAO and want[g] > me.wh.n[g]:
+                        carry += want[g] - me.wh.n[g]
                 if carry > room:
                     carry = room
-            per = self.w[W_TAKE]
+            # On the last card nothing brought in can be shipped any more.
+            per = 0.0 if self.endgame(o) else self.w[W_TAKE]
         else:
-            carry = self.shippable(o)
+            carry = self.shippable(o, want)
             if carry > best_room:
                 carry = best_room
             per = self.w[W_CHOC] if me.wh.n[CHOC] > 0 or o.half == 1 else self.w[W_SUGAR]
@@ -212,11 +217,19 @@ cdef class ManfrediniHeuristic(Strategy):
         cdef const Goods* me = &o.goods[o.seat]
         return me.hand_len + me.deck_len <= self.w[W_ENDGAME]
 
-    cdef int shippable(self, const MObs* o) noexcept nogil:
+    cdef int shippable(self, const MObs* o, const int* want) noexcept nogil:
+        # Goods the bot would load now: the Plantation's sugar and chocolate; in the Candy
+        # Factory candy and what the planned recipe does not need (all on the last card).
         cdef const Box* wh = &o.goods[o.seat].wh
+        cdef int g, n
         if o.half == 0:
             return wh.n[SUGAR] + wh.n[CHOC]
-        return box_count(wh)
+        n = box_count(wh)
+        if not self.endgame(o):
+            for g in range(SUGAR, CHOC + 1):
+                if g != CACAO:
+                    n -= wh.n[g] if wh.n[g] < want[g] else want[g]
+        return n
 
     cdef double usable(self, const MObs* o, int ability, bint to) noexcept nogil:
         # 1 if the ability could do something useful now (or, going in, once goods arrive).
@@ -256,14 +269,35 @@ cdef class ManfrediniHeuristic(Strategy):
             return o.cfg.points[g - PLAIN]
         return o.cfg.points[g - DECO] + o.cfg.sc_deco
 
-    cdef bint needed(self, const MObs* o, int g) noexcept nogil:
-        # A raw good some recipe in play still asks for.
-        cdef int r
+    cdef int plan(self, const MObs* o, int* want) noexcept nogil:
+        # The recipe worth most for the sugar and chocolate this seat owns (warehouse and
+        # trucks), and in want[SUGAR], want[CHOC] what its uses this visit consume.
+        cdef const Goods* me = &o.goods[o.seat]
+        cdef const MConfig* c = o.cfg
+        cdef int t, r, k, made, best = -1, best_k = 0
+        cdef int sugar = me.wh.n[SUGAR], choc = me.wh.n[CHOC]
+        cdef double v, best_v = 0.0
+        for t in range(N_TRUCKS):
+            sugar += me.truck[t].n[SUGAR]
+            choc += me.truck[t].n[CHOC]
         for r in range(N_RECIPES):
-            if (o.in_play >> r) & 1 and o.candy_supply[r] > 0 and (
-                    (g == SUGAR and o.cfg.cost_sugar[r] > 0) or (g == CHOC and o.cfg.cost_choc[r] > 0)):
-                return True
-        return False
+            if not (o.in_play >> r) & 1 or o.candy_supply[r] == 0:
+                continue
+            k = c.uses[r]
+            if c.cost_sugar[r] and sugar // c.cost_sugar[r] < k:
+                k = sugar // c.cost_sugar[r]
+            if c.cost_choc[r] and choc // c.cost_choc[r] < k:
+                k = choc // c.cost_choc[r]
+            made = k * c.candies[r]
+            if made > o.candy_supply[r]:
+                made = o.candy_supply[r]
+            v = (self.w[W_RECIPE] * made * c.points[r]
+                 - self.w[W_RECIPE_COST] * k * (c.cost_sugar[r] + c.cost_choc[r]))
+            if k > 0 and v > best_v:
+                best, best_v, best_k = r, v, k
+        want[SUGAR] = c.cost_sugar[best] * best_k if best >= 0 else 0
+        want[CHOC] = c.cost_choc[best] * best_k if best >= 0 else 0
+        return best
 
     cdef double move_value(self, const MObs* o, int a) noexcept nogil:
         cdef const Goods* me = &o.goods[o.seat]
@@ -273,21 +307,27 @@ cdef class ManfrediniHeuristic(Strategy):
         cdef int t = (code >> 1) % N_TRUCKS
         cdef int g = (code >> 1) // N_TRUCKS
         cdef int free
+        cdef int want[N_GOODS]
         cdef double v, bonus = self.w[W_PACK] * 0.01 if stacked else 0.0
+        want[SUGAR] = 0
+        want[CHOC] = 0
         if o.half == 0 and o.t.to:
             # Balance sugar and cacao: the mixer needs one of each.
             if g == SUGAR:
                 return 1.0 + bonus + (0.1 if me.wh.n[SUGAR] <= me.wh.n[CACAO] else 0.0)
             return 1.0 + bonus + (0.1 if me.wh.n[CACAO] < me.wh.n[SUGAR] else 0.0)
+        if o.half == 1:
+            self.plan(o, want)
         if o.t.to:
-            # Candy Factory: bring what recipes need, first from trucks that do not score.
-            if g >= PLAIN or g == CACAO or not self.needed(o, g):
-                return -1.0 if c.truck_coloured[t] else 0.2 + bonus
-            return 1.0 + (0.0 if c.truck_coloured[t] else 0.5) + bonus
+            # Candy Factory: bring what the planned recipe needs, first from trucks that
+            # do not score; leave the rest where it scores.
+            if (g == SUGAR or g == CHOC) and me.wh.n[g] < want[g]:
+                return 1.0 + (0.0 if c.truck_coloured[t] else 0.5) + bonus
+            return -1.0 if c.truck_coloured[t] else 0.2 + bonus
         # Loading a truck.
         if o.half == 0 and g == SUGAR and not self.endgame(o) and me.wh.n[SUGAR] <= me.wh.n[CACAO]:
             return -1.0      # this sugar still has a cacao to mix with
-        if o.half == 1 and g < PLAIN and not self.endgame(o) and self.needed(o, g):
+        if o.half == 1 and (g == SUGAR or g == CHOC) and not self.endgame(o) and me.wh.n[g] <= want[g]:
             return -1.0      # keep it for the Candy Machine
         v = self.good_value(o, g) + bonus
         if c.variant != V_PLANTATION:
