@@ -485,6 +485,8 @@ def test_random_games_keep_every_invariant(players, variant):
         st.new_game(seed)
         rng = RngView.seeded(seed)
         while not st.terminal:
+            legal = st.legal()
+            assert len(set(legal)) == len(legal) and all(st.describe_action(a) for a in legal)
             st.apply_action(bots[st.player].choose_action(st, rng))
             st.check_invariants()
         for p in st.to_dict()["players"]:
