@@ -12,13 +12,13 @@ from simcore.rng cimport Rng
 from simcore.state cimport GameState
 from simcore.strategy cimport Strategy
 from simcore.games.manfredini.rules cimport (
-    ManfrediniState, MObs, Goods, Box, MConfig, Pending,
-    N_GOODS, N_TRUCKS, N_RECIPES, N_KINDS, SPEC, SUGAR, CACAO, CHOC, PLAIN, DECO,
+    ManfrediniState, MObs, Goods, Box, MConfig,
+    N_GOODS, N_TRUCKS, N_RECIPES, SPEC, SUGAR, CACAO, CHOC, PLAIN, DECO,
     K_LIFT, K_SORTER, K_RUNNER, K_TRUCKER, K_MACHINIST, K_PACKER,
     AB_MIXER, AB_BREAK, AB_OUTLET, AB_MACHINE, AB_DECORATE, V_PLANTATION,
     ST_CARD, ST_DIE, ST_RUNNER, ST_SORTER, ST_TOFROM, ST_TRANSPORT, ST_ABILITY, ST_PICK,
     ST_DISCARD, ST_LOAD,
-    A_CARD, A_KEEP_FACE, A_ROLL, A_RUN, A_CW, A_CCW, A_TO, A_FROM, A_STOP, A_MIX, A_SELL,
+    A_CARD, A_KEEP_FACE, A_RUN, A_CCW, A_TO, A_FROM, A_STOP, A_MIX, A_SELL,
     A_RECRUIT, A_PICK, A_MAKE, A_DECO, A_DECO_ALL, A_DISCARD, A_MOVE)
 
 # Indices into self.w, in the order of WEIGHTS.

@@ -94,8 +94,7 @@ cdef enum:
     A_DECO = 106         # + recipe: decorate one candy
     A_DECO_ALL = 116     # pay and decorate every candy
     A_DISCARD = 118      # + kind
-    A_MOVE = 128         # + (good * N_TRUCKS + truck) * 2 + stacked
-    N_ACTION_IDS = A_MOVE + N_GOODS * N_TRUCKS * 2
+    A_MOVE = 128         # + (good * N_TRUCKS + truck) * 2 + stacked (up to 266)
 
 
 cdef struct Box:

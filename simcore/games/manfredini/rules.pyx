@@ -12,7 +12,7 @@ from libc.string cimport memset, memcpy, memmove
 from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
-from simcore.state cimport GameState, CHECKED, MAX_PLAYERS
+from simcore.state cimport GameState, MAX_PLAYERS
 
 from simcore.games.manfredini.params import (SPECIALISTS, RECIPES, TRUCKS, VARIANTS,
                                              PLANTATION_ABILITIES, CANDY_ABILITIES)
