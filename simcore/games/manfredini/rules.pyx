@@ -1,0 +1,1502 @@
+# cython: language_level=3
+"""Chocolate Factory (Dan Manfredini, v1.0.7): the rules engine.
+
+A turn is a chain of small decisions (Pending.step): play a card; for a specialist keep
+the die face or roll, then the Runner's change or the Sorter's direction; to or from the
+factory (or a shift change first); then, going to the factory, move goods one at a time,
+use the space ability, the Machinist's machine; going from it, the ability, the machine,
+then the goods. A decision whose only legal action is "stop" is taken by the engine, so
+every decision a bot sees is a real choice. See README.md for every rules point decided.
+"""
+from libc.string cimport memset, memcpy, memmove
+from libc.stdint cimport uint64_t
+
+from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
+from simcore.state cimport GameState, MAX_PLAYERS
+
+from simcore.games.manfredini.params import (SPECIALISTS, RECIPES, TRUCKS, VARIANTS,
+                                             PLANTATION_ABILITIES, CANDY_ABILITIES)
+
+__all__ = ["ManfrediniState", "GOODS", "ACTION_BASES"]
+
+GOODS = (("sugar", "cacao", "chocolate") + RECIPES
+         + tuple(f"decorated_{r}" for r in RECIPES))
+ABILITY_NAMES = ("none", "mixer", "break_room", "outlet", "candy_machine", "decorating")
+STEP_NAMES = ("card", "die", "runner", "sorter", "to_from", "transport", "ability", "pick",
+              "discard", "load", "over")
+USES = ("mixer", "outlet_plantation", "break_room", "candy_machine", "decorating",
+        "outlet_candy", "shift_change", "packer_stacks")
+ACTION_BASES = {
+    "card": A_CARD, "keep_face": A_KEEP_FACE, "roll": A_ROLL, "run": A_RUN, "cw": A_CW,
+    "ccw": A_CCW, "to": A_TO, "from": A_FROM, "shift_add": A_SHIFT_ADD,
+    "shift_remove": A_SHIFT_REMOVE, "stop": A_STOP, "mix": A_MIX, "sell": A_SELL,
+    "recruit": A_RECRUIT, "pick": A_PICK, "make": A_MAKE, "deco": A_DECO,
+    "deco_all": A_DECO_ALL, "discard": A_DISCARD, "move": A_MOVE,
+}
+
+# Machine ability of each half, for the Machinist.
+cdef int[2] MACHINE_OF = [AB_MIXER, AB_MACHINE]
+
+
+# ---- boxes (warehouse, trucks) ----
+
+cdef inline int singles(const Box* b, int g) noexcept nogil:
+    return b.n[g] - 2 * b.stacks[g]
+
+
+cdef inline int frees(const Box* b, int g) noexcept nogil:
+    # Spaces freed by taking one g: a single frees its space; taking one good off a stack
+    # leaves the other alone in the space.
+    return 1 if singles(b, g) > 0 else 0
+
+
+cdef inline void take(Box* b, int g) noexcept nogil:
+    if singles(b, g) > 0:
+        b.used -= 1
+    else:
+        b.stacks[g] -= 1
+    b.n[g] -= 1
+    if b.n[g] == 0:
+        b.mask &= ~(1u << g)
+
+
+cdef inline void put(Box* b, int g, bint stacked) noexcept nogil:
+    b.n[g] += 1
+    b.mask |= 1u << g
+    if stacked:
+        b.stacks[g] += 1
+    else:
+        b.used += 1
+
+
+cdef inline int box_total(const Box* b) noexcept nogil:
+    cdef int g, n = 0
+    for g in range(N_GOODS):
+        n += b.n[g]
+    return n
+
+
+cdef extern from *:
+    int ctz "__builtin_ctz"(unsigned int x) noexcept nogil
+
+
+cdef inline int move_action(int g, int truck, bint stacked) noexcept nogil:
+    return A_MOVE + (g * N_TRUCKS + truck) * 2 + stacked
+
+
+# ---- scoring ----
+
+cdef int man_score(const MConfig* c, const Goods* g) noexcept nogil:
+    cdef int t, k, r, total = 0
+    cdef int n[N_GOODS]
+    cdef const Box* b
+    if c.variant == V_PLANTATION:
+        # Every truck scores; only sugar and chocolate can be shipped there.
+        for t in range(N_TRUCKS):
+            total += g.truck[t].n[CHOC] * c.po_choc + g.truck[t].n[SUGAR] * c.po_sugar
+        return total + g.coins * c.po_coin
+    memset(n, 0, sizeof(n))
+    for t in range(N_TRUCKS):
+        if c.truck_coloured[t]:
+            b = &g.truck[t]
+            for k in range(N_GOODS):
+                n[k] += b.n[k]
+    for k in range(PLAIN):
+        total += n[k] * c.sc_good
+        if n[k] > 0:
+            total += c.sc_type
+    for r in range(N_RECIPES):
+        total += (n[PLAIN + r] + n[DECO + r]) * c.points[r] + n[DECO + r] * c.sc_deco
+        if n[PLAIN + r] + n[DECO + r] > 0:
+            total += c.sc_type
+    return total + g.coins * c.sc_coin
+
+
+cdef int man_icons(const MConfig* c, const Goods* g) noexcept nogil:
+    cdef int t, free, n = 0
+    for t in range(N_TRUCKS):
+        free = c.truck_cap[t] - g.truck[t].used
+        n += free if free < c.truck_icons[t] else c.truck_icons[t]
+    return n
+
+
+cdef int fill_box(Box* b, spec, int cap, str where) except -1:
+    # A hand-built warehouse or truck: {good: count, "stacks": {good: pairs}}.
+    spec = dict(spec or {})
+    stacks = spec.pop("stacks", {})
+    memset(b, 0, sizeof(Box))
+    for name, n in spec.items():
+        b.n[GOODS.index(name)] = n
+    for name, n in stacks.items():
+        b.stacks[GOODS.index(name)] = n
+    for g in range(N_GOODS):
+        b.used += b.n[g] - b.stacks[g]
+        if b.n[g]:
+            b.mask |= 1u << g
+    if b.used > cap:
+        raise ValueError(f"{where} holds {b.used} spaces of goods but has {cap}")
+    return 0
+
+
+cdef class ManfrediniState(GameState):
+    """Chocolate Factory (Manfredini), 2 to 4 players; variants full, plantation, candy."""
+
+    END_REASONS = ("scoring",)
+    INVARIANTS = (
+        "every sugar, cacao/chocolate, coin, candy and pawn token is in exactly one place",
+        "warehouses and trucks: spaces used = goods - stacks, within capacity",
+        "every worker and specialist card is in exactly one place",
+        "the seat to move is a player while the game runs",
+        "every deck and hand is empty at the end of each half",
+    )
+
+    def __init__(self, params):
+        cdef int k, r, t, n
+        cdef MConfig* c = &self.cfg
+        self.params = params
+        memset(&self.cfg, 0, sizeof(MConfig))
+        c.n_players = params.players
+        c.variant = VARIANTS.index(params.variant)
+        c.hand_size = params.hand_size
+        c.warehouse = params.warehouse
+        c.shift_cost = params.shift_change_cost
+        c.lift_bonus = params.lift_bonus
+        c.runner_reach = params.runner_reach
+        c.spaces = params.factory.spaces
+        c.pawns = params.factory.pawns
+        c.full = (1u << c.spaces) - 1
+        for k in range(c.spaces):
+            c.ability[0][k] = (AB_MIXER, AB_BREAK, AB_OUTLET)[
+                PLANTATION_ABILITIES.index(params.factory.plantation[k])]
+            c.ability[1][k] = (AB_MACHINE, AB_DECORATE, AB_OUTLET)[
+                CANDY_ABILITIES.index(params.factory.candy[k])]
+        for t, name in enumerate(TRUCKS):
+            truck = getattr(params.trucks, name)
+            c.truck_cap[t] = truck.capacity
+            c.truck_icons[t] = truck.icons
+            c.truck_coloured[t] = truck.coloured
+        n = 0
+        for k in range(1, N_KINDS):
+            for _ in range(getattr(params.specialists, SPECIALISTS[k])):
+                c.spec_cards[n] = k
+                n += 1
+            c.spec_total[k] = getattr(params.specialists, SPECIALISTS[k])
+        c.n_spec = n
+        c.temp_cards = params.setup.temp_cards
+        # Temps exist only where the Plantation Factory is played (candy-only deals
+        # specialists from the deck instead).
+        c.spec_total[<int>K_TEMP] = 0 if c.variant == V_CANDY else c.temp_cards * c.n_players
+        for r, name in enumerate(RECIPES):
+            rec = getattr(params.recipes, name)
+            c.cost_sugar[r] = rec.sugar
+            c.cost_choc[r] = rec.chocolate
+            c.candies[r] = rec.candies
+            c.uses[r] = rec.uses
+            c.points[r] = rec.points
+        c.supply_sugar = params.supply.sugar
+        c.supply_cacao = params.supply.cacao
+        c.supply_coins = params.supply.coins
+        c.candy_tokens = params.supply.candy_per_recipe
+        c.start_sugar = params.setup.sugar
+        c.start_cacao = params.setup.cacao
+        c.start_coins = params.setup.coins
+        c.recipes_drawn = params.setup.recipes_drawn[c.n_players - 2]
+        c.outlet_coins[0] = params.plantation.outlet_coins
+        c.outlet_coins[1] = params.candy.outlet_coins
+        c.break_cost = params.plantation.break_room_cost
+        c.break_look = params.plantation.break_room_look
+        c.deco_all_cost = params.candy.decorate_all_cost
+        c.sc_good = params.scoring.good
+        c.sc_deco = params.scoring.decorated
+        c.sc_coin = params.scoring.coin
+        c.sc_type = params.scoring.distinct_type
+        c.po_choc = params.plantation_only.chocolate
+        c.po_sugar = params.plantation_only.sugar
+        c.po_coin = params.plantation_only.coin
+        c.co_specs = params.candy_only.specialists
+        c.co_sugar = params.candy_only.sugar
+        c.co_choc = params.candy_only.chocolate
+        self.n_players = c.n_players
+        self.n_features = len(self._feature_names())
+        self.n_interim = 2 if c.variant == V_FULL else 1
+        self.reset(0)
+
+    # ---- setup ----
+
+    cdef void reset(self, uint64_t seed) noexcept nogil:
+        memset(&self.s, 0, sizeof(Man))
+        rng_seed(&self.s.rng, seed)
+        self.setup()
+        self.settle()
+
+    cdef void setup(self) noexcept nogil:
+        cdef MConfig* c = &self.cfg
+        cdef signed char order[N_RECIPES]
+        cdef int p, r, i, k
+        self.s.sugar_pile = c.supply_sugar
+        self.s.cacao_pile = c.supply_cacao
+        self.s.coin_pile = c.supply_coins
+        for r in range(N_RECIPES):
+            order[r] = r
+        shuffle_i8(&self.s.rng, order, N_RECIPES)
+        for i in range(c.recipes_drawn):
+            self.s.in_play |= 1u << order[i]
+            self.s.candy_supply[order[i]] = c.candy_tokens
+        memcpy(self.s.spec, c.spec_cards, c.n_spec)
+        self.s.spec_len = c.n_spec
+        shuffle_i8(&self.s.rng, self.s.spec, c.n_spec)
+        for p in range(c.n_players):
+            self.s.g[p].coins = c.start_coins
+            self.s.coin_pile -= c.start_coins
+        if c.variant == V_CANDY:
+            for p in range(c.n_players):
+                for i in range(c.co_specs):
+                    self.s.spec_len -= 1
+                    k = self.s.spec[self.s.spec_len]
+                    self.s.c[p].kept[k] += 1
+            self.start_half(1)
+            # Each player then loads his goods onto his trucks as he likes, seat by seat.
+            self.s.t.step = ST_LOAD
+            self.s.t.loads_left = c.co_sugar + c.co_choc
+            self.s.to_move = 0
+            return
+        for p in range(c.n_players):
+            for i in range(c.start_sugar):
+                put(&self.s.g[p].wh, SUGAR, False)
+            for i in range(c.start_cacao):
+                put(&self.s.g[p].wh, CACAO, False)
+            self.s.sugar_pile -= c.start_sugar
+            self.s.cacao_pile -= c.start_cacao
+        self.start_half(0)
+
+    cdef void start_half(self, int half) noexcept nogil:
+        # Fresh decks and hands, the die, the start player; the board is empty.
+        cdef MConfig* c = &self.cfg
+        cdef int p, i, k, n, start, best, nb, nc, r
+        cdef int cand[MAX_PLAYERS]
+        cdef int rolls[MAX_PLAYERS]
+        cdef Cards* cd
+        self.s.half = half
+        self.s.board = 0
+        self.s.pawn_pile = c.pawns
+        for p in range(c.n_players):
+            cd = &self.s.c[p]
+            memset(cd.played, 0, sizeof(cd.played))
+            n = 0
+            for i in range(c.spaces):
+                cd.deck[n] = i
+                n += 1
+            if half == 1:
+                for k in range(N_KINDS):
+                    for i in range(cd.kept[k]):
+                        cd.deck[n] = SPEC + k
+                        n += 1
+            shuffle_i8(&self.s.rng, cd.deck, n)
+            self.s.g[p].hand_len = 0
+            if half == 0:
+                for i in range(c.temp_cards):
+                    cd.hand[i] = SPEC + K_TEMP
+                    cd.secret[i] = False
+                self.s.g[p].hand_len = c.temp_cards
+            while self.s.g[p].hand_len < c.hand_size and n > 0:
+                n -= 1
+                cd.hand[self.s.g[p].hand_len] = cd.deck[n]
+                cd.secret[self.s.g[p].hand_len] = False
+                self.s.g[p].hand_len += 1
+            self.s.g[p].deck_len = n
+            self.s.g[p].whistle = False
+        if half == 0 or c.variant == V_CANDY:
+            # Everyone rolls; the highest starts, ties roll again; the die keeps the last roll.
+            nc = c.n_players
+            for i in range(nc):
+                cand[i] = i
+            while True:
+                best = -1
+                for i in range(nc):
+                    r = rng_below(&self.s.rng, c.spaces)
+                    rolls[i] = r
+                    if r > best:
+                        best = r
+                    self.s.die = r
+                nb = 0
+                for i in range(nc):
+                    if rolls[i] == best:
+                        cand[nb] = cand[i]
+                        nb += 1
+                nc = nb
+                if nc == 1:
+                    break
+            start = cand[0]
+            self.s.first = start
+        else:
+            self.s.die = rng_below(&self.s.rng, c.spaces)
+            start = self.s.last_mover
+        self.begin_turn(start)
+
+    # ---- turn flow ----
+
+    cdef void begin_turn(self, int p) noexcept nogil:
+        cdef Pending* t = &self.s.t
+        t.step = ST_CARD
+        t.card = -1
+        t.number = 0
+        t.ccw = False
+        t.to = False
+        t.space = -1
+        t.cap_left = 0
+        t.lock_good = -1
+        t.lock_truck = -1
+        t.trucker = False
+        t.packer = False
+        t.machinist = False
+        t.recruited = False
+        t.stage = -1
+        t.ability = AB_NONE
+        t.recipe = -1
+        t.uses_left = 0
+        t.n_look = 0
+        self.s.to_move = p
+
+    cdef void next_stage(self) noexcept nogil:
+        # To the factory: transport, space ability, Machinist. From it: space ability,
+        # Machinist, then the pawn leaves and the goods travel.
+        cdef Pending* t = &self.s.t
+        cdef int kind
+        while True:
+            t.stage += 1
+            if t.stage == 3:
+                self.end_turn()
+                return
+            # 0 transport, 1 space ability, 2 machinist
+            kind = t.stage if t.to else (t.stage + 1) % 3
+            t.recipe = -1
+            if kind == 0:
+                if not t.to:
+                    self.s.board &= ~(1u << t.space)
+                    self.s.pawn_pile += 1
+                t.step = ST_TRANSPORT
+                return
+            if kind == 1:
+                t.ability = self.cfg.ability[self.s.half][t.space]
+                t.step = ST_ABILITY
+                return
+            if t.machinist:
+                t.ability = MACHINE_OF[self.s.half]
+                t.step = ST_ABILITY
+                return
+
+    cdef void end_turn(self) noexcept nogil:
+        cdef int p = self.s.to_move
+        cdef int i, q, n = self.cfg.n_players
+        cdef Goods* g = &self.s.g[p]
+        cdef Cards* cd = &self.s.c[p]
+        self.s.f[p].turns += 1
+        self.s.last_mover = p
+        if not self.s.t.recruited:
+            while g.hand_len < self.cfg.hand_size and g.deck_len > 0:
+                g.deck_len -= 1
+                cd.hand[g.hand_len] = cd.deck[g.deck_len]
+                cd.secret[g.hand_len] = False
+                g.hand_len += 1
+        # Clockwise to the next player with a card; a player without cards is skipped.
+        # (Wrapping by hand: a division per turn shows in profiles.)
+        q = p
+        for i in range(n):
+            q += 1
+            if q == n:
+                q = 0
+            if self.s.g[q].hand_len > 0:
+                self.begin_turn(q)
+                return
+        self.end_half()
+
+    cdef void end_half(self) noexcept nogil:
+        cdef int p, k
+        cdef Box* wh
+        for p in range(self.cfg.n_players):
+            self.s.interim[p][self.s.interims_done] = self.standing(p)
+        self.s.interims_done += 1
+        if self.cfg.variant != V_FULL or self.s.half == 1:
+            self.finish()
+            return
+        # Transition: pawns, warehouse goods and whistle coins go back to their piles.
+        self.s.board = 0
+        self.s.pawn_pile = self.cfg.pawns
+        for p in range(self.cfg.n_players):
+            wh = &self.s.g[p].wh
+            self.s.sugar_pile += wh.n[SUGAR]
+            self.s.cacao_pile += wh.n[CACAO] + wh.n[CHOC]
+            for k in range(N_RECIPES):
+                self.s.candy_supply[k] += wh.n[PLAIN + k] + wh.n[DECO + k]
+            memset(wh, 0, sizeof(Box))
+            if self.s.g[p].whistle:
+                self.s.g[p].whistle = False
+                self.s.coin_pile += self.cfg.shift_cost
+        self.s.t.step = ST_DISCARD
+        self.s.to_move = -1
+        self.transition_from(0)
+
+    cdef void transition_from(self, int p0) noexcept nogil:
+        # Seats from p0 keep their specialists if they fit the uncovered worker icons;
+        # the first seat with too many discards down, one decision per card.
+        cdef int p, k, held
+        for p in range(p0, self.cfg.n_players):
+            held = 0
+            for k in range(N_KINDS):
+                held += self.s.c[p].played[SPEC + k]
+            if held > man_icons(&self.cfg, &self.s.g[p]):
+                self.s.to_move = p
+                return
+            for k in range(N_KINDS):
+                self.s.c[p].kept[k] = self.s.c[p].played[SPEC + k]
+        self.start_half(1)
+
+    cdef void finish(self) noexcept nogil:
+        self.s.to_move = -1
+        self.s.t.step = ST_OVER
+
+    # ---- decisions ----
+
+    cdef int current_player(self) noexcept nogil:
+        return self.s.to_move
+
+    cdef int legal_actions(self, int* out) noexcept nogil:
+        # Nearly every list is short: copying a fixed block compiles to a few vector
+        # moves with no loop branch to mispredict (`out` holds MAX_ACTIONS >= MAX_LEGAL).
+        cdef int n = self.s.n_legal
+        if n <= 16:
+            memcpy(out, self.s.legal, 16 * sizeof(int))
+        else:
+            memcpy(out, self.s.legal, n * sizeof(int))
+        return n
+
+    cdef void settle(self) noexcept nogil:
+        # Compute the next legal list; a transport or ability that can only stop is
+        # passed here (stop is only ever offered at those two steps).
+        while True:
+            self.s.n_legal = self.gen_legal(self.s.legal)
+            if self.s.n_legal == 1 and self.s.legal[0] == A_STOP:
+                self.next_stage()
+            else:
+                return
+
+    cdef int probe(self, int number, bint ccw, bint to, int* tried) noexcept nogil:
+        # Try spaces from `number` on: to the factory the first empty one, from it the
+        # first occupied one. Every space tried counts towards the capacity.
+        cdef int i, sp, step = -1 if ccw else 1, n = self.cfg.spaces
+        cdef unsigned int want = self.s.board if to else ~self.s.board
+        if to and self.s.pawn_pile == 0:
+            return -1
+        sp = number
+        for i in range(n):
+            if not (want >> sp) & 1:
+                tried[0] = i + 1
+                return sp
+            sp += step
+            if sp == n:
+                sp = 0
+            elif sp < 0:
+                sp = n - 1
+        return -1
+
+    cdef int gen_legal(self, int* out) noexcept nogil:
+        cdef Pending* t = &self.s.t
+        cdef int p = self.s.to_move
+        cdef int n = 0, i, k, g, tr, spaces = self.cfg.spaces
+        cdef unsigned int seen = 0
+        cdef Goods* gd
+        cdef Box* wh
+        cdef Box* b
+        if p < 0:
+            return 0
+        gd = &self.s.g[p]
+        wh = &gd.wh
+        if t.step == ST_CARD:
+            for i in range(gd.hand_len):
+                k = self.s.c[p].hand[i]
+                if not (seen >> k) & 1:
+                    seen |= 1u << k
+                    out[n] = A_CARD + k
+                    n += 1
+        elif t.step == ST_DIE:
+            out[0] = A_KEEP_FACE
+            out[1] = A_ROLL
+            n = 2
+        elif t.step == ST_RUNNER:
+            for k in range(-self.cfg.runner_reach, self.cfg.runner_reach + 1):
+                out[n] = A_RUN + k
+                n += 1
+        elif t.step == ST_SORTER:
+            out[0] = A_CW
+            out[1] = A_CCW
+            n = 2
+        elif t.step == ST_TOFROM:
+            if self.s.board != self.cfg.full and self.s.pawn_pile > 0:
+                out[n] = A_TO
+                n += 1
+            if self.s.board != 0:
+                out[n] = A_FROM
+                n += 1
+            if not gd.whistle and gd.coins >= self.cfg.shift_cost:
+                for i in range(spaces):
+                    if (self.s.board >> i) & 1:
+                        out[n] = A_SHIFT_REMOVE + i
+                        n += 1
+                    elif self.s.pawn_pile > 0:
+                        out[n] = A_SHIFT_ADD + i
+                        n += 1
+        elif t.step == ST_TRANSPORT:
+            out[n] = A_STOP
+            n += 1
+            if t.cap_left > 0:
+                n += self.gen_moves(out + n)
+        elif t.step == ST_ABILITY:
+            out[n] = A_STOP
+            n += 1
+            n += self.gen_ability(out + n)
+        elif t.step == ST_PICK:
+            for i in range(t.n_look):
+                k = t.look[i]
+                if not (seen >> k) & 1:
+                    seen |= 1u << k
+                    out[n] = A_PICK + k
+                    n += 1
+        elif t.step == ST_DISCARD:
+            for k in range(N_KINDS):
+                if self.s.c[p].played[SPEC + k] > 0:
+                    out[n] = A_DISCARD + k
+                    n += 1
+        elif t.step == ST_LOAD:
+            g = SUGAR if t.loads_left > self.cfg.co_choc else CHOC
+            for tr in range(N_TRUCKS):
+                if gd.truck[tr].used < self.cfg.truck_cap[tr]:
+                    out[n] = move_action(g, tr, False)
+                    n += 1
+        return n
+
+    cdef int gen_moves(self, int* out) noexcept nogil:
+        cdef Pending* t = &self.s.t
+        cdef Goods* gd = &self.s.g[self.s.to_move]
+        cdef Box* wh = &gd.wh
+        cdef Box* b
+        cdef int n = 0, g, tr
+        cdef unsigned int bits
+        cdef bint wh_room = wh.used < self.cfg.warehouse
+        if self.s.half == 0 and t.to:
+            # From the piles: sugar or cacao, not both (the Trucker may mix).
+            for g in range(CHOC):
+                if (self.s.sugar_pile if g == SUGAR else self.s.cacao_pile) == 0:
+                    continue
+                if not (t.trucker or t.lock_good < 0 or t.lock_good == g):
+                    continue
+                if wh_room:
+                    out[n] = move_action(g, 0, False)
+                    n += 1
+                if t.packer and singles(wh, g) > 0:
+                    out[n] = move_action(g, 0, True)
+                    n += 1
+            return n
+        for tr in range(N_TRUCKS):
+            if self.cfg.truck_cap[tr] == 0 or not (t.trucker or t.lock_truck < 0 or t.lock_truck == tr):
+                continue
+            b = &gd.truck[tr]
+            if t.to:
+                # Candy Factory: from a truck into the warehouse.
+                bits = b.mask
+                while bits:
+                    g = ctz(bits)
+                    bits &= bits - 1
+                    if wh_room:
+                        out[n] = move_action(g, tr, False)
+                        n += 1
+                    if t.packer and singles(wh, g) > 0:
+                        out[n] = move_action(g, tr, True)
+                        n += 1
+            else:
+                # From the warehouse onto a truck; the Plantation ships sugar and chocolate.
+                bits = wh.mask & ~(1u << CACAO) if self.s.half == 0 else wh.mask
+                while bits:
+                    g = ctz(bits)
+                    bits &= bits - 1
+                    if b.used < self.cfg.truck_cap[tr]:
+                        out[n] = move_action(g, tr, False)
+                        n += 1
+                    if t.packer and singles(b, g) > 0:
+                        out[n] = move_action(g, tr, True)
+                        n += 1
+        return n
+
+    cdef int gen_ability(self, int* out) noexcept nogil:
+        cdef Pending* t = &self.s.t
+        cdef Goods* gd = &self.s.g[self.s.to_move]
+        cdef Box* wh = &gd.wh
+        cdef int n = 0, r, cap = self.cfg.warehouse
+        cdef unsigned int bits
+        if t.ability == AB_MIXER:
+            if wh.n[SUGAR] > 0 and wh.n[CACAO] > 0 and \
+                    wh.used - frees(wh, SUGAR) - frees(wh, CACAO) + 1 <= cap:
+                out[n] = A_MIX
+                n += 1
+        elif t.ability == AB_OUTLET:
+            if self.s.coin_pile > 0:
+                if self.s.half == 0:
+                    if wh.n[CACAO] > 0:
+                        out[n] = A_SELL + CACAO
+                        n += 1
+                else:
+                    bits = wh.mask
+                    while bits:
+                        out[n] = A_SELL + ctz(bits)
+                        n += 1
+                        bits &= bits - 1
+        elif t.ability == AB_BREAK:
+            if gd.coins >= self.cfg.break_cost and self.s.spec_len > 0:
+                out[n] = A_RECRUIT
+                n += 1
+        elif t.ability == AB_MACHINE:
+            bits = self.s.in_play if t.recipe < 0 else 1u << t.recipe
+            while bits:
+                r = ctz(bits)
+                bits &= bits - 1
+                if self.s.candy_supply[r] > 0 and wh.n[SUGAR] >= self.cfg.cost_sugar[r] \
+                        and wh.n[CHOC] >= self.cfg.cost_choc[r]:
+                    out[n] = A_MAKE + r
+                    n += 1
+        elif t.ability == AB_DECORATE:
+            bits = (wh.mask >> PLAIN) & ((1u << N_RECIPES) - 1)
+            if bits and gd.coins >= self.cfg.deco_all_cost:
+                out[n] = A_DECO_ALL
+                n += 1
+            while bits:
+                r = ctz(bits)
+                bits &= bits - 1
+                # A plain candy taken off a stack needs a space of its own once decorated.
+                if singles(wh, PLAIN + r) > 0 or wh.used < cap:
+                    out[n] = A_DECO + r
+                    n += 1
+        return n
+
+    cdef int apply(self, int action) except -2 nogil:
+        self.act(action)
+        self.settle()
+        return self.s.to_move
+
+    cdef void act(self, int action) noexcept nogil:
+        cdef Pending* t = &self.s.t
+        cdef int p = self.s.to_move
+        cdef Goods* gd = &self.s.g[p]
+        cdef Cards* cd = &self.s.c[p]
+        cdef int i, k, tried = 0, last
+        if t.step == ST_CARD:
+            k = action - A_CARD
+            for i in range(gd.hand_len):
+                if cd.hand[i] == k:
+                    last = gd.hand_len - 1
+                    cd.hand[i] = cd.hand[last]
+                    cd.secret[i] = cd.secret[last]
+                    gd.hand_len = last
+                    break
+            cd.played[k] += 1
+            t.card = k
+            if k < SPEC:
+                t.number = k
+                t.step = ST_TOFROM
+            else:
+                k -= SPEC
+                self.s.f[p].played_spec[k] += 1
+                t.trucker = k == K_TRUCKER
+                t.packer = k == K_PACKER
+                t.machinist = k == K_MACHINIST
+                t.step = ST_DIE
+        elif t.step == ST_DIE:
+            # A roll must be used: the number is set before any later choice.
+            if action == A_ROLL:
+                self.s.die = rng_below(&self.s.rng, self.cfg.spaces)
+            t.number = self.s.die
+            k = t.card - SPEC
+            if k == K_RUNNER and self.cfg.runner_reach > 0:
+                t.step = ST_RUNNER
+            elif k == K_SORTER:
+                t.step = ST_SORTER
+            else:
+                t.step = ST_TOFROM
+        elif t.step == ST_RUNNER:
+            # The die is turned to the new value (1 and 8 adjacent).
+            t.number = (t.number + action - A_RUN + self.cfg.spaces) % self.cfg.spaces
+            self.s.die = t.number
+            t.step = ST_TOFROM
+        elif t.step == ST_SORTER:
+            t.ccw = action == A_CCW
+            t.step = ST_TOFROM
+        elif t.step == ST_TOFROM:
+            if action == A_TO or action == A_FROM:
+                t.to = action == A_TO
+                t.space = self.probe(t.number, t.ccw, t.to, &tried)
+                t.cap_left = tried + (self.cfg.lift_bonus if t.card == SPEC + K_LIFT else 0)
+                if t.to:
+                    self.s.board |= 1u << t.space
+                    self.s.pawn_pile -= 1
+                t.stage = -1
+                self.next_stage()
+            else:
+                gd.coins -= self.cfg.shift_cost
+                gd.whistle = True
+                self.s.f[p].uses[6] += 1
+                if action >= A_SHIFT_REMOVE:
+                    self.s.board &= ~(1u << (action - A_SHIFT_REMOVE))
+                    self.s.pawn_pile += 1
+                else:
+                    self.s.board |= 1u << (action - A_SHIFT_ADD)
+                    self.s.pawn_pile -= 1
+        elif t.step == ST_TRANSPORT:
+            if action == A_STOP:
+                self.next_stage()
+            else:
+                self.move(action)
+        elif t.step == ST_ABILITY:
+            if action == A_STOP:
+                self.next_stage()
+            else:
+                self.use_ability(action)
+        elif t.step == ST_PICK:
+            self.pick(action - A_PICK)
+        elif t.step == ST_DISCARD:
+            k = action - A_DISCARD
+            cd.played[SPEC + k] -= 1
+            self.s.spec_out[k] += 1
+            self.transition_from(p)
+        elif t.step == ST_LOAD:
+            self.load(action)
+
+    cdef void move(self, int action) noexcept nogil:
+        cdef Pending* t = &self.s.t
+        cdef Goods* gd = &self.s.g[self.s.to_move]
+        cdef int code = action - A_MOVE
+        cdef bint stacked = code & 1
+        cdef int tr = (code >> 1) % N_TRUCKS
+        cdef int g = (code >> 1) // N_TRUCKS
+        t.cap_left -= 1
+        if stacked:
+            self.s.f[self.s.to_move].uses[7] += 1
+        if self.s.half == 0 and t.to:
+            if g == SUGAR:
+                self.s.sugar_pile -= 1
+            else:
+                self.s.cacao_pile -= 1
+            put(&gd.wh, g, stacked)
+            t.lock_good = g
+        elif t.to:
+            take(&gd.truck[tr], g)
+            put(&gd.wh, g, stacked)
+            t.lock_truck = tr
+        else:
+            take(&gd.wh, g)
+            put(&gd.truck[tr], g, stacked)
+            t.lock_truck = tr
+
+    cdef void to_pile(self, int g) noexcept nogil:
+        if g == SUGAR:
+            self.s.sugar_pile += 1
+        elif g < PLAIN:
+            self.s.cacao_pile += 1
+        else:
+            self.s.candy_supply[(g - PLAIN) % N_RECIPES] += 1
+
+    cdef void use_ability(self, int action) noexcept nogil:
+        cdef Pending* t = &self.s.t
+        cdef int p = self.s.to_move
+        cdef Goods* gd = &self.s.g[p]
+        cdef Box* wh = &gd.wh
+        cdef int i, r, g, gain, room
+        if action == A_MIX:
+            take(wh, SUGAR)
+            self.s.sugar_pile += 1
+            take(wh, CACAO)
+            put(wh, CHOC, False)
+            self.s.f[p].uses[0] += 1
+            self.next_stage()
+        elif action >= A_SELL and action < A_SELL + N_GOODS:
+            g = action - A_SELL
+            take(wh, g)
+            self.to_pile(g)
+            gain = self.cfg.outlet_coins[self.s.half]
+            if gain > self.s.coin_pile:
+                gain = self.s.coin_pile
+            gd.coins += gain
+            self.s.coin_pile -= gain
+            self.s.f[p].uses[1 if self.s.half == 0 else 5] += 1
+            self.next_stage()
+        elif action == A_RECRUIT:
+            gd.coins -= self.cfg.break_cost
+            self.s.coin_pile += self.cfg.break_cost
+            self.s.f[p].uses[2] += 1
+            t.n_look = self.cfg.break_look if self.cfg.break_look < self.s.spec_len else self.s.spec_len
+            for i in range(t.n_look):
+                self.s.spec_len -= 1
+                t.look[i] = self.s.spec[self.s.spec_len]
+            t.step = ST_PICK
+        elif action >= A_MAKE and action < A_MAKE + N_RECIPES:
+            r = action - A_MAKE
+            if t.recipe < 0:
+                t.recipe = r
+                t.uses_left = self.cfg.uses[r]
+            t.uses_left -= 1
+            for i in range(self.cfg.cost_sugar[r]):
+                take(wh, SUGAR)
+                self.s.sugar_pile += 1
+            for i in range(self.cfg.cost_choc[r]):
+                take(wh, CHOC)
+                self.s.cacao_pile += 1
+            # Candy that finds no space stays on the recipe card.
+            gain = self.cfg.candies[r]
+            if gain > self.s.candy_supply[r]:
+                gain = self.s.candy_supply[r]
+            room = self.cfg.warehouse - wh.used
+            if gain > room:
+                gain = room
+            for i in range(gain):
+                put(wh, PLAIN + r, False)
+            self.s.candy_supply[r] -= gain
+            self.s.f[p].candies[r] += gain
+            self.s.f[p].uses[3] += 1
+            if t.uses_left == 0:
+                self.next_stage()
+        elif action >= A_DECO and action < A_DECO + N_RECIPES:
+            r = action - A_DECO
+            take(wh, PLAIN + r)
+            put(wh, DECO + r, False)
+            self.s.f[p].uses[4] += 1
+            self.next_stage()
+        elif action == A_DECO_ALL:
+            gd.coins -= self.cfg.deco_all_cost
+            self.s.coin_pile += self.cfg.deco_all_cost
+            for r in range(N_RECIPES):
+                # Plain stacks become decorated stacks: both candies of a stack are flipped.
+                if wh.n[PLAIN + r]:
+                    wh.n[DECO + r] += wh.n[PLAIN + r]
+                    wh.stacks[DECO + r] += wh.stacks[PLAIN + r]
+                    wh.n[PLAIN + r] = 0
+                    wh.stacks[PLAIN + r] = 0
+                    wh.mask = (wh.mask & ~(1u << (PLAIN + r))) | (1u << (DECO + r))
+            self.s.f[p].uses[4] += 1
+            self.next_stage()
+
+    cdef void pick(self, int kind) noexcept nogil:
+        # Keep one card; the others go to the bottom of the deck, seen by this seat.
+        cdef Pending* t = &self.s.t
+        cdef int p = self.s.to_move
+        cdef Goods* gd = &self.s.g[p]
+        cdef int i, j, m, kept = -1
+        for i in range(t.n_look):
+            if t.look[i] == kind:
+                kept = i
+                break
+        self.s.c[p].hand[gd.hand_len] = kind + SPEC
+        self.s.c[p].secret[gd.hand_len] = True
+        gd.hand_len += 1
+        self.s.f[p].recruited[kind] += 1
+        m = t.n_look - 1
+        memmove(&self.s.spec[m], &self.s.spec[0], self.s.spec_len)
+        memmove(&self.s.spec_known[m], &self.s.spec_known[0], self.s.spec_len * sizeof(int))
+        j = 0
+        for i in range(t.n_look):
+            if i != kept:
+                self.s.spec[j] = t.look[i]
+                self.s.spec_known[j] = 1 << p
+                j += 1
+        self.s.spec_len += m
+        t.n_look = 0
+        t.recruited = True
+        self.next_stage()
+
+    cdef void load(self, int action) noexcept nogil:
+        cdef Pending* t = &self.s.t
+        cdef int code = action - A_MOVE
+        cdef int g = (code >> 1) // N_TRUCKS
+        put(&self.s.g[self.s.to_move].truck[(code >> 1) % N_TRUCKS], g, False)
+        if g == SUGAR:
+            self.s.sugar_pile -= 1
+        else:
+            self.s.cacao_pile -= 1
+        t.loads_left -= 1
+        if t.loads_left > 0:
+            return
+        if self.s.to_move + 1 < self.cfg.n_players:
+            self.s.to_move += 1
+            t.loads_left = self.cfg.co_sugar + self.cfg.co_choc
+        else:
+            self.begin_turn(self.s.first)
+
+    # ---- results ----
+
+    cdef int first_player(self) noexcept nogil:
+        return self.s.first
+
+    cdef int end_reason(self) noexcept nogil:
+        return 0
+
+    cdef int standing(self, int seat) noexcept nogil:
+        return man_score(&self.cfg, &self.s.g[seat])
+
+    cdef void tiebreak(self, int seat, int* coins, int* others) noexcept nogil:
+        # Coins, then the goods that do not score: other trucks and the warehouse.
+        cdef Goods* g = &self.s.g[seat]
+        cdef int t, n = box_total(&g.wh)
+        for t in range(N_TRUCKS):
+            if not self.cfg.truck_coloured[t] and self.cfg.variant != V_PLANTATION:
+                n += box_total(&g.truck[t])
+        coins[0] = g.coins
+        others[0] = n
+
+    cdef void outcome(self, int* scores, int* ranks) noexcept nogil:
+        cdef int p, q, n = self.cfg.n_players
+        cdef int coins[MAX_PLAYERS]
+        cdef int others[MAX_PLAYERS]
+        for p in range(n):
+            scores[p] = self.standing(p)
+            self.tiebreak(p, &coins[p], &others[p])
+        for p in range(n):
+            ranks[p] = 1
+            for q in range(n):
+                if scores[q] > scores[p] or (scores[q] == scores[p] and (
+                        coins[q] > coins[p] or (coins[q] == coins[p] and others[q] > others[p]))):
+                    ranks[p] += 1
+
+    cdef void interim(self, int seat, int* out) noexcept nogil:
+        cdef int i
+        for i in range(self.n_interim):
+            out[i] = self.s.interim[seat][i] if i < self.s.interims_done else self.standing(seat)
+
+    cdef void features(self, int seat, int* out) noexcept nogil:
+        cdef int i = 0, k, t
+        cdef Feat* f = &self.s.f[seat]
+        cdef Goods* g = &self.s.g[seat]
+        cdef int scored[5]
+        for k in range(1, N_KINDS):
+            out[i] = f.recruited[k]
+            i += 1
+        for k in range(N_KINDS):
+            out[i] = self.s.c[seat].kept[k]
+            i += 1
+        for k in range(N_KINDS):
+            out[i] = f.played_spec[k]
+            i += 1
+        for k in range(N_RECIPES):
+            out[i] = f.candies[k]
+            i += 1
+        out[i] = g.coins
+        i += 1
+        # Goods on the scoring trucks: sugar, cacao, chocolate, candies, decorated candies.
+        memset(scored, 0, sizeof(scored))
+        for t in range(N_TRUCKS):
+            if self.cfg.truck_coloured[t] or self.cfg.variant == V_PLANTATION:
+                for k in range(3):
+                    scored[k] += g.truck[t].n[k]
+                for k in range(N_RECIPES):
+                    scored[3] += g.truck[t].n[PLAIN + k] + g.truck[t].n[DECO + k]
+                    scored[4] += g.truck[t].n[DECO + k]
+        for k in range(5):
+            out[i] = scored[k]
+            i += 1
+        for k in range(8):
+            out[i] = f.uses[k]
+            i += 1
+        out[i] = f.turns
+
+    # ---- search support ----
+
+    cdef void copy_into(self, GameState other) noexcept nogil:
+        (<ManfrediniState>other).s = self.s
+
+    cdef int unseen_specialists(self, int observer, signed char* pool, bint write) noexcept nogil:
+        # Visit, in a fixed order, every specialist slot whose kind `observer` has not
+        # seen, reading the kinds into pool or writing them back from it; return how many.
+        # Candy-only decks get their specialists unseen, so there every specialist in a
+        # deck or in another hand is one of them; elsewhere the specialists a seat holds
+        # were played face up, except recruits still in hand.
+        cdef bint blind = self.cfg.variant == V_CANDY
+        cdef int p, i, n = 0
+        cdef Cards* cd
+        for i in range(self.s.spec_len):
+            if not (self.s.spec_known[i] >> observer) & 1:
+                if write:
+                    self.s.spec[i] = pool[n]
+                else:
+                    pool[n] = self.s.spec[i]
+                n += 1
+        for p in range(self.cfg.n_players):
+            cd = &self.s.c[p]
+            if p != observer:
+                for i in range(self.s.g[p].hand_len):
+                    if cd.secret[i] or (blind and cd.hand[i] >= SPEC):
+                        if write:
+                            cd.hand[i] = SPEC + pool[n]
+                        else:
+                            pool[n] = cd.hand[i] - SPEC
+                        n += 1
+            if blind:
+                for i in range(self.s.g[p].deck_len):
+                    if cd.deck[i] >= SPEC:
+                        if write:
+                            cd.deck[i] = SPEC + pool[n]
+                        else:
+                            pool[n] = cd.deck[i] - SPEC
+                        n += 1
+        if self.s.t.step == ST_PICK and self.s.to_move != observer:
+            for i in range(self.s.t.n_look):
+                if write:
+                    self.s.t.look[i] = pool[n]
+                else:
+                    pool[n] = self.s.t.look[i]
+                n += 1
+        return n
+
+    cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
+        # Unseen by `observer`: every deck order (its own included), the other hands
+        # (their numbered cards, and specialists they drew, are reshuffled with their
+        # decks), and the kinds of the specialists it has not seen (see
+        # unseen_specialists), which are shuffled among their slots.
+        cdef signed char pool[MAX_SPEC + MAX_PLAYERS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef signed char own[MAX_DECK + MAX_HAND]
+        cdef int p, i, n, m
+        cdef Cards* cd
+        cdef Goods* gd
+        n = self.unseen_specialists(observer, pool, False)
+        shuffle_i8(rng, pool, n)
+        self.unseen_specialists(observer, pool, True)
+        for p in range(self.cfg.n_players):
+            cd = &self.s.c[p]
+            gd = &self.s.g[p]
+            m = 0
+            if p != observer:
+                for i in range(gd.hand_len):
+                    if self.hidden_in_hand(cd, i):
+                        own[m] = cd.hand[i]
+                        m += 1
+            memcpy(&own[m], cd.deck, gd.deck_len)
+            m += gd.deck_len
+            shuffle_i8(rng, own, m)
+            m = 0
+            if p != observer:
+                for i in range(gd.hand_len):
+                    if self.hidden_in_hand(cd, i):
+                        cd.hand[i] = own[m]
+                        m += 1
+            memcpy(cd.deck, &own[m], gd.deck_len)
+        rng_seed(&self.s.rng, rng_next(rng))
+        self.s.n_legal = self.gen_legal(self.s.legal)
+
+    cdef bint hidden_in_hand(self, const Cards* cd, int i) noexcept nogil:
+        # A hand card another seat may have drawn from the deck: in the Plantation the
+        # Temps start in hand (never in the deck) and recruits are pooled separately.
+        return not cd.secret[i] and (self.s.half == 1 or cd.hand[i] < SPEC)
+
+    cdef void observe(self, int seat, MObs* o) noexcept nogil:
+        cdef int i
+        o.seat = seat
+        o.half = self.s.half
+        o.variant = self.cfg.variant
+        o.n_players = self.cfg.n_players
+        o.hand_len = self.s.g[seat].hand_len
+        for i in range(o.hand_len):
+            o.hand[i] = self.s.c[seat].hand[i]
+        o.goods = self.s.g
+        o.board = self.s.board
+        o.in_play = self.s.in_play
+        o.candy_supply = self.s.candy_supply
+        o.t = &self.s.t
+        o.cfg = &self.cfg
+        o.die = self.s.die
+        o.spec_len = self.s.spec_len
+        o.pawn_pile = self.s.pawn_pile
+        o.sugar_pile = self.s.sugar_pile
+        o.cacao_pile = self.s.cacao_pile
+        o.coin_pile = self.s.coin_pile
+
+    cdef int validate(self) noexcept nogil:
+        cdef MConfig* c = &self.cfg
+        cdef int p, k, t, r, i, sugar, cacao, coins, pawns, used
+        cdef int candy[N_RECIPES]
+        cdef int spec[N_KINDS]
+        cdef int num[MAX_SPACES]
+        cdef Goods* g
+        cdef Cards* cd
+        cdef Box* boxes[N_TRUCKS + 1]
+        cdef int caps[N_TRUCKS + 1]
+        # 1: tokens
+        sugar = self.s.sugar_pile
+        cacao = self.s.cacao_pile
+        coins = self.s.coin_pile
+        for r in range(N_RECIPES):
+            candy[r] = self.s.candy_supply[r]
+        for p in range(c.n_players):
+            g = &self.s.g[p]
+            coins += g.coins + (c.shift_cost if g.whistle else 0)
+            boxes[0] = &g.wh
+            for t in range(N_TRUCKS):
+                boxes[t + 1] = &g.truck[t]
+            for t in range(N_TRUCKS + 1):
+                sugar += boxes[t].n[SUGAR]
+                cacao += boxes[t].n[CACAO] + boxes[t].n[CHOC]
+                for r in range(N_RECIPES):
+                    candy[r] += boxes[t].n[PLAIN + r] + boxes[t].n[DECO + r]
+        pawns = self.s.pawn_pile
+        for i in range(c.spaces):
+            pawns += (self.s.board >> i) & 1
+        if sugar != c.supply_sugar or cacao != c.supply_cacao or coins != c.supply_coins \
+                or pawns != c.pawns or self.s.pawn_pile < 0 or self.s.coin_pile < 0:
+            return 1
+        for r in range(N_RECIPES):
+            if candy[r] != (c.candy_tokens if ((self.s.in_play >> r) & 1) else 0) or self.s.candy_supply[r] < 0:
+                return 1
+        # 2: boxes
+        caps[0] = c.warehouse
+        for t in range(N_TRUCKS):
+            caps[t + 1] = c.truck_cap[t]
+        for p in range(c.n_players):
+            g = &self.s.g[p]
+            boxes[0] = &g.wh
+            for t in range(N_TRUCKS):
+                boxes[t + 1] = &g.truck[t]
+            for t in range(N_TRUCKS + 1):
+                used = 0
+                for k in range(N_GOODS):
+                    if boxes[t].n[k] < 0 or boxes[t].stacks[k] < 0 or 2 * boxes[t].stacks[k] > boxes[t].n[k]:
+                        return 2
+                    used += boxes[t].n[k] - boxes[t].stacks[k]
+                    if ((boxes[t].mask >> k) & 1) != (boxes[t].n[k] > 0):
+                        return 2
+                if used != boxes[t].used or used > caps[t]:
+                    return 2
+        # 3: cards
+        for k in range(N_KINDS):
+            spec[k] = self.s.spec_out[k]
+        for i in range(self.s.spec_len):
+            spec[self.s.spec[i]] += 1
+        if self.s.t.step == ST_PICK:
+            for i in range(self.s.t.n_look):
+                spec[self.s.t.look[i]] += 1
+        for p in range(c.n_players):
+            g = &self.s.g[p]
+            cd = &self.s.c[p]
+            if g.hand_len < 0 or g.hand_len > MAX_HAND or g.deck_len < 0:
+                return 3
+            for i in range(c.spaces):
+                num[i] = cd.played[i]
+            for k in range(N_KINDS):
+                spec[k] += cd.played[SPEC + k]
+            for i in range(g.hand_len):
+                if cd.hand[i] >= SPEC:
+                    spec[cd.hand[i] - SPEC] += 1
+                else:
+                    num[cd.hand[i]] += 1
+            for i in range(g.deck_len):
+                if cd.deck[i] >= SPEC:
+                    spec[cd.deck[i] - SPEC] += 1
+                else:
+                    num[cd.deck[i]] += 1
+            for i in range(c.spaces):
+                if num[i] != 1:
+                    return 3
+        for k in range(N_KINDS):
+            if spec[k] != c.spec_total[k]:
+                return 3
+        # 4: seat to move
+        if self.s.t.step == ST_OVER:
+            if self.s.to_move != -1:
+                return 4
+        elif self.s.to_move < 0 or self.s.to_move >= c.n_players:
+            return 4
+        # 5: halves end with every card played
+        if self.s.t.step == ST_OVER or self.s.t.step == ST_DISCARD:
+            for p in range(c.n_players):
+                if self.s.g[p].hand_len != 0 or self.s.g[p].deck_len != 0:
+                    return 5
+        return 0
+
+    # ---- Python API: names, descriptions, observation, trace, hand-built positions ----
+
+    def _feature_names(self):
+        return ([f"recruited_{k}" for k in SPECIALISTS[1:]]
+                + [f"kept_{k}" for k in SPECIALISTS]
+                + [f"played_{k}" for k in SPECIALISTS]
+                + [f"candies_{r}" for r in RECIPES]
+                + ["coins", "scored_sugar", "scored_cacao", "scored_chocolate", "scored_candies",
+                   "scored_decorated"]
+                + [f"used_{u}" for u in USES] + ["turns"])
+
+    def feature_names(self):
+        return self._feature_names()
+
+    def interim_names(self):
+        return ["transition", "end"] if self.cfg.variant == V_FULL else ["end"]
+
+    def phase_label(self):
+        if self.s.t.step == ST_OVER:
+            return "game over"
+        if self.s.t.step == ST_LOAD:
+            return "candy-only setup"
+        if self.s.t.step == ST_DISCARD:
+            return "factory transition"
+        return "Plantation Factory" if self.s.half == 0 else "Candy Factory"
+
+    @staticmethod
+    def card_name(int card):
+        return str(card + 1) if card < SPEC else SPECIALISTS[card - SPEC]
+
+    def _card_id(self, name):
+        if isinstance(name, int) or str(name).isdigit():
+            k = int(name) - 1
+            if not 0 <= k < self.cfg.spaces:
+                raise ValueError(f"no worker card {name}")
+            return k
+        return SPEC + SPECIALISTS.index(name)
+
+    def describe_action(self, int action):
+        t = self.s.t
+        p = self.s.to_move
+        if t.step == ST_CARD:
+            return f"play {self.card_name(action - A_CARD)}"
+        if action == A_KEEP_FACE:
+            return f"use the die face {self.s.die + 1}"
+        if action == A_ROLL:
+            return "roll the die"
+        if t.step == ST_RUNNER:
+            d = action - A_RUN
+            return f"runner {d:+d}: space {(t.number + d) % self.cfg.spaces + 1}"
+        if action == A_CW:
+            return "clockwise"
+        if action == A_CCW:
+            return "counter-clockwise (sorter)"
+        cdef int tried = 0, sp
+        if action == A_TO or action == A_FROM:
+            sp = self.probe(t.number, t.ccw, action == A_TO, &tried)
+            bonus = self.cfg.lift_bonus if t.card == SPEC + K_LIFT else 0
+            side = self.cfg.ability[self.s.half][sp]
+            return (f"{'to' if action == A_TO else 'from'} the factory: space {sp + 1} "
+                    f"({ABILITY_NAMES[side]}), capacity {tried + bonus}")
+        if A_SHIFT_ADD <= action < A_SHIFT_REMOVE:
+            return f"shift change: add a pawn on space {action - A_SHIFT_ADD + 1}"
+        if A_SHIFT_REMOVE <= action < A_STOP:
+            return f"shift change: remove the pawn from space {action - A_SHIFT_REMOVE + 1}"
+        if action == A_STOP:
+            if t.step == ST_TRANSPORT:
+                return "stop transporting"
+            return f"leave the {ABILITY_NAMES[t.ability]} unused"
+        if action == A_MIX:
+            return "mix a sugar and a cacao into a chocolate"
+        if A_SELL <= action < A_SELL + N_GOODS:
+            return f"sell a {GOODS[action - A_SELL]} at the outlet"
+        if action == A_RECRUIT:
+            return f"pay {self.cfg.break_cost} coin to recruit a specialist"
+        if A_PICK <= action < A_PICK + N_KINDS:
+            return f"keep the {SPECIALISTS[action - A_PICK]}"
+        if A_MAKE <= action < A_MAKE + N_RECIPES:
+            return f"make {RECIPES[action - A_MAKE]}"
+        if A_DECO <= action < A_DECO + N_RECIPES:
+            return f"decorate one {RECIPES[action - A_DECO]}"
+        if action == A_DECO_ALL:
+            return f"pay {self.cfg.deco_all_cost} coin to decorate every candy"
+        if A_DISCARD <= action < A_DISCARD + N_KINDS:
+            return f"discard the {SPECIALISTS[action - A_DISCARD]}"
+        code = action - A_MOVE
+        g, tr, stacked = (code >> 1) // N_TRUCKS, (code >> 1) % N_TRUCKS, code & 1
+        truck = f"truck {TRUCKS[tr]}"
+        if t.step == ST_LOAD:
+            where = f"setup -> {truck}"
+        elif self.s.half == 0 and t.to:
+            where = "pile -> warehouse"
+        elif t.to:
+            where = f"{truck} -> warehouse"
+        else:
+            where = f"warehouse -> {truck}"
+        return f"move a {GOODS[g]}: {where}" + (" (stacked)" if stacked else "")
+
+    def _box(self, Box b):
+        out = {GOODS[g]: b.n[g] for g in range(N_GOODS) if b.n[g]}
+        stacks = {GOODS[g]: b.stacks[g] for g in range(N_GOODS) if b.stacks[g]}
+        if stacks:
+            out["stacks"] = stacks
+        return out
+
+    def _public(self, int p):
+        g = self.s.g[p]
+        return {
+            "warehouse": self._box(g.wh),
+            "trucks": {TRUCKS[t]: self._box(g.truck[t]) for t in range(N_TRUCKS)},
+            "coins": g.coins,
+            "whistle": bool(g.whistle),
+            "hand_size": g.hand_len,
+            "deck_size": g.deck_len,
+            "played": [self.card_name(k) for k in range(N_CARD_IDS) for _ in range(self.s.c[p].played[k])],
+            "uncovered_icons": man_icons(&self.cfg, &self.s.g[p]),
+            "standing": self.standing(p),
+        }
+
+    def _turn(self, bint mine):
+        t = self.s.t
+        return {
+            "step": STEP_NAMES[t.step],
+            "card": self.card_name(t.card) if t.card >= 0 else None,
+            "number": t.number + 1,
+            "counter_clockwise": bool(t.ccw),
+            "to": bool(t.to),
+            "space": t.space + 1 if t.space >= 0 else None,
+            "capacity_left": t.cap_left,
+            "ability": ABILITY_NAMES[t.ability],
+            "recipe": RECIPES[t.recipe] if t.recipe >= 0 else None,
+            "uses_left": t.uses_left,
+            "looking_at": [SPECIALISTS[t.look[i]] for i in range(t.n_look)] if mine else t.n_look,
+        }
+
+    def _common(self):
+        return {
+            "half": ("plantation", "candy")[self.s.half],
+            "to_move": self.s.to_move,
+            "die": self.s.die + 1,
+            "board": [i + 1 for i in range(self.cfg.spaces) if (self.s.board >> i) & 1],
+            "recipes": [RECIPES[r] for r in range(N_RECIPES) if ((self.s.in_play >> r) & 1)],
+            "candy_supply": {RECIPES[r]: self.s.candy_supply[r] for r in range(N_RECIPES) if ((self.s.in_play >> r) & 1)},
+            "piles": {"sugar": self.s.sugar_pile, "cacao": self.s.cacao_pile,
+                      "coins": self.s.coin_pile, "pawns": self.s.pawn_pile},
+            "specialist_deck_size": self.s.spec_len,
+        }
+
+    def observation(self, int seat):
+        """What `seat` may see, as plain Python values."""
+        c = self.s.c[seat]
+        out = self._common()
+        out["seat"] = seat
+        out["hand"] = [self.card_name(c.hand[i]) for i in range(self.s.g[seat].hand_len)]
+        out["players"] = [self._public(p) for p in range(self.cfg.n_players)]
+        out["turn"] = self._turn(seat == self.s.to_move)
+        return out
+
+    def to_dict(self):
+        """The whole state (hidden parts included), for traces."""
+        out = self._common()
+        out["players"] = []
+        for p in range(self.cfg.n_players):
+            d = self._public(p)
+            c = self.s.c[p]
+            d["hand"] = [self.card_name(c.hand[i]) for i in range(self.s.g[p].hand_len)]
+            d["deck"] = [self.card_name(c.deck[i]) for i in range(self.s.g[p].deck_len)]
+            d["kept"] = {SPECIALISTS[k]: c.kept[k] for k in range(N_KINDS) if c.kept[k]}
+            out["players"].append(d)
+        out["specialist_deck"] = [SPECIALISTS[self.s.spec[i]] for i in range(self.s.spec_len)]
+        out["turn"] = self._turn(True)
+        return out
+
+    def render(self):
+        """A few readable lines: the board, then each seat's hand, warehouse and trucks."""
+        d = self.to_dict()
+        marks = "".join("o" if (self.s.board >> i) & 1 else "." for i in range(self.cfg.spaces))
+        lines = [f"{self.phase_label()}: board [{marks}] die {d['die']}, recipes: {', '.join(d['recipes'])}"]
+        for p, pl in enumerate(d["players"]):
+            trucks = "  ".join(f"{k}{pl['trucks'][k] or '{}'}" for k in pl["trucks"])
+            lines.append(f"  seat {p}: hand [{' '.join(pl['hand'])}] deck {len(pl['deck'])} "
+                         f"coins {pl['coins']} warehouse {pl['warehouse'] or '{}'} trucks {trucks} "
+                         f"({pl['standing']} points)")
+        return "\n".join(lines)
+
+    def set_position(self, *, int half=0, int to_move=0, int die=1, board=(), hands=None,
+                     decks=None, warehouses=None, trucks=None, coins=None, whistle=None,
+                     played=None, kept=None, recipes=None, spec_deck=None, int first=0,
+                     last_mover=None):
+        """Lay out a hand-built position, `to_move` about to play a card. Spaces and the die
+        are 1-based; cards are "1".."8" or specialist names; decks and spec_deck list
+        bottom to top; boxes are {good: count, "stacks": {good: pairs}}; trucks are
+        {truck name: box} per seat; played lists the specialists played this half (the
+        numbered cards in no hand or deck count as played); kept gives the specialists
+        carried into the Candy Factory. Piles hold what is not placed; without spec_deck
+        the unplaced specialists form the deck in canonical order, with it they are out
+        of the game. Raises ValueError if a component runs short."""
+        cdef int p, k, i, n = self.cfg.n_players
+        cdef Cards* cd
+        cdef Goods* g
+        seats = range(n)
+        hands = hands or [[] for _ in seats]
+        decks = decks or [[] for _ in seats]
+        warehouses = warehouses or [{} for _ in seats]
+        trucks = trucks or [{} for _ in seats]
+        coins = coins or [0] * n
+        whistle = whistle or [False] * n
+        played = played or [[] for _ in seats]
+        kept = kept or [{} for _ in seats]
+        if recipes is None:
+            recipes = RECIPES[:self.cfg.recipes_drawn]
+        memset(&self.s, 0, sizeof(Man))
+        rng_seed(&self.s.rng, 0)
+        self.s.half = half
+        self.s.die = die - 1
+        for sp in board:
+            self.s.board |= 1u << (sp - 1)
+        self.s.pawn_pile = self.cfg.pawns - len(board)
+        for r in recipes:
+            self.s.in_play |= 1u << RECIPES.index(r)
+        spec_left = [self.cfg.spec_total[k] for k in range(N_KINDS)]
+        for p in seats:
+            cd = &self.s.c[p]
+            g = &self.s.g[p]
+            g.hand_len = len(hands[p])
+            for i, name in enumerate(hands[p]):
+                cd.hand[i] = self._card_id(name)
+            g.deck_len = len(decks[p])
+            for i, name in enumerate(decks[p]):
+                cd.deck[i] = self._card_id(name)
+            for i in range(self.cfg.spaces):
+                cd.played[i] = 1
+            for i in list(cd.hand[:g.hand_len]) + list(cd.deck[:g.deck_len]):
+                if i < SPEC:
+                    cd.played[i] -= 1
+                else:
+                    spec_left[i - SPEC] -= 1
+            for name in played[p]:
+                cd.played[SPEC + SPECIALISTS.index(name)] += 1
+                spec_left[SPECIALISTS.index(name)] -= 1
+            for name, v in kept[p].items():
+                cd.kept[SPECIALISTS.index(name)] = v
+            if min(cd.played[i] for i in range(self.cfg.spaces)) < 0:
+                raise ValueError(f"seat {p} holds a numbered card twice")
+            fill_box(&g.wh, warehouses[p], self.cfg.warehouse, f"seat {p} warehouse")
+            for name, box in trucks[p].items():
+                k = TRUCKS.index(name)
+                fill_box(&g.truck[k], box, self.cfg.truck_cap[k], f"seat {p} truck {name}")
+            g.coins = coins[p]
+            g.whistle = whistle[p]
+        if spec_deck is not None:
+            self.s.spec_len = len(spec_deck)
+            for i, name in enumerate(spec_deck):
+                self.s.spec[i] = SPECIALISTS.index(name)
+                spec_left[self.s.spec[i]] -= 1
+            for k in range(N_KINDS):
+                self.s.spec_out[k] = spec_left[k]
+        else:
+            for k in range(N_KINDS):
+                for _ in range(spec_left[k]):
+                    self.s.spec[self.s.spec_len] = k
+                    self.s.spec_len += 1
+        if min(spec_left) < 0:
+            raise ValueError(f"more specialists placed than exist: {dict(zip(SPECIALISTS, spec_left))}")
+        self.s.sugar_pile = self.cfg.supply_sugar
+        self.s.cacao_pile = self.cfg.supply_cacao
+        self.s.coin_pile = self.cfg.supply_coins
+        for r in range(N_RECIPES):
+            self.s.candy_supply[r] = self.cfg.candy_tokens if ((self.s.in_play >> r) & 1) else 0
+        for p in seats:
+            g = &self.s.g[p]
+            self.s.coin_pile -= g.coins + (self.cfg.shift_cost if g.whistle else 0)
+            for b in [g.wh] + [g.truck[k] for k in range(N_TRUCKS)]:
+                self.s.sugar_pile -= b["n"][SUGAR]
+                self.s.cacao_pile -= b["n"][CACAO] + b["n"][CHOC]
+                for r in range(N_RECIPES):
+                    self.s.candy_supply[r] -= b["n"][PLAIN + r] + b["n"][DECO + r]
+        if min(self.s.sugar_pile, self.s.cacao_pile, self.s.coin_pile, self.s.pawn_pile,
+               *[self.s.candy_supply[r] for r in range(N_RECIPES)]) < 0:
+            raise ValueError("more tokens placed than the supply holds (or candy of a recipe not in play)")
+        self.s.first = first
+        self.s.last_mover = to_move if last_mover is None else last_mover
+        self.s.interims_done = 1 if (half == 1 and self.cfg.variant == V_FULL) else 0
+        self.begin_turn(to_move)
+        self.settle()
+        self.assert_valid()

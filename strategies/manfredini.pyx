@@ -1,0 +1,400 @@
+# cython: language_level=3
+"""`heuristic` for Chocolate Factory (Manfredini): scores each small decision from what its
+seat may see (its own hand, the public board, warehouses, trucks and coins).
+
+A card, a die choice, a direction and to/from are all valued by the same estimate of the
+turn they lead to: goods the worker can carry (its capacity, the room left, what there is
+to carry) times their value, plus the space ability if it can be used. Goods go to the
+coloured trucks, chocolate first; worker icons are kept uncovered while the Plantation
+lasts; candy is made from the recipe with the best points for its cost.
+"""
+from simcore.rng cimport Rng
+from simcore.state cimport GameState
+from simcore.strategy cimport Strategy
+from simcore.games.manfredini.rules cimport (
+    ManfrediniState, MObs, Goods, Box, MConfig,
+    N_GOODS, N_TRUCKS, N_RECIPES, SPEC, SUGAR, CACAO, CHOC, PLAIN, DECO,
+    K_LIFT, K_SORTER, K_RUNNER, K_TRUCKER, K_MACHINIST, K_PACKER,
+    AB_MIXER, AB_BREAK, AB_OUTLET, AB_MACHINE, AB_DECORATE, V_PLANTATION,
+    ST_CARD, ST_DIE, ST_RUNNER, ST_SORTER, ST_TOFROM, ST_TRANSPORT, ST_ABILITY, ST_PICK,
+    ST_DISCARD, ST_LOAD,
+    A_CARD, A_KEEP_FACE, A_RUN, A_CCW, A_TO, A_FROM, A_STOP, A_MIX, A_SELL,
+    A_RECRUIT, A_PICK, A_MAKE, A_DECO, A_DECO_ALL, A_DISCARD, A_MOVE)
+
+# Indices into self.w, in the order of WEIGHTS.
+cdef enum:
+    W_SUGAR = 0
+    W_CACAO = 1
+    W_CHOC = 2
+    W_COIN = 3
+    W_TAKE = 4
+    W_ABILITY = 5
+    W_RECRUIT_COINS = 6
+    W_RECIPE = 7
+    W_RECIPE_COST = 8
+    W_COLOURED = 9
+    W_ICON = 10
+    W_PACK = 11
+    W_ROLL = 12
+    W_HOLD = 13
+    W_CHOC_SHARE = 14
+    W_DECO_ALL = 15
+    W_ENDGAME = 16
+    W_PICK = 17            # W_PICK + kind - 1: the six pick_* weights
+
+
+cdef class ManfrediniHeuristic(Strategy):
+    NAME = "heuristic"
+    GAMES = ("manfredini",)
+    DESCRIPTION = ("values every card, die choice, direction and to/from by the turn it leads to "
+                   "(goods carried x their value + a usable space ability); ships chocolate first "
+                   "to the coloured trucks, keeps worker icons free, makes the best-value candy")
+    WEIGHTS = {
+        "sugar_value": 1.0,          # a sugar on a truck
+        "cacao_value": 0.3,          # a cacao (it cannot be shipped from the Plantation)
+        "chocolate_value": 2.0,      # a chocolate on a truck: chocolate vs sugar
+        "coin_value": 1.0,
+        "take_value": 1.2,           # a good brought into the warehouse (not yet shipped)
+        "ability_value": 1.0,        # a space ability that can be used this turn
+        "recruit_min_coins": 1.0,    # when to recruit: coins needed before paying one
+        "recipe_points": 1.0,        # recipe preference: weight of the points a use makes
+        "recipe_cost": 0.8,          # ... against the goods it consumes
+        "coloured_truck": 1.0,       # truck packing: prefer the trucks that score
+        "icon_penalty": 1.5,         # truck packing: cost of covering a worker icon
+        "pack": 1.0,                 # > 0: stack goods whenever the Packer allows
+        "roll_margin": 0.0,          # roll when a fresh face is expected to beat the current by this
+        "specialist_hold": 0.5,      # keep specialists for later unless they gain this much
+        "chocolate_share": 0.6,      # mix until chocolate is this share of sugar + chocolate
+        "decorate_all_min": 2.0,     # pay to decorate all when this many candies are plain
+        "endgame_cards": 1.0,        # cards left (hand + deck) at which everything ships
+        "pick_lift_operator": 0.9,
+        "pick_sorter": 0.5,
+        "pick_runner": 1.0,
+        "pick_trucker": 0.8,
+        "pick_machinist": 0.7,
+        "pick_packer": 0.6,
+    }
+
+    cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
+        cdef MObs o
+        cdef int i, best = legal[0]
+        cdef double v, best_v = -1e300
+        (<ManfrediniState>state).observe(seat, &o)
+        for i in range(n):
+            v = self.value(&o, legal[i])
+            if v > best_v:
+                best_v = v
+                best = legal[i]
+        return best
+
+    # ---- the value of one action ----
+
+    cdef double value(self, const MObs* o, int a) noexcept nogil:
+        cdef int step = o.t.step
+        cdef int k
+        if step == ST_CARD:
+            return self.card_value(o, a - A_CARD)
+        if step == ST_DIE:
+            k = o.t.card - SPEC
+            if a == A_KEEP_FACE:
+                return self.number_value(o, o.die, k)
+            return self.roll_value(o, k) - self.w[W_ROLL]
+        if step == ST_RUNNER:
+            return self.dir_value(o, (o.t.number + a - A_RUN + o.cfg.spaces) % o.cfg.spaces,
+                                  False, K_RUNNER)
+        if step == ST_SORTER:
+            return self.dir_value(o, o.t.number, a == A_CCW, K_SORTER)
+        if step == ST_TOFROM:
+            if a == A_TO or a == A_FROM:
+                return self.turn_value(o, o.t.number, o.t.ccw, a == A_TO, o.t.card)
+            return -1e9          # the heuristic does not call shift changes
+        if step == ST_TRANSPORT:
+            return 0.0 if a == A_STOP else self.move_value(o, a)
+        if step == ST_ABILITY:
+            return 0.0 if a == A_STOP else self.ability_value(o, a)
+        if step == ST_PICK:
+            return self.w[W_PICK + a - A_PICK - 1]
+        if step == ST_DISCARD:
+            k = a - A_DISCARD
+            return -(self.w[W_PICK + k - 1] if k > 0 else 0.0)
+        # ST_LOAD: coloured trucks first, the larger first.
+        k = ((a - A_MOVE) >> 1) % N_TRUCKS
+        return self.w[W_COLOURED] * o.cfg.truck_coloured[k] + 0.01 * o.cfg.truck_cap[k]
+
+    # ---- cards, die and direction: the turn they lead to ----
+
+    cdef double card_value(self, const MObs* o, int card) noexcept nogil:
+        cdef int k
+        if card < SPEC:
+            return self.number_value(o, card, -1)
+        k = card - SPEC
+        cdef double keep = self.number_value(o, o.die, k)
+        cdef double roll = self.roll_value(o, k)
+        return (keep if keep > roll else roll) - self.w[W_HOLD]
+
+    cdef double roll_value(self, const MObs* o, int kind) noexcept nogil:
+        cdef int f
+        cdef double total = 0.0
+        for f in range(o.cfg.spaces):
+            total += self.number_value(o, f, kind)
+        return total / o.cfg.spaces
+
+    cdef double number_value(self, const MObs* o, int number, int kind) noexcept nogil:
+        # The best this number can do, with what the specialist `kind` adds.
+        cdef int d, reach = o.cfg.runner_reach
+        cdef double v, best
+        if kind == K_RUNNER:
+            best = -1e9
+            for d in range(-reach, reach + 1):
+                v = self.dir_value(o, (number + d + o.cfg.spaces) % o.cfg.spaces, False, kind)
+                if v > best:
+                    best = v
+            return best
+        best = self.dir_value(o, number, False, kind)
+        if kind == K_SORTER:
+            v = self.dir_value(o, number, True, kind)
+            if v > best:
+                best = v
+        return best
+
+    cdef double dir_value(self, const MObs* o, int number, bint ccw, int kind) noexcept nogil:
+        cdef int card = SPEC + kind if kind >= 0 else number
+        cdef double to = self.turn_value(o, number, ccw, True, card)
+        cdef double fr = self.turn_value(o, number, ccw, False, card)
+        return to if to > fr else fr
+
+    cdef double turn_value(self, const MObs* o, int number, bint ccw, bint to, int card) noexcept nogil:
+        cdef const Goods* me = &o.goods[o.seat]
+        cdef const MConfig* c = o.cfg
+        cdef int tried = 0, cap, space, t, room, best_room = 0, carry = 0, g
+        cdef int want[N_GOODS]
+        cdef double v, per
+        want[SUGAR] = 0
+        want[CHOC] = 0
+        space = probe(o, number, ccw, to, &tried)
+        if space < 0:
+            return -1e9
+        cap = tried + (c.lift_bonus if card == SPEC + K_LIFT else 0)
+        for t in range(N_TRUCKS):
+            room = c.truck_cap[t] - me.truck[t].used
+            if card == SPEC + K_TRUCKER:
+                best_room += room
+            elif room > best_room:
+                best_room = room
+        if card == SPEC + K_PACKER:
+            best_room += cap
+        if o.half == 1:
+            self.plan(o, want)
+        if to:
+            room = c.warehouse - me.wh.used + (cap if card == SPEC + K_PACKER else 0)
+            if o.half == 0:
+                carry = room
+            else:
+                # Sugar and chocolate the planned recipe still lacks in the warehouse.
+                for g in range(SUGAR, CHOC + 1):
+                    if g != CACAO and want[g] > me.wh.n[g]:
+                        carry += want[g] - me.wh.n[g]
+                if carry > room:
+                    carry = room
+            # On the last card nothing brought in can be shipped any more.
+            per = 0.0 if self.endgame(o) else self.w[W_TAKE]
+        else:
+            carry = self.shippable(o, want)
+            if carry > best_room:
+                carry = best_room
+            per = self.w[W_CHOC] if me.wh.n[CHOC] > 0 or o.half == 1 else self.w[W_SUGAR]
+            if self.endgame(o):
+                per *= 2.0
+        if carry > cap:
+            carry = cap
+        v = carry * per
+        v += self.w[W_ABILITY] * self.usable(o, c.ability[o.half][space], to)
+        if card == SPEC + K_MACHINIST:
+            v += self.w[W_ABILITY] * self.usable(o, AB_MIXER if o.half == 0 else AB_MACHINE, to)
+        return v
+
+    cdef bint endgame(self, const MObs* o) noexcept nogil:
+        cdef const Goods* me = &o.goods[o.seat]
+        return me.hand_len + me.deck_len <= self.w[W_ENDGAME]
+
+    cdef int shippable(self, const MObs* o, const int* want) noexcept nogil:
+        # Goods the bot would load now: the Plantation's sugar and chocolate; in the Candy
+        # Factory candy and what the planned recipe does not need (all on the last card).
+        cdef const Box* wh = &o.goods[o.seat].wh
+        cdef int g, n
+        if o.half == 0:
+            return wh.n[SUGAR] + wh.n[CHOC]
+        n = box_count(wh)
+        if not self.endgame(o):
+            for g in range(SUGAR, CHOC + 1):
+                if g != CACAO:
+                    n -= wh.n[g] if wh.n[g] < want[g] else want[g]
+        return n
+
+    cdef double usable(self, const MObs* o, int ability, bint to) noexcept nogil:
+        # 1 if the ability could do something useful now (or, going in, once goods arrive).
+        cdef const Goods* me = &o.goods[o.seat]
+        cdef const Box* wh = &me.wh
+        cdef int r, g
+        if ability == AB_MIXER:
+            return 1.0 if (wh.n[SUGAR] > 0 or to) and (wh.n[CACAO] > 0 or to) else 0.0
+        if ability == AB_BREAK:
+            return 1.0 if me.coins >= self.w[W_RECRUIT_COINS] and o.spec_len > 0 else 0.0
+        if ability == AB_OUTLET:
+            if o.half == 0:
+                return 1.0 if wh.n[CACAO] > wh.n[SUGAR] else 0.0
+            return 0.5 if wh.n[CACAO] > 0 else 0.0
+        if ability == AB_MACHINE:
+            for r in range(N_RECIPES):
+                if (o.in_play >> r) & 1 and o.candy_supply[r] > 0 and \
+                        wh.n[SUGAR] >= o.cfg.cost_sugar[r] and wh.n[CHOC] >= o.cfg.cost_choc[r]:
+                    return 2.0
+            return 0.5 if to else 0.0
+        if ability == AB_DECORATE:
+            for r in range(N_RECIPES):
+                if wh.n[PLAIN + r] > 0:
+                    return 1.0
+        return 0.0
+
+    # ---- goods ----
+
+    cdef double good_value(self, const MObs* o, int g) noexcept nogil:
+        if g == SUGAR:
+            return self.w[W_SUGAR]
+        if g == CACAO:
+            return self.w[W_CACAO]
+        if g == CHOC:
+            return self.w[W_CHOC]
+        if g < DECO:
+            return o.cfg.points[g - PLAIN]
+        return o.cfg.points[g - DECO] + o.cfg.sc_deco
+
+    cdef int plan(self, const MObs* o, int* want) noexcept nogil:
+        # The recipe worth most for the sugar and chocolate this seat owns (warehouse and
+        # trucks), and in want[SUGAR], want[CHOC] what its uses this visit consume.
+        cdef const Goods* me = &o.goods[o.seat]
+        cdef const MConfig* c = o.cfg
+        cdef int t, r, k, made, best = -1, best_k = 0
+        cdef int sugar = me.wh.n[SUGAR], choc = me.wh.n[CHOC]
+        cdef double v, best_v = 0.0
+        for t in range(N_TRUCKS):
+            sugar += me.truck[t].n[SUGAR]
+            choc += me.truck[t].n[CHOC]
+        for r in range(N_RECIPES):
+            if not (o.in_play >> r) & 1 or o.candy_supply[r] == 0:
+                continue
+            k = c.uses[r]
+            if c.cost_sugar[r] and sugar // c.cost_sugar[r] < k:
+                k = sugar // c.cost_sugar[r]
+            if c.cost_choc[r] and choc // c.cost_choc[r] < k:
+                k = choc // c.cost_choc[r]
+            made = k * c.candies[r]
+            if made > o.candy_supply[r]:
+                made = o.candy_supply[r]
+            v = (self.w[W_RECIPE] * made * c.points[r]
+                 - self.w[W_RECIPE_COST] * k * (c.cost_sugar[r] + c.cost_choc[r]))
+            if k > 0 and v > best_v:
+                best, best_v, best_k = r, v, k
+        want[SUGAR] = c.cost_sugar[best] * best_k if best >= 0 else 0
+        want[CHOC] = c.cost_choc[best] * best_k if best >= 0 else 0
+        return best
+
+    cdef double move_value(self, const MObs* o, int a) noexcept nogil:
+        cdef const Goods* me = &o.goods[o.seat]
+        cdef const MConfig* c = o.cfg
+        cdef int code = a - A_MOVE
+        cdef bint stacked = code & 1
+        cdef int t = (code >> 1) % N_TRUCKS
+        cdef int g = (code >> 1) // N_TRUCKS
+        cdef int free
+        cdef int want[N_GOODS]
+        cdef double v, bonus = self.w[W_PACK] * 0.01 if stacked else 0.0
+        want[SUGAR] = 0
+        want[CHOC] = 0
+        if o.half == 0 and o.t.to:
+            # Balance sugar and cacao: the mixer needs one of each.
+            if g == SUGAR:
+                return 1.0 + bonus + (0.1 if me.wh.n[SUGAR] <= me.wh.n[CACAO] else 0.0)
+            return 1.0 + bonus + (0.1 if me.wh.n[CACAO] < me.wh.n[SUGAR] else 0.0)
+        if o.half == 1:
+            self.plan(o, want)
+        if o.t.to:
+            # Candy Factory: bring what the planned recipe needs, first from trucks that
+            # do not score; leave the rest where it scores.
+            if (g == SUGAR or g == CHOC) and me.wh.n[g] < want[g]:
+                return 1.0 + (0.0 if c.truck_coloured[t] else 0.5) + bonus
+            return -1.0 if c.truck_coloured[t] else 0.2 + bonus
+        # Loading a truck.
+        if o.half == 0 and g == SUGAR and not self.endgame(o) and me.wh.n[SUGAR] <= me.wh.n[CACAO]:
+            return -1.0      # this sugar still has a cacao to mix with
+        if o.half == 1 and (g == SUGAR or g == CHOC) and not self.endgame(o) and me.wh.n[g] <= want[g]:
+            return -1.0      # keep it for the Candy Machine
+        v = self.good_value(o, g) + bonus
+        if c.variant != V_PLANTATION:
+            v += self.w[W_COLOURED] * c.truck_coloured[t]
+            free = c.truck_cap[t] - me.truck[t].used
+            if o.half == 0 and not stacked and free <= c.truck_icons[t]:
+                v -= self.w[W_ICON]
+        v += 0.001 * (c.truck_cap[t] - me.truck[t].used)
+        return v if v > 0.0 else 0.01
+
+    # ---- abilities ----
+
+    cdef double ability_value(self, const MObs* o, int a) noexcept nogil:
+        cdef const Goods* me = &o.goods[o.seat]
+        cdef const Box* wh = &me.wh
+        cdef const MConfig* c = o.cfg
+        cdef int r, g, plain = 0, sugar, choc
+        cdef double share
+        if a == A_MIX:
+            sugar = wh.n[SUGAR]
+            choc = wh.n[CHOC]
+            for g in range(N_TRUCKS):
+                sugar += me.truck[g].n[SUGAR]
+                choc += me.truck[g].n[CHOC]
+            share = choc / <double>(sugar + choc) if sugar + choc > 0 else 0.0
+            return 1.0 if share < self.w[W_CHOC_SHARE] or \
+                self.w[W_CHOC] > self.w[W_SUGAR] + self.w[W_CACAO] and c.variant == V_PLANTATION else -1.0
+        if A_SELL <= a < A_SELL + N_GOODS:
+            g = a - A_SELL
+            if g == CACAO and (o.half == 1 or wh.n[CACAO] > wh.n[SUGAR] or self.endgame(o)):
+                return c.outlet_coins[o.half] * self.w[W_COIN] - self.w[W_CACAO]
+            return -1.0
+        if a == A_RECRUIT:
+            return 1.0 if me.coins >= self.w[W_RECRUIT_COINS] and not self.endgame(o) else -1.0
+        if A_MAKE <= a < A_MAKE + N_RECIPES:
+            r = a - A_MAKE
+            return (self.w[W_RECIPE] * c.candies[r] * c.points[r]
+                    - self.w[W_RECIPE_COST] * (c.cost_sugar[r] * self.w[W_SUGAR] + c.cost_choc[r] * self.w[W_CHOC] * 0.5))
+        if A_DECO <= a < A_DECO + N_RECIPES:
+            return 1.0 + 0.01 * c.points[a - A_DECO]
+        if a == A_DECO_ALL:
+            for r in range(N_RECIPES):
+                plain += wh.n[PLAIN + r]
+            return 2.0 if plain >= self.w[W_DECO_ALL] else -1.0
+        return 0.0
+
+
+cdef int probe(const MObs* o, int number, bint ccw, bint to, int* tried) noexcept nogil:
+    # The space a pawn would end on and the spaces tried (ManfrediniState.probe, on the
+    # public board).
+    cdef int i, sp = number, n = o.cfg.spaces, step = -1 if ccw else 1
+    cdef unsigned int want = o.board if to else ~o.board
+    if to and o.pawn_pile == 0:
+        return -1
+    for i in range(n):
+        if not (want >> sp) & 1:
+            tried[0] = i + 1
+            return sp
+        sp = (sp + step + n) % n
+    return -1
+
+
+cdef inline int box_count(const Box* b) noexcept nogil:
+    cdef int g, n = 0
+    for g in range(N_GOODS):
+        n += b.n[g]
+    return n
+
+
+STRATEGIES = (ManfrediniHeuristic,)
