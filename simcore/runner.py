@@ -1,0 +1,352 @@
+"""The runner: plays a run of many games in chunks, in parallel, and streams the results
+to a run directory (DESIGN.md, "Runner and outputs"):
+
+    <out>/manifest.json       what the run is (game, params, strategies, seating, seed...)
+    <out>/part-XXXXX.parquet  one table per finished chunk, one row per game x seat
+
+Workers build their own state and bots and write their part themselves, so the parent
+only ever holds small counts and memory stays bounded however many games a run has.
+Game g always has the seed f(run seed, g) and the seat order of row g of the seating
+table, so the results do not depend on the chunk size, the number of jobs or the backend.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+from joblib import Parallel, delayed
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from simcore.batch import SEATING_MODES, play_batch
+from simcore.errors import UserError
+from simcore.params import Params, flatten
+from simcore.registry import GameSpec, get_game
+from simcore.state import CHECKED_BUILD
+
+__all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY",
+           "seat_orders", "default_chunk_size", "part_name"]
+
+SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, in order
+BACKENDS = ("processes", "threads")
+MANIFEST = "manifest.json"
+# What makes two runs the same run: a directory is resumed only if all of these match.
+IDENTITY = ("game", "params", "strategies", "seating", "seed", "n_games")
+
+DEFAULT_CHUNK_SIZE = 100_000
+CHUNKS_PER_JOB = 4  # enough chunks that no worker idles while another finishes the tail
+CHUNK_BYTES = 64 * 2**20  # result arrays of one chunk, so a worker's memory is bounded
+_JOBLIB_BACKEND = {"processes": "loky", "threads": "threading"}
+_TMP_PREFIX = ".part-"  # temp files of parts being written; never match *.parquet
+
+
+@dataclass(frozen=True)
+class RunResult:
+    out: Path
+    manifest: dict[str, Any]
+    played: int  # games played by this call
+    resumed: int  # games found already finished in the directory
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every chunk of a run needs; pickled to the workers with each chunk."""
+
+    game: str
+    params: Params
+    lineup: Callable[[], Sequence[Any]]
+    specs: tuple[str, ...]
+    perms: np.ndarray
+    seating: int
+    seed: int
+    run_id: str
+    out: Path
+
+
+def seat_orders(n_players: int, seating: str) -> np.ndarray:
+    """The seating table play_batch takes (row r: strategy index of each seat): every
+    order in the lexicographic order of itertools.permutations, or only the given one."""
+    if seating == "fixed":
+        rows = [tuple(range(n_players))]
+    else:
+        rows = list(itertools.permutations(range(n_players)))
+    return np.ascontiguousarray(rows, dtype=np.int32)
+
+
+def part_name(index: int) -> str:
+    return f"part-{index:05d}.parquet"
+
+
+def _bytes_per_game(n_players: int, n_features: int, n_interim: int) -> int:
+    per_seat = 1 + 4 + 1 + 4 + 1 + 4 * (n_features + n_interim)
+    return 8 + 8 + 4 + 1 + n_players * per_seat
+
+
+def default_chunk_size(n_games: int, jobs: int, bytes_per_game: int) -> int:
+    """Up to DEFAULT_CHUNK_SIZE games, fewer for games with wide rows (bounded memory)
+    or small runs (at least CHUNKS_PER_JOB chunks per job)."""
+    spread = math.ceil(n_games / (jobs * CHUNKS_PER_JOB))
+    return max(1, min(DEFAULT_CHUNK_SIZE, CHUNK_BYTES // bytes_per_game, spread))
+
+
+def _chunks(n_games: int, chunk_size: int) -> list[tuple[int, int, int]]:
+    return [(k, i0, min(i0 + chunk_size, n_games))
+            for k, i0 in enumerate(range(0, n_games, chunk_size))]
+
+
+def _check_args(n_games: int, seed: int, seating: str, jobs: int, backend: str,
+                chunk_size: int | None) -> None:
+    if n_games < 1:
+        raise UserError(f"n_games = {n_games}: must be at least 1")
+    if not 0 <= seed < 2**64:
+        raise UserError(f"seed = {seed}: must be in [0, 2**64)")
+    if seating not in SEATINGS:
+        raise UserError(f"seating = {seating!r}: allowed are {', '.join(SEATINGS)}")
+    if jobs < 1:
+        raise UserError(f"jobs = {jobs}: must be at least 1")
+    if backend not in BACKENDS:
+        raise UserError(f"backend = {backend!r}: allowed are {', '.join(BACKENDS)}")
+    if chunk_size is not None and chunk_size < 1:
+        raise UserError(f"chunk_size = {chunk_size}: must be at least 1")
+
+
+def _run_id(identity: dict[str, Any]) -> str:
+    """A content hash of the run's identity: the same run gets the same id wherever
+    and however it is played."""
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _git_revision() -> str | None:
+    here = Path(__file__).resolve().parent
+    try:
+        done = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=40"],
+                              cwd=here, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
+def _package_version() -> str | None:
+    try:
+        return version("chocosim")
+    except PackageNotFoundError:  # a source checkout that was never pip-installed
+        return None
+
+
+def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
+    """Write through a temp file in the same directory, then rename it into place, so a
+    reader (or a resumed run) never sees a half-written file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _describe_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    diffs = []
+    for key in IDENTITY:
+        a, b = old.get(key), new[key]
+        if a == b:
+            continue
+        if key == "params" and isinstance(a, dict):
+            fa, fb = flatten(a), flatten(b)
+            for name in sorted(fa.keys() | fb.keys()):
+                if fa.get(name) != fb.get(name):
+                    diffs.append(f"params.{name} is {fa.get(name)!r} there, {fb.get(name)!r} here")
+        elif key == "strategies" and isinstance(a, list):
+            specs_a = [s.get("spec") for s in a]
+            specs_b = [s["spec"] for s in b]
+            if specs_a != specs_b:
+                diffs.append(f"strategies are {', '.join(map(str, specs_a))} there, {', '.join(specs_b)} here")
+            else:
+                diffs.append("strategy weights differ")
+        else:
+            diffs.append(f"{key} is {a!r} there, {b!r} here")
+    return diffs
+
+
+def _read_manifest(out: Path) -> dict[str, Any] | None:
+    """The manifest of an existing run directory, None for a new or empty directory;
+    UserError for anything else (a file, a foreign directory, a broken manifest)."""
+    if not out.exists():
+        return None
+    if not out.is_dir():
+        raise UserError(f"output {out} exists and is not a directory")
+    path = out / MANIFEST
+    if not path.exists():
+        if any(out.iterdir()):
+            raise UserError(f"output directory {out} is not empty and has no {MANIFEST}: "
+                            "it is not a run directory; choose another one")
+        return None
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise UserError(f"run directory {out}: {MANIFEST} is unreadable ({e})") from None
+    if not isinstance(manifest, dict):
+        raise UserError(f"run directory {out}: {MANIFEST} is not a JSON object")
+    return manifest
+
+
+def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
+    """Open the run directory: resume the same run, start a new one, or refuse."""
+    manifest = _read_manifest(out)
+    if manifest is not None:
+        diffs = _describe_differences(manifest, identity)
+        if diffs:
+            raise UserError(f"run directory {out} holds a different run ({'; '.join(diffs)}); "
+                            "choose another output directory")
+        for stale in out.glob(f"{_TMP_PREFIX}*.tmp"):  # parts of an interrupted run
+            stale.unlink(missing_ok=True)
+        return manifest
+    out.mkdir(parents=True, exist_ok=True)
+    _write_atomic(out / MANIFEST, lambda p: p.write_text(json.dumps(fresh, indent=2) + "\n"))
+    return fresh
+
+
+def run(game: GameSpec, params: Params, specs: Sequence[str],
+        lineup: Callable[[], Sequence[Any]], out: Path | str, *, n_games: int,
+        seed: int = 0, seating: str = "rotate", jobs: int = 1, backend: str = "processes",
+        chunk_size: int | None = None, quiet: bool = False) -> RunResult:
+    """Play games [0, n_games) of the run with `seed` into the run directory `out`.
+
+    `specs` names strategy i (the manifest and the strategy column); `lineup` is a
+    picklable factory returning one fresh bot per spec, in the same order, e.g.
+    functools.partial(strategies.build_lineup, game.name, specs). Seating "rotate"
+    cycles game by game through every seat order (all equally often when n_games is a
+    multiple of n_players!), "fixed" puts strategy i in seat i, "random" draws an order
+    per game from the game's seed. A directory that already holds this run is resumed
+    (its own chunk size is kept); one that holds anything else is refused (UserError).
+    """
+    _check_args(n_games, seed, seating, jobs, backend, chunk_size)
+    out = Path(out)
+    specs = tuple(s.strip() for s in specs)
+    state = game.new_state(params)
+    if len(specs) != state.n_players:
+        raise UserError(f"{game.name} with these params seats {state.n_players} players, "
+                        f"but {len(specs)} strategies were given")
+    bots = list(lineup())
+    if len(bots) != len(specs):
+        raise ValueError(f"the lineup factory made {len(bots)} bots for {len(specs)} specs")
+
+    identity = {
+        "game": game.name,
+        "params": params.model_dump(mode="json"),
+        "strategies": [{"spec": s, "class": f"{type(b).__module__}.{type(b).__qualname__}",
+                        "weights": dict(b.weights)} for s, b in zip(specs, bots)],
+        "seating": seating,
+        "seed": seed,
+        "n_games": n_games,
+    }
+    identity = json.loads(json.dumps(identity))  # compare as it reads back from disk
+    run_id = _run_id(identity)
+    perms = seat_orders(state.n_players, seating)
+    bytes_per_game = _bytes_per_game(state.n_players, state.n_features, state.n_interim)
+    fresh = {
+        "run_id": run_id,
+        **identity,
+        "players": state.n_players,
+        "seat_orders": perms.tolist(),
+        "chunk_size": chunk_size or default_chunk_size(n_games, jobs, bytes_per_game),
+        "version": _package_version(),
+        "git_revision": _git_revision(),
+        "checked_build": CHECKED_BUILD,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    manifest = _prepare(out, identity, fresh)
+
+    chunks = _chunks(n_games, int(manifest["chunk_size"]))
+    todo = [c for c in chunks if not (out / part_name(c[0])).exists()]
+    resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
+    job = _Job(game.name, params, lineup, specs, perms, SEATINGS.index(seating), seed,
+               manifest["run_id"], out)
+    played = _execute(job, todo, jobs, backend, n_games, resumed, quiet)
+    return RunResult(out, manifest, played, resumed)
+
+
+def _execute(job: _Job, todo: list[tuple[int, int, int]], jobs: int, backend: str,
+             n_games: int, resumed: int, quiet: bool) -> int:
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("games"), TimeRemainingColumn())
+    played = 0
+    with Progress(*columns, console=console, disable=quiet or not console.is_terminal) as bar:
+        task = bar.add_task(f"{job.game} {job.out.name}", total=n_games, completed=resumed)
+        if not todo:
+            return 0
+        parallel = Parallel(n_jobs=min(jobs, len(todo)), backend=_JOBLIB_BACKEND[backend],
+                            return_as="generator_unordered")
+        for n in parallel(delayed(_play_chunk)(job, *chunk) for chunk in todo):
+            played += n
+            bar.advance(task, n)
+    return played
+
+
+def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
+    """Worker: play games [i0, i1), write part `index`; return the number of games."""
+    state = get_game(job.game).new_state(job.params)
+    bots = list(job.lineup())
+    n, games = state.n_players, i1 - i0
+    rows = games * n
+    a = {
+        "game": np.empty(games, np.int64), "seed": np.empty(games, np.uint64),
+        "turns": np.empty(games, np.int32), "end_reason": np.empty(games, np.int8),
+        "who": np.empty(rows, np.int8), "score": np.empty(rows, np.int32),
+        "rank": np.empty(rows, np.int8), "win": np.empty(rows, np.float32),
+        "first": np.empty(rows, np.int8),
+        # At least one column so the memoryviews are valid for games without any.
+        "features": np.empty((rows, max(state.n_features, 1)), np.int32),
+        "interim": np.empty((rows, max(state.n_interim, 1)), np.int32),
+    }
+    play_batch(state, bots, job.perms, job.seating, job.seed, i0, i1,
+               a["game"], a["seed"], a["turns"], a["end_reason"], a["who"], a["score"],
+               a["rank"], a["win"], a["first"], a["features"], a["interim"])
+    table = _table(job, state, a)
+    _write_atomic(job.out / part_name(index),
+                  lambda p: table.write_parquet(p, compression="zstd", statistics=True))
+    return games
+
+
+def _categorical(labels: Sequence[str], codes: np.ndarray) -> pl.Series:
+    return pl.Series(list(labels), dtype=pl.Categorical).gather(codes)
+
+
+def _table(job: _Job, state: Any, a: dict[str, np.ndarray]) -> pl.DataFrame:
+    """The results of one chunk, one row per game x seat (sorted by game, then seat)."""
+    n = state.n_players
+    games = len(a["game"])
+    labels = list(dict.fromkeys(job.specs))  # a spec listed twice is one strategy
+    label_of_index = np.array([labels.index(s) for s in job.specs], dtype=np.int64)
+    columns: dict[str, pl.Series | np.ndarray] = {
+        "run_id": _categorical([job.run_id], np.zeros(games * n, np.int64)),
+        "game": np.repeat(a["game"], n),
+        "seed": np.repeat(a["seed"], n),
+        "seat": np.tile(np.arange(n, dtype=np.int8), games),
+        "strategy": _categorical(labels, label_of_index[a["who"]]),
+        "score": a["score"],
+        "rank": a["rank"],
+        "win": a["win"],
+        "first": a["first"].astype(bool),
+        "turns": np.repeat(a["turns"], n),
+        "end_reason": _categorical(type(state).END_REASONS, np.repeat(a["end_reason"], n).astype(np.int64)),
+    }
+    for j, name in enumerate(state.feature_names()):
+        columns[name] = a["features"][:, j]
+    for j, name in enumerate(state.interim_names()):
+        columns[f"interim_{name}"] = a["interim"][:, j]
+    return pl.DataFrame(columns)
