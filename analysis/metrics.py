@@ -29,7 +29,7 @@ from simcore.runner import MANIFEST
 
 __all__ = ["RunData", "open_run", "analyze", "RunAnalysis", "SeatBalance", "Strategies",
            "Outcomes", "Quality", "Histogram", "BASE_COLUMNS", "standings_columns",
-           "component_table", "feature_threshold", "analyze_all"]
+           "component_table", "feature_threshold", "pooled_strategies"]
 
 # The columns every results table has; all others are the game's features and interims.
 BASE_COLUMNS = ("run_id", "game", "seed", "seat", "strategy", "score", "rank", "win",
@@ -182,7 +182,8 @@ class Quality:
     winner_led: list[Rate]  # per checkpoint: the eventual winner was the sole leader
     winner_trailed: Rate  # the winner was strictly behind at some checkpoint
     lead_changes: Histogram  # changes of the sole leader over checkpoints + result
-    last_change: Histogram  # position of the last change (0: never; len+1: the result)
+    last_change: Histogram  # checkpoint index of the last change (0: never, as the first
+    # checkpoint has no earlier leader to change from; len(checkpoints): the result)
 
 
 @dataclass(frozen=True)
@@ -383,7 +384,7 @@ def _tally_quality(t: _GameTally, winner: np.ndarray, standings: list[np.ndarray
             trailed |= s[rows, winner] < s.max(axis=1)
         changed = (leader >= 0) & (current >= 0) & (leader != current)
         changes += changed
-        last = np.where(changed, c + 1, last)
+        last = np.where(changed, c, last)
         current = np.where(leader >= 0, leader, current)
     t.trailed += int(trailed.sum())
     t.lead_changes.add(changes)
@@ -472,5 +473,20 @@ def analyze(path: Path | str) -> RunAnalysis:
                        _outcomes(tables, tally, games), components, _quality(tally, checkpoints))
 
 
-def analyze_all(paths: Iterable[Path | str]) -> list[RunAnalysis]:
-    return [analyze(p) for p in paths]
+def pooled_strategies(analyses: Iterable[RunAnalysis]) -> tuple[Matchups, Ratings | None] | None:
+    """The head-to-head results of several runs of one game added up (by strategy spec),
+    with ratings fitted to all of them: how a balance sweep of several tables ranks every
+    bot. None unless there are several runs, all of the same game."""
+    analyses = list(analyses)
+    if len(analyses) < 2 or len({a.run.manifest.get("game") for a in analyses}) != 1:
+        return None
+    names = list(dict.fromkeys(n for a in analyses for n in a.strategies.matchups.names))
+    k = len(names)
+    wins, games = np.zeros((k, k)), np.zeros((k, k))
+    for a in analyses:
+        m = a.strategies.matchups
+        at = [names.index(n) for n in m.names]
+        wins[np.ix_(at, at)] += m.wins
+        games[np.ix_(at, at)] += m.games
+    pooled = Matchups(names, wins, games)
+    return pooled, stats.bradley_terry(pooled)
