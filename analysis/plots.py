@@ -47,7 +47,8 @@ def _label(text: str) -> str:
 
 def _errors(rates: list[Rate]) -> np.ndarray:
     values = np.array([r.value for r in rates])
-    return np.vstack([values - [r.low for r in rates], [r.high for r in rates] - values])
+    # At a rate of exactly 0 or 1 the interval end can differ from it by a rounding error.
+    return np.clip(np.vstack([values - [r.low for r in rates], [r.high for r in rates] - values]), 0, None)
 
 
 def _rate_bars(ax, labels: list[str], rates: list[Rate], color, fair: float | None) -> None:
@@ -108,7 +109,7 @@ def strategy_ratings(r: Ratings) -> str:
     order = np.argsort(-r.elo)
     fig, ax = plt.subplots(figsize=(WIDTH, _height(len(r.names))))
     y = np.arange(len(order))
-    ax.errorbar(r.elo[order], y, xerr=1.96 * r.se[order], fmt="o", color=_PALETTE[3],
+    ax.errorbar(r.elo[order], y, xerr=r.high[order] - r.elo[order], fmt="o", color=_PALETTE[3],
                 ecolor="black", capsize=4)
     ax.set_yticks(y, [_label(r.names[i]) for i in order])
     ax.invert_yaxis()
@@ -190,7 +191,7 @@ def components(table) -> str:
     fig, ax = plt.subplots(figsize=(WIDTH, _height(len(names), per=0.3)))
     y = np.arange(len(names))
     diff = t["diff"].to_numpy()
-    err = np.vstack([diff - t["diff_low"].to_numpy(), t["diff_high"].to_numpy() - diff])
+    err = np.clip(np.vstack([diff - t["diff_low"].to_numpy(), t["diff_high"].to_numpy() - diff]), 0, None)
     sig = t["significant"].to_numpy()
     for mask, color, label in ((sig, _PALETTE[3], "significant (BH q < 0.05)"),
                                (~sig, "grey", "not significant")):
