@@ -63,7 +63,8 @@ def balance(game: str, n_games: int, runs_dir: Path, *, seats: list[list[str]] |
     dirs = []
     for specs in lineups:
         params = spec.params(rules, sets, players=len(specs))
-        out = runs_dir / game / _slug(specs)
+        # The size is part of the name: a bigger sweep is a new run, not a clash.
+        out = runs_dir / game / f"{_slug(specs)}-{per_run}"
         run(spec, params, specs, functools.partial(strategies.build_lineup, spec.name, specs),
             out, n_games=per_run, seed=seed, jobs=jobs, quiet=quiet)
         dirs.append(out)

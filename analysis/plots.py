@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import PercentFormatter  # noqa: E402
+from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
 
 from analysis.metrics import Histogram, Outcomes, Quality, SeatBalance, Strategies  # noqa: E402
 from analysis.stats import Matchups, Rate, Ratings  # noqa: E402
@@ -39,6 +39,11 @@ def _svg(fig: Figure) -> str:
     fig.savefig(buf, format="svg", bbox_inches="tight")
     plt.close(fig)
     return buf.getvalue()
+
+
+def _short(text: str, width: int = 18) -> str:
+    """Cut by characters: specs like heuristic(a=1, b=2) have few word breaks."""
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def _label(text: str) -> str:
@@ -116,7 +121,8 @@ def strategy_ratings(r: Ratings) -> str:
     ax.axvline(0, color="grey", lw=1)
     ax.set_title("Bradley–Terry rating (95% intervals; 0 = average strategy)")
     ax.set_xlabel("rating (Elo points: +400 = 10× the odds of winning)")
-    ax.margins(x=0.15, y=0.3)
+    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.margins(x=0.15)
     return _svg(fig)
 
 
@@ -126,11 +132,11 @@ def matchup_matrix(m: Matchups) -> str:
         share = np.where(m.games > 0, m.wins / m.games, np.nan)
     # Always the report's width, so fonts keep their size however many strategies.
     fig, ax = plt.subplots(figsize=(WIDTH, max(3.2, min(WIDTH, 1.6 + 0.55 * k))))
-    labels = [textwrap.shorten(n, 18, placeholder="…") for n in m.names]
+    labels = [_short(n) for n in m.names]
     sns.heatmap(share, ax=ax, vmin=0, vmax=1, cmap="vlag_r", center=0.5, square=True,
                 annot=k <= 10, fmt=".0%", annot_kws={"fontsize": 9 if k <= 6 else 7},
                 xticklabels=labels, yticklabels=labels, linewidths=0.5, linecolor="white",
-                cbar_kws={"format": PercentFormatter(1.0), "label": "row ahead"})
+                cbar_kws={"format": PercentFormatter(1.0), "label": "row ahead", "shrink": 0.8})
     ax.set_title("Head-to-head: row strategy ahead of column strategy")
     ax.set_xlabel("opponent")
     ax.set_ylabel("strategy")
@@ -144,6 +150,7 @@ def matchup_matrix(m: Matchups) -> str:
 def _hist_bars(ax, h: Histogram, color) -> None:
     f = h.frame("value")
     ax.bar(f["value"].to_numpy(), f["count"].to_numpy() / max(h.n, 1), width=0.9, color=color)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no 9.5 turns
 
 
 def margins(o: Outcomes) -> str:
@@ -202,9 +209,10 @@ def components(table) -> str:
     ax.invert_yaxis()
     ax.axvline(0, color="black", lw=1)
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_title("Win rate with minus without each feature (95% Newcombe intervals)")
+    ax.set_title("Win rate with minus without each feature (95% Newcombe intervals)", pad=22)
     ax.set_xlabel("difference in win rate (percentage points)")
-    ax.legend(fontsize=8, loc="best")
+    # Between title and axes: inside, it would hide points whichever corner it took.
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     return _svg(fig)
 
 

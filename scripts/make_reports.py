@@ -20,9 +20,10 @@ from simcore.errors import UserError
 from simcore.registry import games
 
 ROOT = Path(__file__).resolve().parent.parent
-# Fabryka is the yardstick game: a million games gives intervals of about ±0.1 point.
+# Fabryka is the yardstick game: a million games per table (three bots, three tables)
+# gives intervals of about ±0.1 point.
 # The others are slower per game; 200,000 still gives about ±0.2 point on a win rate.
-GAMES = {"fabryka": 1_000_000}
+GAMES = {"fabryka": 3_000_000}
 DEFAULT_GAMES = 200_000
 
 

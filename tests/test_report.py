@@ -244,7 +244,7 @@ def test_balance_command_plays_and_reports(tmp_path: Path) -> None:
                                          "--quiet"])
     assert result.exit_code == 0, result.output
     assert 'id="components-r0"' in out.read_text()
-    parts = list((tmp_path / "runs" / "fabryka" / "random-vs-heuristic").glob("part-*.parquet"))
+    parts = list((tmp_path / "runs" / "fabryka" / "random-vs-heuristic-600").glob("part-*.parquet"))
     assert parts
 
 
