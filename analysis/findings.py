@@ -123,7 +123,7 @@ def _component_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
         what = r["feature"] if r["threshold"] == 1 else f"{r['feature']} ≥ {r['threshold']}"
         direction = "raises" if r["diff"] > 0 else "lowers"
         found.append(Finding("components",
-                             f"{what} holds for {pct(r['share'])} of players and {direction} the win rate "
+                             f"Having {what} ({pct(r['share'])} of players) {direction} the win rate "
                              f"from {pct(r['win_without'])} to {pct(r['win_with'])}: "
                              f"{points(r['diff'], r['diff_low'], r['diff_high'])}; {_p(r['q_value'], 'q')}."))
     checked = [f"{len(c) - len(significant)} of {len(c)} features show no significant link to winning "

@@ -245,7 +245,7 @@ def _mean_ci(row: dict[str, Any]) -> tuple[float, float, float]:
     return stats.mean_interval(int(row["n"]), float(row["score_sum"]), float(row["score_sq"]))
 
 
-def _seat_balance(run: RunData, t: dict[str, pl.DataFrame], games: int) -> SeatBalance:
+def _seat_balance(run: RunData, t: dict[str, pl.DataFrame]) -> SeatBalance:
     fair = 1 / run.players
     seats = t["seat"].to_dicts()
     chi2, p = stats.equal_shares_test(np.array([r["wins"] for r in seats]))
@@ -364,7 +364,11 @@ def _part_arrays(run: RunData, part: Path, columns: list[str]) -> dict[str, np.n
     codes = {s: i for i, s in enumerate(run.strategies)}
     out = {c: df[c].to_numpy().reshape(-1, n) for c in columns
            if c not in ("strategy", "end_reason")}
-    strategy = df["strategy"].cast(pl.String).replace_strict(codes, return_dtype=pl.Int64)
+    strategy = df["strategy"].cast(pl.String)
+    if unknown := set(strategy.unique().to_list()) - codes.keys():
+        raise UserError(f"results in {run.path} name strategies the manifest does not: "
+                        f"{', '.join(sorted(unknown))}")
+    strategy = strategy.replace_strict(codes, return_dtype=pl.Int64)
     out["strategy"] = strategy.to_numpy().reshape(-1, n)
     # End reasons as small int codes (numpy sorts strings slowly); labels in "end_labels".
     reasons = df["end_reason"].cast(pl.String).gather_every(n)
@@ -504,7 +508,7 @@ def analyze(path: Path | str) -> RunAnalysis:
     checkpoints = standings_columns(run.interims)
     tally = _games_tally(run, checkpoints)
     components = component_table(tables.get("features"), run.features)
-    return RunAnalysis(run, games, _seat_balance(run, tables, games), _strategies(run, tables, tally),
+    return RunAnalysis(run, games, _seat_balance(run, tables), _strategies(run, tables, tally),
                        _outcomes(tables, tally, games), components, _quality(tally, checkpoints))
 
 
