@@ -15,7 +15,7 @@ from analysis import stats
 from analysis.metrics import RunAnalysis
 from analysis.stats import Rate
 
-__all__ = ["Finding", "findings", "checks", "pct", "rate_text", "points"]
+__all__ = ["Finding", "findings", "checks", "pct", "rate_text", "points", "pvalue"]
 
 MAX_COMPONENT_FINDINGS = 5
 MAX_MATCHUP_FINDINGS = 5
@@ -48,6 +48,14 @@ def points(diff: float, low: float, high: float) -> str:
     """A difference of rates in percentage points with its interval."""
     d = _decimals((high - low) / 2)
     return f"{100 * diff:+.{d}f} points, 95% CI {100 * low:+.{d}f} to {100 * high:+.{d}f}"
+
+
+def pvalue(p: float) -> str:
+    """A p or q value for a table: three digits, and no "0" where double precision
+    underflowed (a 1M-game run makes p values far below 1e-300)."""
+    if p < 1e-300:
+        return "< 1e-300"
+    return f"{p:.2e}" if p < 1e-3 else f"{p:.3g}"
 
 
 def _p(p: float, name: str = "p") -> str:
@@ -126,8 +134,9 @@ def _component_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
                              f"Having {what} ({pct(r['share'])} of players) {direction} the win rate "
                              f"from {pct(r['win_without'])} to {pct(r['win_with'])}: "
                              f"{points(r['diff'], r['diff_low'], r['diff_high'])}; {_p(r['q_value'], 'q')}."))
-    checked = [f"{len(c) - len(significant)} of {len(c)} features show no significant link to winning "
-               f"after the false-discovery correction."] if len(c) else []
+    null = len(c) - len(significant)
+    checked = [f"{null} of {len(c)} features show no significant link to winning after the "
+               f"false-discovery correction."] if null else []
     return found, checked
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 
 from analysis import plots
-from analysis.findings import checks, findings, pct, points, rate_text
+from analysis.findings import checks, findings, pct, points, pvalue, rate_text
 from analysis.metrics import RunAnalysis, analyze, pooled_strategies
 from simcore.errors import UserError
 from simcore.params import flatten
@@ -96,7 +96,8 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=pct, rate=rate_text)
+    env.filters.update(pct=pct, rate=rate_text, pvalue=pvalue,
+                       p_is=lambda p: pvalue(p) if pvalue(p).startswith("<") else f"= {pvalue(p)}")
     env.globals["points"] = points
     return env
 
