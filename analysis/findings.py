@@ -62,6 +62,13 @@ def _p(p: float, name: str = "p") -> str:
     return f"{name} < 0.001" if p < 0.001 else f"{name} = {p:.3f}"
 
 
+def _confounded(a: RunAnalysis) -> str:
+    """A caveat when seats and strategies are tied together by the seating."""
+    if a.run.manifest.get("seating") == "fixed" and len(a.strategies.names) > 1:
+        return " (seating was fixed, so this mixes the seat with the strategy in it)"
+    return ""
+
+
 def _seat_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
     s, fair = a.seats, 1 / a.run.players
     found, checked = [], []
@@ -70,7 +77,7 @@ def _seat_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
     if s.first.p_value is not None and s.first.p_value < stats.ALPHA:
         edge = "advantage" if s.first.value > fair else "disadvantage"
         found.append(Finding("seat-balance", f"{first}: a significant first-player {edge} "
-                             f"(against the other seats: {points(d.value, d.low, d.high)}; {_p(d.p_value)})."))
+                             f"(against the other seats: {points(d.value, d.low, d.high)}; {_p(d.p_value)}){_confounded(a)}."))
     else:
         checked.append(f"{first}; no significant first-player effect ({_p(s.first.p_value or 1.0)}).")
     # With two seats and seat 1 always moving first, "seats equal" is the first-player
@@ -82,7 +89,7 @@ def _seat_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
                   if r.p_value is not None and r.p_value < stats.ALPHA]
         found.append(Finding("seat-balance", f"Seats do not win equally often (χ² = {s.chi2:.1f}, "
                              f"df = {a.run.players - 1}, {_p(s.p_value)}): {'; '.join(uneven)} "
-                             f"against a fair {pct(fair)}."))
+                             f"against a fair {pct(fair)}{_confounded(a)}."))
     else:
         checked.append(f"All seats win equally often within chance (χ² = {s.chi2:.1f}, "
                        f"df = {a.run.players - 1}, {_p(s.p_value)}).")
