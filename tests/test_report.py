@@ -252,3 +252,13 @@ def test_default_lineups() -> None:
     assert default_lineups(["g", "h", "r"], 2) == [["g", "h"], ["g", "r"], ["h", "r"]]
     assert default_lineups(["r"], 3) == [["r", "r", "r"]]
     assert default_lineups(["a", "b"], 4) == [["a", "b", "a", "b"]]
+
+
+def test_one_strategy_report_has_no_matchups(tmp_path: Path) -> None:
+    games = [[{**s, "strategy": "random"} for s in g] for g in planted_games(40)]
+    a = analyze(write_run(tmp_path / "solo", ["random"], games))
+    assert a.strategies.names == ["random"] and a.strategies.ratings is None
+    assert a.strategies.skill_edge is None
+    html = render_html([a])
+    assert "One strategy played every seat" in html
+    assert all(f'id="{sid}-r0"' in html for sid in SECTIONS)
