@@ -34,7 +34,7 @@ def report_command(run_dirs: RunDirsArg, out: HtmlOpt, pdf: PdfOpt = None) -> No
     analyses = write_report(run_dirs, out, pdf)
     games = sum(a.games for a in analyses)
     written = f"{out}" + (f" and {pdf}" if pdf else "")
-    _console.print(f"report of {len(analyses)} run(s), {games:,} games: {written}")
+    _console.print(f"report of {len(analyses)} run(s), {games:,} games: {written}", soft_wrap=True)
 
 
 def default_lineups(bots: list[str], players: int) -> list[list[str]]:
