@@ -18,7 +18,7 @@ from typing import Any
 
 import jinja2
 
-from analysis import plots
+from analysis import plots, stats
 from analysis.findings import checks, findings, pct, points, pvalue, rate_text
 from analysis.metrics import RunAnalysis, analyze, pooled_strategies
 from simcore.errors import UserError
@@ -26,7 +26,7 @@ from simcore.params import flatten
 from simcore.registry import games
 
 __all__ = ["SECTIONS", "render_html", "write_report", "print_pdf", "find_chromium",
-           "param_rows", "Figure"]
+           "param_rows", "compare_to_first", "Figure"]
 
 # Section ids of each run, in order (a run's ids get the suffix -r<index>).
 SECTIONS = ("findings", "seat-balance", "strategies", "outcomes", "components",
@@ -119,8 +119,28 @@ def _pooled_context(analyses: Sequence[RunAnalysis]) -> dict[str, Any] | None:
             "ratings_figure": _figure(plots.strategy_ratings(ratings), "ratings over all runs") if ratings else None}
 
 
+def compare_to_first(analyses: Sequence[RunAnalysis]) -> list[dict[str, Any]]:
+    """Each run against the first: which params differ (a house rule against the
+    rulebook, say) and the first player's win rate difference with its Newcombe
+    interval and score test. Empty for a single run."""
+    if len(analyses) < 2:
+        return []
+    base = analyses[0]
+    base_params = flatten(base.run.manifest.get("params") or {})
+    rows = []
+    for a in analyses[1:]:
+        params = flatten(a.run.manifest.get("params") or {})
+        changed = [f"{k} = {params.get(k)} (was {base_params.get(k)})"
+                   for k in sorted(params.keys() | base_params.keys()) if params.get(k) != base_params.get(k)]
+        f, f0 = a.seats.first, base.seats.first
+        rows.append({"changed": changed, "first": stats.difference(f.successes, f.n, f0.successes, f0.n)})
+    return rows
+
+
 def render_html(analyses: Sequence[RunAnalysis]) -> str:
     runs = [_run_context(a, i) for i, a in enumerate(analyses)]
+    for run, vs_first in zip(runs[1:], compare_to_first(analyses)):
+        run["vs_first"] = vs_first
     title = ", ".join(dict.fromkeys(r["title"] for r in runs))
     return _environment().get_template("report.html.j2").render(
         runs=runs, title=title, sections=SECTIONS, version=_version(), pooled=_pooled_context(analyses),

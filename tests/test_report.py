@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 
 from analysis.cli_report import balance_command, default_lineups, report_command
 from analysis.metrics import analyze, pooled_strategies
-from analysis.report import SECTIONS, render_html, write_report
+from analysis import stats
+from analysis.report import SECTIONS, compare_to_first, render_html, write_report
 from simcore.errors import UserError
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -262,3 +263,19 @@ def test_one_strategy_report_has_no_matchups(tmp_path: Path) -> None:
     html = render_html([a])
     assert "One strategy played every seat" in html
     assert all(f'id="{sid}-r0"' in html for sid in SECTIONS)
+
+
+def test_runs_compared_to_the_first(tmp_path: Path, duel: Path) -> None:
+    """A house-rule run: the params that differ are named and the first player's win
+    rates compared by Newcombe's interval: here 24 of 40 against 1.5 of 4 (seat 0 wins
+    games 0, 2, 4, 6, 7 and 9 of every ten)."""
+    house = write_run(tmp_path / "house", ["a", "b"], planted_games(40))
+    manifest = json.loads((house / "manifest.json").read_text())
+    manifest["params"] = {"players": 2, "white_to_win": 4}
+    (house / "manifest.json").write_text(json.dumps(manifest))
+    (row,) = compare_to_first([analyze(duel), analyze(house)])
+    assert row["changed"] == ["white_to_win = 4 (was None)"]
+    first = analyze(house).seats.first
+    assert (first.successes, first.n) == (24, 40)
+    d = stats.difference(24, 40, 1.5, 4)
+    assert (row["first"].low, row["first"].high) == pytest.approx((d.low, d.high))
