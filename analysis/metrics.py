@@ -74,8 +74,13 @@ def open_run(path: Path | str) -> RunData:
         raise UserError(f"{path} is not a run directory (no {MANIFEST})") from None
     except (OSError, json.JSONDecodeError) as e:
         raise UserError(f"run directory {path}: {MANIFEST} is unreadable ({e})") from None
-    if not isinstance(manifest, dict) or "players" not in manifest or "strategies" not in manifest:
-        raise UserError(f"run directory {path}: {MANIFEST} lacks players or strategies")
+    if not isinstance(manifest, dict):
+        raise UserError(f"run directory {path}: {MANIFEST} is not a JSON object")
+    try:
+        specs = [str(s["spec"]) for s in manifest["strategies"]]
+        players = int(manifest["players"])
+    except (TypeError, KeyError, ValueError):
+        raise UserError(f"run directory {path}: {MANIFEST} lacks or garbles players or strategies") from None
     parts = sorted(path.glob("part-*.parquet"))
     if not parts:
         raise UserError(f"run directory {path} has no results (no part-*.parquet)")
@@ -87,8 +92,7 @@ def open_run(path: Path | str) -> RunData:
     if missing:
         raise UserError(f"results in {path} lack the column(s) {', '.join(missing)}")
     names = [c for c in schema.names() if c not in BASE_COLUMNS]
-    specs = [s["spec"] for s in manifest["strategies"]]
-    return RunData(path, manifest, parts, int(manifest["players"]), list(dict.fromkeys(specs)),
+    return RunData(path, manifest, parts, players, list(dict.fromkeys(specs)),
                    [c for c in names if not c.startswith(INTERIM_PREFIX)],
                    [c for c in names if c.startswith(INTERIM_PREFIX)])
 

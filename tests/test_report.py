@@ -210,6 +210,10 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, duel: Path) -> None:
     shutil.copy(duel / "manifest.json", empty / "manifest.json")
     with pytest.raises(UserError, match="no results"):
         analyze(empty)
+    (empty / "manifest.json").write_text(json.dumps({"players": 2, "strategies": ["random"]}))
+    with pytest.raises(UserError, match="garbles"):
+        analyze(empty)
+    shutil.copy(duel / "manifest.json", empty / "manifest.json")
     (empty / "part-00000.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(UserError, match="unreadable") as e:
         analyze(empty)
