@@ -22,7 +22,8 @@ from simcore.registry import games
 ROOT = Path(__file__).resolve().parent.parent
 # Fabryka is the yardstick game: a million games per table (three bots, three tables)
 # gives intervals of about ±0.1 point.
-# The others are slower per game; 200,000 still gives about ±0.2 point on a win rate.
+# The other games are slower per game; 200,000 split over their tables still gives
+# intervals of a few tenths of a point on each table's win rates.
 GAMES = {"fabryka": 3_000_000}
 DEFAULT_GAMES = 200_000
 
