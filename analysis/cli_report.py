@@ -61,6 +61,9 @@ def balance(game: str, n_games: int, runs_dir: Path, *, seats: list[list[str]] |
     rotation = math.factorial(table)
     per_run = max(rotation, math.ceil(n_games / len(lineups) / rotation) * rotation)
     dirs = []
+    # One seed for every table: each deals the same games (common random numbers), so
+    # differences between tables are bot differences, and the report's tests across
+    # runs, which assume independent samples, are conservative.
     for specs in lineups:
         params = spec.params(rules, sets, players=len(specs))
         # The size is part of the name: a bigger sweep is a new run, not a clash.
