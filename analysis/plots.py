@@ -1,0 +1,249 @@
+"""The report's figures, each an SVG document as text (the report inlines it, so no
+request ever leaves the page). Every figure has a title, labelled axes with units and
+its 95% intervals drawn; sizes grow with the number of seats, strategies or features
+so labels never overlap."""
+from __future__ import annotations
+
+import io
+import textwrap
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display; must precede pyplot
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import seaborn as sns  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
+
+from analysis.metrics import Histogram, Outcomes, Quality, SeatBalance, Strategies  # noqa: E402
+from analysis.stats import Matchups, Rate, Ratings  # noqa: E402
+
+__all__ = ["seat_wins", "seat_scores", "strategy_wins", "strategy_ratings", "matchup_matrix",
+           "margins", "game_length", "end_reasons", "components", "winner_led", "lead_changes"]
+
+WIDTH = 7.6  # inches: the report's column at 96 dpi, so figures show at natural size
+MAX_FEATURES = 40  # a forest plot taller than a page would be unreadable
+_PALETTE = sns.color_palette("colorblind")
+_LABEL_WIDTH = 28
+
+sns.set_theme(style="whitegrid", palette="colorblind", font_scale=0.9)
+plt.rcParams.update({"svg.fonttype": "none", "figure.dpi": 100, "axes.titleweight": "bold",
+                     "axes.titlesize": 11})
+
+
+def _svg(fig: Figure) -> str:
+    buf = io.StringIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _short(text: str, width: int = 18) -> str:
+    """Cut by characters: specs like heuristic(a=1, b=2) have few word breaks."""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _label(text: str) -> str:
+    return "\n".join(textwrap.wrap(text, _LABEL_WIDTH, break_long_words=True)) or text
+
+
+def _errors(rates: list[Rate]) -> np.ndarray:
+    values = np.array([r.value for r in rates])
+    # At a rate of exactly 0 or 1 the interval end can differ from it by a rounding error.
+    return np.clip(np.vstack([values - [r.low for r in rates], [r.high for r in rates] - values]), 0, None)
+
+
+def _rate_bars(ax, labels: list[str], rates: list[Rate], color, fair: float | None) -> None:
+    """Horizontal bars with Wilson intervals (horizontal so long labels fit)."""
+    y = np.arange(len(rates))
+    ax.barh(y, [r.value for r in rates], xerr=_errors(rates), color=color,
+            error_kw={"ecolor": "black", "capsize": 4, "lw": 1.2})
+    ax.set_yticks(y, [_label(s) for s in labels])
+    ax.invert_yaxis()
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+    if fair is not None:
+        # Labelled above the axes rather than in a legend, which would cover a bar.
+        ax.axvline(fair, color="black", ls="--", lw=1)
+        ax.text(fair, 1.0, f" fair share {fair:.0%}", transform=ax.get_xaxis_transform(),
+                ha="left", va="bottom", fontsize=8)
+
+
+def _height(n: int, per: float = 0.45, base: float = 1.4) -> float:
+    return base + per * n
+
+
+def seat_wins(s: SeatBalance, players: int) -> str:
+    fig, ax = plt.subplots(figsize=(WIDTH, _height(players + 1)))
+    labels = [f"seat {i + 1}" for i in range(players)] + ["first player"]
+    colors = [_PALETTE[0]] * players + [_PALETTE[1]]
+    _rate_bars(ax, labels, [*s.win, s.first], colors, 1 / players)
+    ax.set_title("Win rate by seat (bars: 95% Wilson intervals)", pad=14)
+    ax.set_xlabel("win rate (shared victories count 1/k)")
+    return _svg(fig)
+
+
+def seat_scores(s: SeatBalance, players: int) -> str:
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.2))
+    hist = s.score_hist
+    for seat in range(players):
+        h = hist.filter(hist["seat"] == seat)
+        share = h["count"].to_numpy() / h["count"].sum()
+        mean = s.score[seat][0]
+        ax.step(h["score"].to_numpy(), share, where="mid", lw=1.4, color=_PALETTE[seat % 10],
+                label=f"seat {seat + 1} (mean {mean:.1f})")
+    ax.set_title("Final score distribution by seat")
+    ax.set_xlabel("final score (points)")
+    ax.set_ylabel("share of games")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.legend(ncol=min(players, 3), fontsize=8)
+    return _svg(fig)
+
+
+def strategy_wins(st: Strategies, players: int) -> str:
+    fig, ax = plt.subplots(figsize=(WIDTH, _height(len(st.names))))
+    _rate_bars(ax, st.names, st.win, _PALETTE[2], 1 / players)
+    ax.set_title("Win rate by strategy, over all its seats (95% Wilson intervals)", pad=14)
+    ax.set_xlabel("win rate")
+    return _svg(fig)
+
+
+def strategy_ratings(r: Ratings) -> str:
+    order = np.argsort(-r.elo)
+    fig, ax = plt.subplots(figsize=(WIDTH, _height(len(r.names))))
+    y = np.arange(len(order))
+    ax.errorbar(r.elo[order], y, xerr=r.high[order] - r.elo[order], fmt="o", color=_PALETTE[3],
+                ecolor="black", capsize=4)
+    ax.set_yticks(y, [_label(r.names[i]) for i in order])
+    ax.invert_yaxis()
+    ax.axvline(0, color="grey", lw=1)
+    ax.set_title("Bradley–Terry rating (95% intervals; 0 = average strategy)")
+    ax.set_xlabel("rating (Elo points: +400 = 10× the odds of winning)")
+    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.margins(x=0.15)
+    return _svg(fig)
+
+
+def matchup_matrix(m: Matchups) -> str:
+    k = len(m.names)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(m.games > 0, m.wins / m.games, np.nan)
+    # Always the report's width, so fonts keep their size however many strategies.
+    fig, ax = plt.subplots(figsize=(WIDTH, max(3.2, min(WIDTH, 1.6 + 0.55 * k))))
+    labels = [_short(n) for n in m.names]
+    sns.heatmap(share, ax=ax, vmin=0, vmax=1, cmap="vlag_r", center=0.5, square=True,
+                annot=k <= 10, fmt=".0%", annot_kws={"fontsize": 9 if k <= 6 else 7},
+                xticklabels=labels, yticklabels=labels, linewidths=0.5, linecolor="white",
+                cbar_kws={"format": PercentFormatter(1.0), "label": "row ahead", "shrink": 0.8})
+    ax.set_title("Head-to-head: row strategy ahead of column strategy")
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("strategy")
+    ax.tick_params(axis="x", labelrotation=30)
+    ax.tick_params(axis="y", labelrotation=0)
+    for t in ax.get_xticklabels():
+        t.set_horizontalalignment("right")
+    return _svg(fig)
+
+
+def _hist_bars(ax, h: Histogram, color) -> None:
+    f = h.frame("value")
+    ax.bar(f["value"].to_numpy(), f["count"].to_numpy() / max(h.n, 1), width=0.9, color=color)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no 9.5 turns
+
+
+def margins(o: Outcomes) -> str:
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.2))
+    for i, (reason, h) in enumerate(sorted(o.margin.items(), key=lambda x: -x[1].n)):
+        # Steps, not bars: the distributions of several end reasons overlap.
+        f = h.frame("value")
+        ax.step(f["value"].to_numpy(), f["count"].to_numpy() / h.n, where="mid", lw=1.4,
+                color=_PALETTE[i % 10], label=f"{reason} ({h.n:,} games, mean {h.mean()[0]:.1f})")
+    ax.set_title("Margin of victory (winner's score minus the best other score)")
+    ax.set_xlabel("margin (points; below 0: won without the most points)")
+    ax.set_ylabel("share of games ended this way")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.legend(fontsize=8)
+    return _svg(fig)
+
+
+def game_length(o: Outcomes) -> str:
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.0))
+    _hist_bars(ax, o.turns, _PALETTE[0])
+    mean, low, high = o.turns.mean()
+    ax.axvline(mean, color="black", ls="--", lw=1, label=f"mean {mean:.1f} (95% CI {low:.2f}–{high:.2f})")
+    ax.set_title("Game length")
+    ax.set_xlabel("turns (decisions taken, all players)")
+    ax.set_ylabel("share of games")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.legend(fontsize=8)
+    return _svg(fig)
+
+
+def end_reasons(o: Outcomes) -> str:
+    rates = [r for _, r in o.end_reasons] + [o.shared]
+    labels = [name for name, _ in o.end_reasons] + ["shared victory"]
+    fig, ax = plt.subplots(figsize=(WIDTH, _height(len(rates))))
+    _rate_bars(ax, labels, rates, [_PALETTE[4]] * (len(rates) - 1) + [_PALETTE[5]], None)
+    ax.set_title("How games end (95% Wilson intervals)")
+    ax.set_xlabel("share of games")
+    return _svg(fig)
+
+
+def components(table) -> str:
+    """Forest plot: win rate with minus without each feature, largest effects first."""
+    t = table.head(MAX_FEATURES)
+    names = [f if th == 1 else f"{f} ≥ {th}" for f, th in zip(t["feature"], t["threshold"])]
+    fig, ax = plt.subplots(figsize=(WIDTH, _height(len(names), per=0.3)))
+    y = np.arange(len(names))
+    diff = t["diff"].to_numpy()
+    err = np.clip(np.vstack([diff - t["diff_low"].to_numpy(), t["diff_high"].to_numpy() - diff]), 0, None)
+    sig = t["significant"].to_numpy()
+    for mask, color, label in ((sig, _PALETTE[3], "significant (BH q < 0.05)"),
+                               (~sig, "grey", "not significant")):
+        if mask.any():
+            ax.errorbar(diff[mask], y[mask], xerr=err[:, mask], fmt="o", color=color,
+                        ecolor=color, capsize=3, label=label)
+    ax.set_yticks(y, names)
+    ax.invert_yaxis()
+    ax.axvline(0, color="black", lw=1)
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_title("Win rate with minus without each feature (95% Newcombe intervals)", pad=22)
+    ax.set_xlabel("difference in win rate (percentage points)")
+    # Between title and axes: inside, it would hide points whichever corner it took.
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    return _svg(fig)
+
+
+def winner_led(q: Quality) -> str:
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.0))
+    x = np.arange(len(q.checkpoints))
+    values = np.array([r.value for r in q.winner_led])
+    ax.plot(x, values, marker="o", color=_PALETTE[0], label="eventual winner leads alone")
+    ax.fill_between(x, [r.low for r in q.winner_led], [r.high for r in q.winner_led],
+                    color=_PALETTE[0], alpha=0.25, label="95% Wilson interval")
+    ax.set_xticks(x, q.checkpoints, rotation=30 if len(x) > 6 else 0)
+    ax.set_ylim(0, 1)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_title("How often the eventual winner is already leading")
+    ax.set_xlabel("checkpoint (interim standings)")
+    ax.set_ylabel("share of games")
+    ax.legend(fontsize=8, loc="lower right")
+    return _svg(fig)
+
+
+def lead_changes(q: Quality) -> str:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(WIDTH, 3.0))
+    _hist_bars(left, q.lead_changes, _PALETTE[1])
+    left.set_title("Lead changes per game")
+    left.set_xlabel("changes of the sole leader (incl. the result)")
+    left.set_ylabel("share of games")
+    _hist_bars(right, q.last_change, _PALETTE[2])
+    labels = ["never", *q.checkpoints[1:], "result"]
+    right.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
+    right.set_title("When the lead last changed")
+    right.set_xlabel("checkpoint")
+    for ax in (left, right):
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    return _svg(fig)

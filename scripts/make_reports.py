@@ -1,0 +1,60 @@
+"""Regenerate reports/: a balance report (HTML and PDF) for every registered game, each
+from a sweep of every bot of the game against every other.
+
+    python scripts/make_reports.py                 # all games, default sizes
+    python scripts/make_reports.py --only fabryka --games 2000000 --jobs 2
+
+Runs go to runs/<game>/<lineup>/ and are resumed when the script is re-run, so an
+interrupted regeneration only plays what is missing.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from analysis.cli_report import balance
+from analysis.report import write_report
+from simcore.errors import UserError
+from simcore.registry import games
+
+ROOT = Path(__file__).resolve().parent.parent
+# Fabryka is the yardstick game: a million games per table (three bots, three tables)
+# gives intervals of about ±0.1 point.
+# The other games are slower per game; 200,000 split over their tables still gives
+# intervals of a few tenths of a point on each table's win rates.
+GAMES = {"fabryka": 3_000_000}
+DEFAULT_GAMES = 200_000
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", help="a game to regenerate (repeatable; default all)")
+    parser.add_argument("--games", type=int, help="games per report (default: per-game sizes above)")
+    parser.add_argument("--jobs", type=int, default=1, help="parallel workers")
+    parser.add_argument("--runs", type=Path, default=ROOT / "runs", help="where the runs go")
+    parser.add_argument("--out", type=Path, default=ROOT / "reports", help="where the reports go")
+    parser.add_argument("--no-pdf", action="store_true", help="HTML only")
+    args = parser.parse_args(argv)
+    try:
+        for name in args.only or list(games()):
+            if name not in games():
+                raise UserError(f"unknown game {name!r}; known games: {', '.join(games())}")
+            n = args.games or GAMES.get(name, DEFAULT_GAMES)
+            t0 = time.perf_counter()
+            dirs = balance(name, n, args.runs, jobs=args.jobs)
+            t1 = time.perf_counter()
+            pdf = None if args.no_pdf else args.out / f"{name}.pdf"
+            write_report(dirs, args.out / f"{name}.html", pdf)
+            t2 = time.perf_counter()
+            print(f"{name}: {n:,} games in {len(dirs)} run(s): simulation {t1 - t0:.1f} s, "
+                  f"report {t2 - t1:.1f} s -> {args.out / f'{name}.html'}", flush=True)
+    except UserError as e:
+        print(f"make_reports: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
