@@ -1,5 +1,5 @@
 """The `chocosim` command line: list games, rules and bots, play one game with a trace,
-run millions of games into a run directory and summarise it.
+run millions of games into a run directory, summarise it, and write balance reports.
 
 Bad input of any kind ends with one line on stderr and exit code 2 (see `main`)."""
 from __future__ import annotations
@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 import strategies
+from analysis.cli_report import balance_command, report_command
 from analysis.summary import Summary, summarize
 from simcore.errors import UserError
 from simcore.params import Params, flatten, parse_set
@@ -54,21 +55,6 @@ SeedOpt = Annotated[int, typer.Option(
     "--seed", min=0, max=2**64 - 1, help="Run seed; game i of a run has seed f(seed, i).")]
 
 
-def split_seats(text: str) -> list[str]:
-    """Split at the commas that separate specs, not those inside a spec's parentheses:
-    "heuristic(a=1, b=2),random" is two seats."""
-    specs, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            specs.append(text[start:i].strip())
-            start = i + 1
-    specs.append(text[start:].strip())
-    if depth != 0 or not all(specs):
-        raise UserError(f"--seats {text!r}: expected comma-separated strategy specs, e.g. random,random")
-    return specs
-
-
 def _overrides(sets: list[str] | None) -> dict[str, Any]:
     return dict(parse_set(item) for item in sets or [])
 
@@ -77,7 +63,7 @@ def _setup(game: str, seats: str, rules: Path | None,
            sets: list[str] | None) -> tuple[GameSpec, Params, list[str]]:
     """The game, its params for this table and the seat specs, all validated."""
     spec = get_game(game)
-    specs = split_seats(seats)
+    specs = strategies.split_specs(seats)
     params = spec.params(rules, _overrides(sets), players=len(specs))
     return spec, params, specs
 
@@ -230,6 +216,10 @@ def _usage_message(e: typer.TyperException) -> str:
     if isinstance(cause, ValidationError) and cause.errors():
         return f"{e.format_message()} (got {cause.errors()[0]['input']!r})"
     return e.format_message()
+
+
+app.command("report")(report_command)
+app.command("balance")(balance_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,7 +15,6 @@ from rich.console import Console
 
 import strategies
 from analysis.report import write_report
-from simcore.errors import UserError
 from simcore.params import parse_set
 from simcore.registry import get_game
 from simcore.runner import run
@@ -51,7 +50,7 @@ def _slug(specs: list[str]) -> str:
 
 def balance(game: str, n_games: int, runs_dir: Path, *, seats: list[list[str]] | None = None,
             players: int | None = None, sets: dict | None = None, rules: Path | None = None,
-            seed: int = 0, jobs: int = 1, quiet: bool = False) -> list[Path]:
+            seed: int = 0, jobs: int | None = None, quiet: bool = False) -> list[Path]:
     """Play `n_games` split over the lineups (default: every bot against every other),
     each a run directory under runs_dir/<game>/ (re-running resumes); return them."""
     spec = get_game(game)
@@ -74,20 +73,6 @@ def balance(game: str, n_games: int, runs_dir: Path, *, seats: list[list[str]] |
     return dirs
 
 
-def _parse_seats(text: str) -> list[str]:
-    """Comma-separated specs; commas inside a spec's parentheses do not split."""
-    specs, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            specs.append(text[start:i].strip())
-            start = i + 1
-    specs.append(text[start:].strip())
-    if depth != 0 or not all(specs):
-        raise UserError(f"--seats {text!r}: expected comma-separated strategy specs, e.g. random,random")
-    return specs
-
-
 def balance_command(
     game: Annotated[str, typer.Argument(help="A game name (`chocosim games` lists them).")],
     out: HtmlOpt,
@@ -99,7 +84,7 @@ def balance_command(
     players: Annotated[int | None, typer.Option("--players", min=1, help="Table size for the default tables.")] = None,
     runs_dir: Annotated[Path, typer.Option("--runs", help="Where the run directories go (re-running resumes them).")] = Path("runs"),
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Run seed.")] = 0,
-    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Parallel workers.")] = 1,
+    jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")] = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="House rules TOML.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override one param: key=value; repeatable.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
@@ -107,7 +92,7 @@ def balance_command(
     """Play a game's bots against each other, then write the balance report: the
     one-command balance check."""
     sets = dict(parse_set(s) for s in set_ or [])
-    tables = [_parse_seats(s) for s in seats] if seats else None
+    tables = [strategies.split_specs(s) for s in seats] if seats else None
     dirs = balance(game, n_games, runs_dir, seats=tables, players=players, sets=sets,
                    rules=rules, seed=seed, jobs=jobs, quiet=quiet)
     report_command(dirs, out, pdf)

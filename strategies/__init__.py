@@ -39,6 +39,21 @@ def available(game: str) -> dict[str, type]:
     return dict(sorted(out.items()))
 
 
+def split_specs(text: str) -> list[str]:
+    """Split a seat list at the commas that separate specs, not those inside a spec's
+    parentheses: "heuristic(a=1, b=2),random" is two seats."""
+    specs, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            specs.append(text[start:i].strip())
+            start = i + 1
+    specs.append(text[start:].strip())
+    if depth != 0 or not all(specs):
+        raise UserError(f"--seats {text!r}: expected comma-separated strategy specs, e.g. random,random")
+    return specs
+
+
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     m = _SPEC.match(spec)
     if not m:

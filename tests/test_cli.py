@@ -10,7 +10,8 @@ import pytest
 
 import analysis.cli
 import strategies
-from analysis.cli import main, split_seats
+import strategies
+from analysis.cli import main
 from simcore.errors import UserError
 from simcore.registry import get_game
 from simcore.runner import part_name
@@ -72,11 +73,11 @@ def test_strategies_lists_every_available_bot(capsys):
 
 
 def test_split_seats_keeps_commas_inside_a_spec():
-    assert split_seats("heuristic(a=1, b=2), random") == ["heuristic(a=1, b=2)", "random"]
-    assert split_seats("random") == ["random"]
+    assert strategies.split_specs("heuristic(a=1, b=2), random") == ["heuristic(a=1, b=2)", "random"]
+    assert strategies.split_specs("random") == ["random"]
     for bad in ("random,", "random,(", "random)"):
         with pytest.raises(UserError):
-            split_seats(bad)
+            strategies.split_specs(bad)
 
 
 # ---- run ----
