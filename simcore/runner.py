@@ -288,6 +288,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     out = Path(out)
     specs = tuple(s.strip() for s in specs)
     state = game.new_state(params)
+    check_columns(state)
     if len(specs) != state.n_players:
         raise UserError(f"{game.name} with these params seats {state.n_players} players, "
                         f"but {len(specs)} strategies were given")
@@ -421,3 +422,16 @@ def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFram
     for j, name in enumerate(state.interim_names()):
         columns[f"interim_{name}"] = a["interim"][:, j]
     return pl.DataFrame(columns)
+
+
+BASE_COLUMNS = ("run_id", "game", "seed", "seat", "strategy", "score", "rank", "win", "first",
+                "turns", "end_reason")
+
+
+def check_columns(state: Any) -> None:
+    """A game's feature and interim names must be distinct and must not shadow a base
+    column: a feature called "turns" would silently replace the game's length."""
+    names = list(BASE_COLUMNS) + list(state.feature_names()) + [f"interim_{n}" for n in state.interim_names()]
+    clashes = sorted({n for n in names if names.count(n) > 1})
+    if clashes:
+        raise ValueError(f"{type(state).__name__} declares result columns that clash: {', '.join(clashes)}")

@@ -18,6 +18,7 @@ from helpers import MAX_TURNS, batch_arrays, random_playout, run_batch
 from simcore.batch import seating_row, seed_of_bot, seed_of_game
 from simcore.play import play_game
 from simcore.registry import games
+from simcore.runner import BASE_COLUMNS, check_columns
 from simcore.state import CHECKED_BUILD
 from simcore.strategy import RngView
 
@@ -125,6 +126,9 @@ def test_names_match_counts(table):
     assert len(names) == state.n_features == len(state.feature_values(0))
     assert len(interim) == state.n_interim == len(state.interim_scores(0))
     assert len(set(names)) == len(names) and len(set(interim)) == len(interim)
+    # A feature named like a base column would overwrite it in the results table.
+    assert not set(names) & set(BASE_COLUMNS)
+    check_columns(state)
 
 
 # ---- clone and determinize ----

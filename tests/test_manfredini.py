@@ -550,7 +550,7 @@ def test_features_and_interims_are_named():
     assert len(names) == st.n_features and st.interim_names() == ["transition", "end"]
     f = out["features"]
     coins = f[:, names.index("coins")]
-    assert (coins >= 0).all() and f[:, names.index("turns")].min() >= 8
+    assert (coins >= 0).all() and f[:, names.index("seat_turns")].min() >= 8
     # The end interim is the final score.
     assert np.array_equal(out["interim"][:, 1], out["score"])
 

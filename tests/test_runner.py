@@ -20,7 +20,7 @@ from simcore.errors import UserError
 from simcore.games.fabryka.rules import FabrykaState
 from simcore.play import play_game
 from simcore.registry import get_game
-from simcore.runner import (CHUNK_BYTES, DEFAULT_CHUNK_SIZE, bytes_per_game, default_chunk_size,
+from simcore.runner import (CHUNK_BYTES, DEFAULT_CHUNK_SIZE, bytes_per_game, check_columns, default_chunk_size,
                             part_name, run, seat_orders)
 from simcore.state import CHECKED_BUILD
 from simcore.strategy import PythonStrategy
@@ -455,3 +455,15 @@ def test_unreadable_results_are_user_errors(tmp_path, damage, message):
 def test_a_default_chunk_is_bounded_for_the_widest_rows():
     widest = bytes_per_game(6, 256, 64)  # MAX_PLAYERS, MAX_FEATURES, MAX_INTERIM
     assert default_chunk_size(20_000_000, 2, widest) * widest <= CHUNK_BYTES
+
+
+def test_a_feature_that_shadows_a_base_column_is_refused():
+    class Shadowing:
+        def feature_names(self):
+            return ["cards", "turns"]
+
+        def interim_names(self):
+            return ["r1"]
+
+    with pytest.raises(ValueError, match="clash: turns"):
+        check_columns(Shadowing())

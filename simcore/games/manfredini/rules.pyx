@@ -1223,7 +1223,7 @@ cdef class ManfrediniState(GameState):
                 + [f"candies_{r}" for r in RECIPES]
                 + ["coins", "scored_sugar", "scored_cacao", "scored_chocolate", "scored_candies",
                    "scored_decorated"]
-                + [f"used_{u}" for u in USES] + ["turns"])
+                + [f"used_{u}" for u in USES] + ["seat_turns"])
 
     def feature_names(self):
         return self._feature_names()
