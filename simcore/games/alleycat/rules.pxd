@@ -211,7 +211,7 @@ cdef struct AcSeat:
     int order[MAX_HELD_ORDERS]               # order id, -1 = completed, replaced at cleanup
     int stage[MAX_HELD_ORDERS]               # next stage of that order
     int n_done
-    int done[MAX_DONE]                       # completed order ids
+    signed char done[MAX_DONE]               # completed order ids
     int done_size[N_SIZES]
     int track[N_STORES]
     int stamp[N_STORES]                      # arrival on the current space (lower = earlier)
@@ -253,7 +253,7 @@ cdef struct Ac:
     signed char part_discard[MAX_PARTS]
     int n_emp_discard
     signed char emp_discard[MAX_EMPLOYEE_CARDS]
-    int odeck[N_SIZES][MAX_ORDERS]           # a ring: head, len
+    signed char odeck[N_SIZES][MAX_ORDERS]   # a ring: head, len
     int ohead[N_SIZES]
     int olen[N_SIZES]
     int ounseen[N_SIZES]                     # cards from the head never revealed
@@ -325,6 +325,7 @@ cdef class AlleyCatState(GameState):
     cdef bint can_supply(self, int p, int store) noexcept nogil
     cdef bint supply_complete(self, int store) noexcept nogil
     cdef void begin_supply(self, int p, int store, int mult) noexcept nogil
+    cdef int supply_steps(self) noexcept nogil
     cdef void finish_supply(self, int p) noexcept nogil
     cdef void next_agent(self) noexcept nogil
     # Cleanup and the end.

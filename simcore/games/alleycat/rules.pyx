@@ -59,6 +59,13 @@ cdef bint match_rec(const int* masks, int n, short* c) noexcept nogil:
 
 cdef bint can_match(const int* masks, int n, const short* counts) noexcept nogil:
     cdef short c[N_PIECES]
+    cdef int t
+    if n == 1:
+        # Most inputs are one piece: no search needed.
+        for t in range(N_PIECES):
+            if (masks[0] >> t) & 1 and counts[t] > 0:
+                return True
+        return False
     memcpy(c, counts, sizeof(c))
     return match_rec(masks, n, c)
 
@@ -738,17 +745,24 @@ cdef class AlleyCatState(GameState):
         self.s.p_mask = 0
         self.s.sub = S_SUPPLY
 
-    cdef void finish_supply(self, int p) noexcept nogil:
-        cdef AcSeat* a = &self.s.seat[p]
-        cdef int z = self.s.p_store, j, steps = self.s.p_count, pos
-        cdef const AcSide* d = self.side_of(z)
+    cdef int supply_steps(self) noexcept nogil:
+        # Steps the supply in progress earns (the Director's multiplier included).
+        cdef int j, steps = self.s.p_count
+        cdef const AcSide* d = self.side_of(self.s.p_store)
         if d.rule == R_SETS:
             steps = self.s.p_count // d.per
         elif d.rule == R_PAIR:
-            for j in range(d.n_pairs):
-                if (d.pair_mask[j] >> self.s.p_kind) & 1:
-                    steps = d.pair_steps[j]
-        pos = a.track[z] + steps * self.s.p_mult
+            steps = 0
+            if self.s.p_count == 2:
+                for j in range(d.n_pairs):
+                    if (d.pair_mask[j] >> self.s.p_kind) & 1:
+                        steps = d.pair_steps[j]
+        return steps * self.s.p_mult
+
+    cdef void finish_supply(self, int p) noexcept nogil:
+        cdef AcSeat* a = &self.s.seat[p]
+        cdef int z = self.s.p_store
+        cdef int pos = a.track[z] + self.supply_steps()
         if pos > self.cfg.track:
             pos = self.cfg.track
         if pos != a.track[z]:
