@@ -1696,8 +1696,8 @@ cdef class AlleyCatState(GameState):
                  employee=None, orders=None):
         """Set parts of a player's position. belt: one list of piece names per square
         (square 1 by the entrance); store: piece names; parts: {slot name: part name}
-        placed as in the draft (covering what is there); employee: a name, hired now
-        (gifts included); orders: one (size, index within the size, stage) per order
+        placed as in the draft (covering what is there); employee: a name, or (name,
+        store) for the Director, hired now (gifts included); orders: one (size, index within the size, stage) per order
         slot, stage 1-based."""
         cdef AcSeat* a = &self.s.seat[seat]
         cdef int q, t, i, z, card
@@ -1729,24 +1729,41 @@ cdef class AlleyCatState(GameState):
                     a.n_covered += 1
                 a.slot[slots[slot]] = self.s.p_part
         if employee is not None:
-            card = self._take_employee(EMPLOYEES.index(employee))
+            name, store = (employee, None) if isinstance(employee, str) else employee
+            card = self._take_employee(EMPLOYEES.index(name), -1 if store is None else STORES.index(store))
             if a.employee >= 0:
                 self.s.emp_discard[self.s.n_emp_discard] = a.employee
                 self.s.n_emp_discard += 1
             self.hire(seat, card)
         if orders is not None:
             for i, (size, k, stage) in enumerate(orders):
-                z = SIZES.index(size)
-                id = self.cfg.order_first[z] + k
-                ring = [self.s.odeck[z][(self.s.ohead[z] + j) % MAX_ORDERS] for j in range(self.s.olen[z])]
-                if id not in ring:
-                    raise ValueError(f"order {size} {k} is not in its deck")
-                ring.remove(id)
-                self._set_ring(z, ring)
-                if a.order[i] >= 0:
-                    self.order_to_bottom(a.order[i])
-                a.order[i] = id
+                self._take_order(seat, i, self.cfg.order_first[SIZES.index(size)] + k)
                 a.stage[i] = stage - 1
+
+    def _take_order(self, int seat, int i, int id):
+        # Order `id` goes to order slot i of `seat`; what was there takes its place (in
+        # its deck, or in the slot of the player who held it).
+        cdef int z = self.cfg.orders[id].size, p, j
+        cdef int old = self.s.seat[seat].order[i]
+        ring = [self.s.odeck[z][(self.s.ohead[z] + j) % MAX_ORDERS] for j in range(self.s.olen[z])]
+        if id in ring:
+            ring.remove(id)
+            self._set_ring(z, ring)
+            if old >= 0:
+                self.order_to_bottom(old)
+        else:
+            for p in range(self.cfg.n):
+                for j in range(self.cfg.n_start):
+                    if self.s.seat[p].order[j] == id:
+                        self.s.seat[p].order[j] = old
+                        self.s.seat[p].stage[j] = 0
+                        break
+                else:
+                    continue
+                break
+            else:
+                raise ValueError(f"order {self.order_texts()[id]!r} is completed")
+        self.s.seat[seat].order[i] = id
 
     def _set_ring(self, int z, ring):
         unseen = min(self.s.ounseen[z], len(ring))
@@ -1779,17 +1796,17 @@ cdef class AlleyCatState(GameState):
                 return id
         raise ValueError(f"part {self.part_names()[id]} is neither in a deck nor in the display")
 
-    def _take_employee(self, int kind):
+    def _take_employee(self, int kind, int store):
         cdef int i, z, card
         for i in range(DISPLAY):
             card = self.s.disp_emp[i]
-            if card >= 0 and self.cfg.emp_kind[card] == kind:
+            if card >= 0 and self.cfg.emp_kind[card] == kind and store in (-1, self.cfg.emp_store[card]):
                 self.s.disp_emp[i] = -1
                 return card
         for z in range(N_STORES):
             for i in range(self.s.emp_pos[z], self.cfg.emp_deck_len[z]):
                 card = self.s.emp_deck[z][i]
-                if self.cfg.emp_kind[card] == kind:
+                if self.cfg.emp_kind[card] == kind and store in (-1, z):
                     self.s.emp_deck[z][i] = self.s.emp_deck[z][self.s.emp_pos[z]]
                     self.s.emp_deck[z][self.s.emp_pos[z]] = card
                     self.s.emp_pos[z] += 1
@@ -1806,14 +1823,24 @@ cdef class AlleyCatState(GameState):
     def enter(self, phase, int seat, day=None, start=None):
         """Jump to `phase` ("run", "orders" or "cleanup") with `seat` to act first; the
         players after it in turn order follow as in play. day is 1-based."""
-        cdef int p
+        cdef int p, i
         if day is not None:
             self.s.day = day - 1
         if start is not None:
             self.s.start = start
+        # The day's draft counts as done: what is left of the display is discarded.
         for p in range(self.cfg.n):
             self.s.has_part[p] = True
             self.s.has_emp[p] = True
+        for i in range(DISPLAY):
+            if self.s.disp_part[i] >= 0:
+                self.s.part_discard[self.s.n_part_discard] = self.s.disp_part[i]
+                self.s.n_part_discard += 1
+                self.s.disp_part[i] = -1
+            if self.s.disp_emp[i] >= 0:
+                self.s.emp_discard[self.s.n_emp_discard] = self.s.disp_emp[i]
+                self.s.n_emp_discard += 1
+                self.s.disp_emp[i] = -1
         self.s.turn = (seat - self.s.start) % self.cfg.n
         if phase == "run":
             self.s.phase = PH_RUN
