@@ -55,11 +55,13 @@ cdef class AlleyCatHeuristic(Strategy):
     DESCRIPTION = ("drafts by card value, then a one-move look-ahead valuing pieces by stage, "
                    "coal, store steps and order progress in money")
     WEIGHTS = {
-        "bean": 0.4, "cocoa": 1.2, "bar": 2.2, "wrapped": 3.2, "boxed": 4.2,  # a piece by stage
-        "store_room": 0.5,     # extra per refined piece already in the store room
-        "coal": 0.7,           # a coal in reserve (bean and cocoa in the store room count as coal)
+        # A piece by stage. A refined piece must be worth less than the money an order
+        # pays for it (less the progress credit), or the bot would never sell.
+        "bean": 0.3, "cocoa": 0.9, "bar": 1.5, "wrapped": 2.2, "boxed": 2.8,
+        "store_room": 0.0,     # extra per refined piece already in the store room
+        "coal": 0.5,           # a coal in reserve (bean and cocoa in the store room count as coal)
         "store_step": 1.2,     # a step on a Department Store track (store focus)
-        "order_progress": 0.6, # share of a next stage's money per piece of it in the store room
+        "order_progress": 0.2, # share of a next stage's money per piece of it in the store room
         "order_small": 0.0, "order_medium": 0.5, "order_large": 1.0,  # holding an order of that size
         "part": 1.0,           # a part's gain per operation, for the draft
         "cover": 1.0,          # the value lost by covering a part
