@@ -23,7 +23,6 @@ from simcore.params import Params
 
 # Pieces in engine order, and the classes a card may name (bit masks over the pieces).
 PIECES = ("bean", "cocoa", "chunks", "fingers", "caramel", "nuts", "boxed")
-STAGE = (0, 1, 2, 2, 3, 3, 4)  # bean, cocoa, bar, wrapped, boxed
 CLASSES = {name: 1 << k for k, name in enumerate(PIECES)}
 CLASSES |= {"bar": 0b0001100, "wrapped": 0b0110000, "refined": 0b1111100, "any": 0b1111111}
 STORES = ("palace", "fresh_fancies", "salters", "house_of_luxury", "dunstan_gilbert")

@@ -301,8 +301,8 @@ cdef class AlleyCatState(GameState):
     cdef void start_shift(self, int p) noexcept nogil
     cdef void end_shift(self, int p) noexcept nogil
     # Operating parts.
-    cdef bint can_operate_on(self, int p, int slot, int square) noexcept nogil
-    cdef bint can_operate(self, int p, int slot) noexcept nogil
+    cdef bint can_operate_on(self, int p, int slot, int square, const int* kinds) noexcept nogil
+    cdef bint can_operate(self, int p, int slot, const int* kinds) noexcept nogil
     cdef void begin_operation(self, int p, int slot, int square) noexcept nogil
     cdef void choose_option(self, int p, int o) noexcept nogil
     cdef void advance_inputs(self, int p) noexcept nogil

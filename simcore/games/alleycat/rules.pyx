@@ -10,10 +10,10 @@ from libc.string cimport memset, memcpy
 from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
-from simcore.state cimport GameState, CHECKED
+from simcore.state cimport GameState
 
 from simcore.games.alleycat.params import (
-    PIECES, STAGE, STORES, STORE_TITLES, SIZES, EMPLOYEES, CLASSES, STORE_RULES,
+    PIECES, STORES, STORE_TITLES, SIZES, EMPLOYEES, STORE_RULES,
     parse_option, parse_order, parse_store)
 
 __all__ = ["AlleyCatState"]
@@ -92,16 +92,33 @@ cdef inline int lowest_bit(int m) noexcept nogil:
     return t
 
 
-cdef bint part_can_work(const AcPart* k, const short* c) noexcept nogil:
+cdef inline int present(const short* c) noexcept nogil:
+    # Bit t set when the square holds a piece of kind t.
+    cdef int t, m = 0
+    for t in range(N_PIECES):
+        if c[t] > 0:
+            m |= 1 << t
+    return m
+
+
+cdef bint part_can_work(const AcPart* k, const short* c, int kinds) noexcept nogil:
+    # Whether part k can do anything with the pieces c (whose kinds are `kinds`): the
+    # shift menu asks this of every slot at every decision, so one-piece inputs are a
+    # bit test.
     cdef int o
+    if kinds == 0:
+        return False
     if k.kind == K_CONVERTER:
         for o in range(k.n_options):
-            if can_match(k.in_mask[o], k.n_in[o], c):
+            if k.n_in[o] == 1:
+                if kinds & k.in_mask[o][0]:
+                    return True
+            elif can_match(k.in_mask[o], k.n_in[o], c):
                 return True
         return False
     if k.kind == K_UPGRADER:
-        return upgradable(c)
-    return total(c) > 0
+        return (kinds & ~(1 << BOXED)) != 0
+    return True
 
 
 cdef class AlleyCatState(GameState):
@@ -513,12 +530,13 @@ cdef class AlleyCatState(GameState):
                 n += 1
         return n
 
-    cdef bint can_operate_on(self, int p, int slot, int q) noexcept nogil:
+    cdef bint can_operate_on(self, int p, int slot, int q, const int* kinds) noexcept nogil:
+        # kinds: the present() mask of every square.
         cdef AcSeat* a = &self.s.seat[p]
         return (a.coal >= self.operate_cost(p, slot, q)
-                and part_can_work(&self.cfg.parts[a.slot[slot]], a.belt[q]))
+                and part_can_work(&self.cfg.parts[a.slot[slot]], a.belt[q], kinds[q]))
 
-    cdef bint can_operate(self, int p, int slot) noexcept nogil:
+    cdef bint can_operate(self, int p, int slot, const int* kinds) noexcept nogil:
         cdef AcSeat* a = &self.s.seat[p]
         cdef int id = a.slot[slot], i, n
         cdef int sq[3]
@@ -528,7 +546,7 @@ cdef class AlleyCatState(GameState):
             return False
         n = self.targets(p, slot, sq)
         for i in range(n):
-            if self.can_operate_on(p, slot, sq[i]):
+            if self.can_operate_on(p, slot, sq[i], kinds):
                 return True
         return False
 
@@ -880,6 +898,7 @@ cdef class AlleyCatState(GameState):
         cdef int p = self.s.to_move
         cdef int n = 0, i, j, t, q, k, z, m, nt
         cdef int sq[3]
+        cdef int kinds[MAX_SQUARES]
         cdef AcSeat* a
         cdef const AcPart* part
         cdef const AcOrder* o
@@ -908,8 +927,10 @@ cdef class AlleyCatState(GameState):
         elif sub == S_MENU:
             out[0] = A_DONE
             n = 1
+            for q in range(c.squares):
+                kinds[q] = present(a.belt[q])
             for i in range(c.slots):
-                if self.can_operate(p, i):
+                if self.can_operate(p, i, kinds):
                     out[n] = A_SLOT + i
                     n += 1
             if c.coal_per_choc > 0:
@@ -921,9 +942,11 @@ cdef class AlleyCatState(GameState):
                 out[n] = A_EMPLOYEE
                 n += 1
         elif sub == S_TARGET:
+            for q in range(c.squares):
+                kinds[q] = present(a.belt[q])
             nt = self.targets(p, self.s.p_slot, sq)
             for i in range(nt):
-                if self.can_operate_on(p, self.s.p_slot, sq[i]):
+                if self.can_operate_on(p, self.s.p_slot, sq[i], kinds):
                     out[n] = A_SQUARE + sq[i]
                     n += 1
         elif sub == S_OPTION:
