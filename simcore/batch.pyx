@@ -82,8 +82,18 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
     cdef int64_t n_perms = perms.shape[0]
     if len(strategies) != n:
         raise ValueError(f"{n} seats but {len(strategies)} strategies")
-    if game_index.shape[0] < i1 - i0 or score.shape[0] < (i1 - i0) * n:
-        raise ValueError("result arrays are too small for the batch")
+    cdef int64_t games = i1 - i0
+    for name, arr, rows in (("game_index", game_index, games), ("seeds", seeds, games),
+                            ("turns", turns, games), ("end_reason", end_reason, games),
+                            ("seat_strategy", seat_strategy, games * n), ("score", score, games * n),
+                            ("rank", rank, games * n), ("win", win, games * n),
+                            ("first", first, games * n), ("features", features, games * n),
+                            ("interim", interim, games * n)):
+        if arr.shape[0] < rows:
+            raise ValueError(f"{name} has {arr.shape[0]} rows; the batch needs {rows}")
+    if features.shape[1] < nf or interim.shape[1] < ni:
+        raise ValueError(f"features/interim have {features.shape[1]}/{interim.shape[1]} columns; "
+                         f"this game writes {nf}/{ni}")
     for s in strategies:
         (<Strategy?>s).prepare(state)
     cdef Lineup lineup = Lineup(strategies)

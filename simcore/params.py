@@ -21,7 +21,8 @@ SOURCES = ("rulebook", "assumed")
 class Params(BaseModel):
     """Base of every game's params model: strict about names, immutable once built."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a mistyped value (rounds = true, rounds = "4") is refused, not coerced.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,9 @@ def build(model: type[Params], defaults: list[ParamInfo], overrides: dict[str, A
     """Validate defaults + overrides (dotted names) into the model; UserError if invalid."""
     known = {p.name for p in defaults}
     for name in overrides:
+        if name.rsplit(".", 1)[-1] in ("value", "source", "doc") and name.rsplit(".", 1)[0] in known:
+            raise UserError(f"param {name!r}: a house rule gives plain values "
+                            f"({name.rsplit('.', 1)[0]} = ...), not the defaults' value/source/doc tables")
         if name not in known:
             close = [k for k in known if k.split(".")[-1] == name.split(".")[-1]]
             hint = f" (did you mean {', '.join(sorted(close))}?)" if close else ""
@@ -116,6 +120,8 @@ def build(model: type[Params], defaults: list[ParamInfo], overrides: dict[str, A
         return model.model_validate(nest(flat))
     except ValidationError as e:
         err = e.errors()[0]
-        where = ".".join(str(x) for x in err["loc"]) or "params"
-        value = flat.get(where, err.get("input"))
-        raise UserError(f"invalid param {where} = {value!r}: {err['msg']}") from None
+        msg = err["msg"].removeprefix("Value error, ")
+        if not err["loc"]:  # a rule across several params (a model validator)
+            raise UserError(f"invalid params: {msg}") from None
+        where = ".".join(str(x) for x in err["loc"])
+        raise UserError(f"invalid param {where} = {flat.get(where, err.get('input'))!r}: {msg}") from None

@@ -107,9 +107,10 @@ cdef class PythonStrategy(Strategy):
             view = RngView.__new__(RngView)
             (<RngView>view).rng = rng
             options = [legal[i] for i in range(n)]
-            action = self.decide(state.observation(seat), options, view)
-            if action not in options:
-                raise ValueError(f"{type(self).__name__}.decide returned {action!r}, not one of {options}")
+            chosen = self.decide(state.observation(seat), options, view)
+            if chosen not in options or isinstance(chosen, bool):
+                raise ValueError(f"{type(self).__name__}.decide returned {chosen!r}, not one of {options}")
+            action = chosen
         return action
 
     def decide(self, observation, legal, rng):

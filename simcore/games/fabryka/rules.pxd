@@ -80,6 +80,7 @@ cdef class FabrykaState(GameState):
     cdef void end_round(self) noexcept nogil
     cdef void finish(self, int end) noexcept nogil
     cdef void record_interim(self, int r0, int r1) noexcept nogil
+    cdef list _kinds(self, const signed char* cards, int n)
 
 
 # Score of a collection `mine` against the other player's `theirs` (majorities need

@@ -78,6 +78,7 @@ cdef class FabrykaState(GameState):
         # Zero only the counters: the card arrays are written before they are read.
         memset(self.s.collected, 0, sizeof(self.s.collected))
         memset(self.s.collect_turn, 0, sizeof(self.s.collect_turn))
+        memset(self.s.interim, 0, sizeof(self.s.interim))
         self.s.round = 0
         self.s.rounds_done = 0
         self.s.end = END_SCORING
@@ -340,7 +341,9 @@ cdef class FabrykaState(GameState):
             return f"collect {n} card{'s' if n != 1 else ''}: " + (", ".join(taken) or "none")
         return f"play {KINDS[self.s.hand[p][action]]}"
 
-    def _kinds(self, const signed char* cards, int n):
+    cdef list _kinds(self, const signed char* cards, int n):
+        # cdef: a def method would receive the cards as a NUL-terminated bytes copy,
+        # and biscuits are kind 0.
         return [KINDS[cards[i]] for i in range(n)]
 
     def _counts(self, int seat):
@@ -393,8 +396,9 @@ cdef class FabrykaState(GameState):
                      turns_taken=(0, 0), has_collected=(False, False)):
         """Lay out a hand-built position (kind names; round is 1-based). The cards not
         placed form the set-aside cards and the pile, in canonical order. Earlier rounds
-        count as played, each with its collect. Raises ValueError if the cards do not
-        exist in the deck."""
+        count as played, each with its collect (on the last turn; a collect already made
+        this round counts on the seat's last turn taken). Raises ValueError if the cards
+        do not exist in the deck or leave too few to deal the later rounds."""
         cdef int p, i, k, n
         index = {name: k for k, name in enumerate(KINDS)}
         left = [0] * N_KINDS
@@ -409,8 +413,10 @@ cdef class FabrykaState(GameState):
         memset(&self.s, 0, sizeof(Fab))
         rng_seed(&self.s.rng, 0)
         rest = [k for k in range(N_KINDS) for _ in range(left[k])]
-        if len(rest) < self.cfg.removed:
-            raise ValueError("too few cards left for the set-aside pile")
+        still_dealt = (self.cfg.rounds - round) * N_SEATS * self.cfg.hand_size
+        if len(rest) < self.cfg.removed + still_dealt:
+            raise ValueError(f"{len(rest)} cards left unplaced: too few for the {self.cfg.removed} "
+                             f"set aside and the {still_dealt} the later rounds deal")
         # The unused cards: the set-aside ones first, then the pile, which starts at
         # deck_pos so the pile is what remains after all the rounds dealt so far.
         n = self.cfg.n_cards - len(rest)
@@ -429,6 +435,11 @@ cdef class FabrykaState(GameState):
             self.s.has_collected[p] = has_collected[p]
             for r in range(round - 1):
                 self.s.collect_turn[p][r] = self.cfg.hand_size + 1
+            if has_collected[p]:
+                # The turn of a laid-out collect is unknown: count it as the last turn taken.
+                if turns_taken[p] < 1:
+                    raise ValueError(f"seat {p} has collected but taken no turn")
+                self.s.collect_turn[p][round - 1] = turns_taken[p]
         for i, c in enumerate(belt):
             self.s.belt[i] = index[c]
         self.s.belt_len = len(belt)

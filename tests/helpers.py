@@ -1,0 +1,59 @@
+"""Shared test helpers: batch runs into fresh arrays and random playouts through the
+checked Python API."""
+from __future__ import annotations
+
+import numpy as np
+
+from simcore.batch import play_batch
+
+# Far above the longest game of any bundled game; a playout past it does not end.
+MAX_TURNS = 100_000
+
+
+def batch_arrays(state, n_games):
+    """Fresh result arrays for n_games of `state`'s game, by play_batch's argument names."""
+    n = state.n_players
+    rows = n_games * n
+    return {
+        "game_index": np.zeros(n_games, np.int64),
+        "seeds": np.zeros(n_games, np.uint64),
+        "turns": np.zeros(n_games, np.int32),
+        "end_reason": np.zeros(n_games, np.int8),
+        "seat_strategy": np.zeros(rows, np.int8),
+        "score": np.zeros(rows, np.int32),
+        "rank": np.zeros(rows, np.int8),
+        "win": np.zeros(rows, np.float32),
+        "first": np.zeros(rows, np.int8),
+        "features": np.zeros((rows, state.n_features), np.int32),
+        "interim": np.zeros((rows, state.n_interim), np.int32),
+    }
+
+
+def run_batch(state, bots, n_games, run_seed=1, perms=None, seating=1, i0=0, out=None):
+    """Play games [i0, i0 + n_games) of run `run_seed` into `out` (default: fresh
+    arrays) and return the arrays by name. Default seating: fixed, bot i in seat i."""
+    if perms is None:
+        perms = [list(range(state.n_players))]
+    if out is None:
+        out = batch_arrays(state, n_games)
+    play_batch(state, bots, np.array(perms, dtype=np.int32), seating, run_seed,
+               i0, i0 + n_games, **out)
+    return out
+
+
+def random_playout(state, rng, max_turns=MAX_TURNS):
+    """Play uniformly random legal moves (rng: a random.Random) to the end through the
+    Python API, which checks every move's legality, and check every invariant after
+    each move. Returns the actions played."""
+    actions = []
+    state.check_invariants()
+    while not state.terminal:
+        assert len(actions) < max_turns, f"no end after {max_turns} turns"
+        legal = state.legal()
+        assert legal, "a running game must offer at least one action"
+        action = rng.choice(legal)
+        state.apply_action(action)
+        state.check_invariants()
+        actions.append(action)
+    assert state.legal() == []
+    return actions
