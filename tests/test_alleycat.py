@@ -358,6 +358,18 @@ def test_store_agent_supplies_another_store_after_everyone():
     assert seat(state, 0)["tracks"]["fresh_fancies"][0] == 2
 
 
+def test_operator_moves_one_piece_once_a_day():
+    state = new()
+    state.set_seat(0, employee="operator", belt=[[], [], ["caramel"], []])
+    state.enter("run", 0, start=0)
+    # After the push: [bean | - | - | caramel]; the caramel goes back before the next push.
+    do(state, "use the operator", "the operator works on square 4", "move caramel", "to square 1")
+    assert seat(state, 0)["belt"] == [["bean", "caramel"], [], [], []]
+    assert "use the operator" not in texts(state)
+    do(state, "end the shift")
+    assert "use the operator" not in texts(state)
+
+
 def test_operator_moves_pieces_between_squares():
     state = new()
     state.set_seat(0, employee="expert_operator", belt=[["boxed"], [], [], []])
