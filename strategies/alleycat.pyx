@@ -37,7 +37,8 @@ cdef enum:
     W_COVER = 13
     W_SQUARE = 14
     W_ACCESS = 15
-    W_EMP = 16            # + employee kind
+    W_CHUTE = 16
+    W_EMP = 17            # + employee kind
     MAX_CHAIN = 64        # small decisions completed after a look-ahead move
 
 
@@ -67,6 +68,7 @@ cdef class AlleyCatHeuristic(Strategy):
         "cover": 1.0,          # the value lost by covering a part
         "square": 0.3,         # per square a part sits away from the stage it works on
         "store_access": 0.4,   # per owned piece the employee's store accepts
+        "chute": 3.0,          # keeping the Chute (free moves to the store room)
         **{f"employee_{e}": v for e, v in zip(EMPLOYEES, (
             3.0, 1.4, 0.8, 2.0, 1.5, 1.5, 1.5, 2.0, 2.8, 1.6, 2.0, 3.0, 2.5, 2.5, 2.5, 1.2))},
     }
@@ -99,7 +101,7 @@ cdef class AlleyCatHeuristic(Strategy):
         cdef double best = 0.0, v, top
         cdef int o, i, t
         if k.kind == K_CHUTE:
-            return self.w[W_ROOM] * 2
+            return self.w[W_CHUTE]
         if k.kind == K_UPGRADER:
             best = k.amount * (self.w[W_STAGE + 3] - self.w[W_STAGE + 2])
         elif k.kind == K_REPEATER:
@@ -145,7 +147,7 @@ cdef class AlleyCatHeuristic(Strategy):
         cdef int old = st.s.seat[seat].slot[s], home = self.home_square(c, id), d
         cdef double v = 0.0
         if old >= 0:
-            v -= self.w[W_COVER] * (self.part_value(c, old) + (self.w[W_ROOM] * 4 if c.parts[old].kind == K_CHUTE else 0.0))
+            v -= self.w[W_COVER] * self.part_value(c, old)
         if home >= 0:
             d = s % c.squares - home
             v -= self.w[W_SQUARE] * (d if d > 0 else -d)
