@@ -896,7 +896,7 @@ cdef class AlleyCatState(GameState):
     cdef int legal_actions(self, int* out) noexcept nogil:
         cdef AcConfig* c = &self.cfg
         cdef int p = self.s.to_move
-        cdef int n = 0, i, j, t, q, k, z, m, nt
+        cdef int n = 0, i, j, t, q, k, z, m, nt, sub
         cdef int sq[3]
         cdef int kinds[MAX_SQUARES]
         cdef AcSeat* a
@@ -1057,7 +1057,7 @@ cdef class AlleyCatState(GameState):
         cdef AcConfig* c = &self.cfg
         cdef int p = self.s.to_move
         cdef AcSeat* a = &self.s.seat[p]
-        cdef int sub = self.s.sub, k, t, q, i, z, nt
+        cdef int sub = self.s.sub, k, t, q, i, j, z, nt
         cdef int sq[3]
         cdef const AcOrder* o
         if sub == S_PACKET:
