@@ -415,6 +415,39 @@ def test_store_side_rules():
     assert seat(state, 0)["tracks"]["dunstan_gilbert"][0] == 3
 
 
+# Each store's own employee that does not double progress.
+PLAIN = {"palace": "miner", "fresh_fancies": "clerk", "salters": "expert_miner",
+         "house_of_luxury": "engineer", "dunstan_gilbert": "packer"}
+TITLES = {"palace": "The Palace Boutique", "fresh_fancies": "Fresh Fancies",
+          "salters": "Salter's Emporium", "house_of_luxury": "House of Luxury",
+          "dunstan_gilbert": "Dunstan & Gilbert's"}
+
+
+@pytest.mark.parametrize("store, side, room, supplied, refused, steps", [
+    ("palace", "A", ["nuts", "nuts", "boxed"], ["nuts", "nuts"], "boxed", 2),
+    ("palace", "B", ["chunks", "chunks", "nuts"], ["chunks", "nuts"], "chunks", 2),
+    ("fresh_fancies", "A", ["chunks", "chunks", "fingers"], ["chunks", "chunks"], "fingers", 2),
+    ("fresh_fancies", "B", ["fingers", "chunks"], ["fingers"], "chunks", 1),
+    ("salters", "A", ["caramel", "nuts"], ["caramel"], "nuts", 1),
+    ("salters", "B", ["nuts", "nuts", "caramel"], ["nuts", "nuts"], "caramel", 2),
+    ("house_of_luxury", "A", ["boxed", "boxed", "boxed", "nuts"], ["boxed"] * 3, "nuts", 3),
+    ("house_of_luxury", "B", ["chunks", "fingers", "fingers"], ["chunks", "fingers"], "fingers", 1),
+    ("dunstan_gilbert", "A", ["caramel", "boxed", "nuts"], ["caramel", "boxed"], "nuts", 1),
+    ("dunstan_gilbert", "B", ["chunks", "fingers", "boxed"], ["chunks", "fingers"], "boxed", 2),
+    ("dunstan_gilbert", "B", ["boxed", "boxed", "nuts"], ["boxed", "boxed"], "nuts", 4),
+])
+def test_every_store_side(store, side, room, supplied, refused, steps):
+    sides = "".join(side if s == store else "A" for s in TITLES)
+    state = new(**{"stores.sides": sides})
+    state.set_seat(0, employee=(PLAIN[store], store), store=room)
+    state.enter("orders", 0, start=0)
+    do(state, f"supply {TITLES[store]}")
+    do(state, *[f"supply {piece}" for piece in supplied])
+    assert f"supply {refused}" not in texts(state)
+    do(state, "finish the supply")
+    assert seat(state, 0)["tracks"][store][0] == steps
+
+
 def test_track_is_capped_at_nine():
     state = new()
     state.set_track(0, "house_of_luxury", 8)
