@@ -18,7 +18,7 @@ from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_ACTIONS
 from simcore.strategy cimport Strategy
 from simcore.games.alleycat.rules cimport (
-    AlleyCatState, AcConfig, AcSeat, AcPart, AcOrder, N_PIECES, N_STORES, COCOA,
+    AlleyCatState, AcConfig, AcSeat, AcPart, AcOrder, N_PIECES, N_STORES, COCOA, R_DIFFERENT,
     K_CONVERTER, K_UPGRADER, K_REPEATER, K_CHUTE, stage_of, PH_ORDERS, S_PACKET, S_PICK,
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
@@ -228,8 +228,18 @@ cdef class AlleyCatHeuristic(Strategy):
         for z in range(N_STORES):
             v += self.w[W_STEP] * a.track[z]
         if st.s.sub == S_SUPPLY and st.s.to_move == seat:
-            v += self.w[W_STEP] * st.supply_steps()
+            # Pieces are supplied one by one and the first can narrow what may follow
+            # (one kind only, say): among equal moves, keep the most supply open.
+            v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
         return v
+
+    cdef int supply_room(self, AlleyCatState st, int seat) noexcept nogil:
+        # Pieces the supply in progress could still take.
+        cdef int t, n = 0
+        for t in range(N_PIECES):
+            if st.supply_ok(seat, st.s.p_store, t, st.s.p_count, st.s.p_kind, st.s.p_mask):
+                n += st.s.seat[seat].store[t] if st.side_of(st.s.p_store).rule != R_DIFFERENT else 1
+        return n
 
     cdef int best_move(self, AlleyCatState st, AlleyCatState scratch, AlleyCatState inner, int seat,
                        const int* legal, int n, bint chain) noexcept nogil:
