@@ -38,7 +38,8 @@ cdef enum:
     W_SQUARE = 14
     W_ACCESS = 15
     W_CHUTE = 16
-    W_EMP = 17            # + employee kind
+    W_ORDER_BELT = 17
+    W_EMP = 18            # + employee kind
     MAX_CHAIN = 64        # small decisions completed after a look-ahead move
 
 
@@ -69,6 +70,7 @@ cdef class AlleyCatHeuristic(Strategy):
         "square": 0.3,         # per square a part sits away from the stage it works on
         "store_access": 0.4,   # per owned piece the employee's store accepts
         "chute": 3.0,          # keeping the Chute (free moves to the store room)
+        "order_belt": 0.5,     # a belt piece counts this much of a store-room one for order progress
         **{f"employee_{e}": v for e, v in zip(EMPLOYEES, (
             3.0, 1.4, 0.8, 2.0, 1.5, 1.5, 1.5, 2.0, 2.8, 1.6, 2.0, 3.0, 2.5, 2.5, 2.5, 1.2))},
     }
@@ -193,8 +195,9 @@ cdef class AlleyCatHeuristic(Strategy):
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef const AcOrder* o
         cdef int parts[6]
-        cdef int t, q, i, z, have, k, total
-        cdef double v
+        cdef int t, q, i, z, k, total
+        cdef int belt[N_PIECES]
+        cdef double v, have
         if st.s.to_move < 0:
             return st.standing(seat)
         total = st.score_now(seat, parts)
@@ -207,6 +210,7 @@ cdef class AlleyCatHeuristic(Strategy):
                 k = 0
                 for q in range(c.squares):
                     k += a.belt[q][t]
+                belt[t] = k
                 v += k * self.w[W_STAGE + stage_of(t)]
                 if t <= COCOA:
                     v += a.store[t] * self.w[W_COAL] * c.coal_per_choc
@@ -218,11 +222,17 @@ cdef class AlleyCatHeuristic(Strategy):
             for i in range(c.n_start):
                 if a.order[i] < 0:
                     continue
+                # The next stage's pieces at hand: in the store room, and (for less,
+                # as they still have to come out) on the belt: this also steers an
+                # upgrade or a converter towards the kind an order wants.
                 o = &c.orders[a.order[i]]
-                have = 0
+                have = 0.0
                 for t in range(N_PIECES):
                     k = o.need[a.stage[i]][t]
-                    have += a.store[t] if a.store[t] < k else k
+                    if a.store[t] >= k:
+                        have += k
+                    else:
+                        have += a.store[t] + self.w[W_ORDER_BELT] * min(belt[t], k - a.store[t])
                 v += self.w[W_ORDER] * o.money[a.stage[i]] * have / o.n_pieces[a.stage[i]]
                 v += self.w[W_SIZE + o.size]
         for z in range(N_STORES):
