@@ -7,7 +7,7 @@ places a part where it covers the least. Everything else is a one-move look-ahea
 copy of the state with a value function in money: money earned and store awards as they
 stand, each piece by its stage (more in the store room, where orders can use it), coal
 in reserve, steps on the store tracks, the part of each order's next stage already in
-the store room. A move that opens a chain of small decisions (a converter's option,
+the store room (and, for less, on the belt). A move that opens a chain of small decisions (a converter's option,
 inputs and outputs; a supply) is valued after completing the chain greedily. Ties keep
 the first legal move, so a move that gains nothing is not played.
 
