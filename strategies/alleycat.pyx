@@ -100,8 +100,8 @@ cdef class AlleyCatHeuristic(Strategy):
     cdef double part_value(self, const AcConfig* c, int id) noexcept nogil:
         # What one operation adds at best, in piece values, less its coal.
         cdef const AcPart* k = &c.parts[id]
-        cdef double best = 0.0, v, top
-        cdef int o, i, t
+        cdef double best = 0.0, v
+        cdef int o, i
         if k.kind == K_CHUTE:
             return self.w[W_CHUTE]
         if k.kind == K_UPGRADER:

@@ -262,7 +262,7 @@ cdef class AlleyCatState(GameState):
 
     cdef void reset(self, uint64_t seed) noexcept nogil:
         cdef AcConfig* c = &self.cfg
-        cdef int p, i, z, k
+        cdef int p, i, z
         cdef signed char tmp[MAX_ORDERS]
         memset(&self.s, 0, sizeof(Ac))
         rng_seed(&self.s.rng, seed)
@@ -371,7 +371,6 @@ cdef class AlleyCatState(GameState):
     cdef void take_card(self, int p, int j, int i) noexcept nogil:
         # Keep card i of packet j; the rest of the packet leaves the game.
         cdef int n = self.cfg.n, x, card
-        cdef AcSeat* a = &self.s.seat[p]
         for x in range(self.s.pk_len[j]):
             if j < n:
                 card = self.s.disp_part[self.s.pk_first[j] + x]
@@ -1239,7 +1238,7 @@ cdef class AlleyCatState(GameState):
         # follow_div, rounded up.
         cdef AcConfig* c = &self.cfg
         cdef int order[N_SEATS]
-        cdef int m = 0, p, i, j, prev
+        cdef int m = 0, p, i, prev
         cdef bint paid = True
         for p in range(c.n):
             money[p] = 0
@@ -1398,7 +1397,7 @@ cdef class AlleyCatState(GameState):
         cdef AcConfig* c = &self.cfg
         cdef AcSeat* a
         cdef int count[MAX_EMPLOYEE_CARDS + MAX_ORDER_IDS + MAX_PARTS]
-        cdef int p, i, q, t, z, id
+        cdef int p, i, q, t, z
         for p in range(c.n):
             a = &self.s.seat[p]
             if a.coal < 0 or a.money < 0:
@@ -1535,7 +1534,7 @@ cdef class AlleyCatState(GameState):
         cdef AcSeat* a = &self.s.seat[p]
         names = self.part_names()
         texts = self.order_texts()
-        money, place = self.store_money()
+        _, place = self.store_money()
         return {
             "coal": a.coal,
             "money": a.money,
@@ -1599,7 +1598,6 @@ cdef class AlleyCatState(GameState):
 
     def to_dict(self):
         """The whole state (deck orders and offers included), for traces."""
-        cdef int z
         names = self.part_names()
         texts = self.order_texts()
         d = self.observation(self.s.to_move)
@@ -1723,7 +1721,7 @@ cdef class AlleyCatState(GameState):
         store) for the Director, hired now (gifts included); orders: one (size, index within the size, stage) per order
         slot, stage 1-based."""
         cdef AcSeat* a = &self.s.seat[seat]
-        cdef int q, t, i, z, card
+        cdef int q, t, i, card
         index = {name: t for t, name in enumerate(PIECES)}
         if coal is not None:
             a.coal = coal
