@@ -618,3 +618,22 @@ def test_illegal_action_is_refused():
     state = new()
     with pytest.raises(IllegalAction):
         state.apply_action(999)
+
+
+def test_features_record_each_day_s_part_and_employee():
+    state = GAME.new_state(GAME.params(players=4))
+    bots = [strategies.build("alleycat", "random") for _ in range(4)]
+    out = run_batch(state, bots, 50, run_seed=8)
+    names = state.feature_names()
+    f = {n: out["features"][:, i] for i, n in enumerate(names)}
+    days = range(1, 7)
+    assert all((f[f"day{d}_slot"] >= 1).all() and (f[f"day{d}_employee"] >= 1).all() for d in days)
+    taken = np.stack([f[n] for n in names if n.startswith("part_")], axis=1)
+    # Each player took one part a day: its day numbers are exactly 1..6.
+    assert (np.sort(taken, axis=1)[:, -6:] == np.arange(1, 7)).all()
+    assert ((taken > 0).sum(axis=1) == 6).all()
+    assert (sum(f[n] for n in names if n.startswith("hired_")) == 6).all()
+    # A part placed on a slot that already held one covered it.
+    covered = sum(f[n] for n in names if n.startswith("covered_"))
+    assert (covered <= 6).all()
+    assert out["interim"].shape == (200, 6)  # one standing per day and seat
