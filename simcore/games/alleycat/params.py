@@ -1,0 +1,308 @@
+"""The params model of Chocolate Factory (Alley Cat Games); defaults in data/rules.toml.
+
+Component lists are short text so a designer can type a real card in by TOML:
+- a factory part is a name, a coal cost and what it does, one string per option:
+  "bean > cocoa", "chunks > 2 nuts", "2 bean > chunks + fingers", "refined > 2 any"
+  (converters; inputs and outputs are pieces or classes: bar, wrapped, refined, any),
+  "upgrade 2" (an upgrader with 2 upgrade actions), "copy 2" (a repeater adding 2
+  copies: x3), "chute" (free, any number of times a shift, to the store room);
+- a Corner Shop order is its stages in order, "pieces = money" separated by "/":
+  "fingers = 2 / 2 fingers = 6";
+- a Department Store side is its supply rule: "each caramel", "same refined",
+  "different refined", "sets 2 bar" (a step per 2 pieces), "pair bar=2 wrapped=3
+  boxed=4" (exactly two pieces of one class).
+"""
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from simcore.params import Params
+
+# Pieces in engine order, and the classes a card may name (bit masks over the pieces).
+PIECES = ("bean", "cocoa", "chunks", "fingers", "caramel", "nuts", "boxed")
+CLASSES = {name: 1 << k for k, name in enumerate(PIECES)}
+CLASSES |= {"bar": 0b0001100, "wrapped": 0b0110000, "refined": 0b1111100, "any": 0b1111111}
+STORES = ("palace", "fresh_fancies", "salters", "house_of_luxury", "dunstan_gilbert")
+STORE_TITLES = ("The Palace Boutique", "Fresh Fancies", "Salter's Emporium",
+                "House of Luxury", "Dunstan & Gilbert's")
+SIZES = ("small", "medium", "large")
+# Every employee the engine implements, in engine order (its effect is fixed by its name;
+# its amounts are params under `employees`).
+EMPLOYEES = ("director", "miner", "operator", "salesman", "clerk", "decorator", "mechanic",
+             "shop_agent", "expert_miner", "expert_operator", "dealer", "engineer",
+             "supervisor", "store_agent", "packer", "technician")
+
+MAX_PARTS = 48          # printed + deck A + deck B
+MAX_OPTIONS = 4
+MAX_SYMBOLS = 6         # pieces in or out of one option
+MAX_ORDERS = 32         # per size
+MAX_STAGES = 4
+MAX_STAGE_PIECES = 8
+MAX_DAYS = 10
+MAX_SQUARES = 6
+MAX_DECK_EMPLOYEES = 12
+
+_TERM = re.compile(r"^(?:(\d+)\s+)?([a-z|]+)$")
+
+
+def parse_pieces(text: str) -> list[int]:
+    """'2 bean + chunks' -> one class mask per piece."""
+    out = []
+    for term in text.split("+"):
+        m = _TERM.match(term.strip())
+        if not m:
+            raise ValueError(f"{term.strip()!r} is not '[count] piece'")
+        count = int(m.group(1) or 1)
+        mask = 0
+        for name in m.group(2).split("|"):
+            if name not in CLASSES:
+                raise ValueError(f"unknown piece {name!r}; known: {', '.join(CLASSES)}")
+            mask |= CLASSES[name]
+        if not 1 <= count <= MAX_SYMBOLS:
+            raise ValueError(f"count {count} in {text!r} is not in 1..{MAX_SYMBOLS}")
+        out += [mask] * count
+    if len(out) > MAX_SYMBOLS:
+        raise ValueError(f"{text!r} names {len(out)} pieces; at most {MAX_SYMBOLS}")
+    return out
+
+
+def parse_option(text: str) -> tuple[str, int, list[int], list[int]]:
+    """(kind, amount, inputs, outputs) of one option of a part."""
+    words = text.split()
+    if words == ["chute"]:
+        return "chute", 0, [], []
+    if len(words) == 2 and words[0] in ("upgrade", "copy") and words[1].isdigit():
+        n = int(words[1])
+        if not 1 <= n <= 9:
+            raise ValueError(f"{text!r}: the amount must be 1..9")
+        return ("upgrader" if words[0] == "upgrade" else "repeater"), n, [], []
+    if text.count(">") != 1:
+        raise ValueError(f"{text!r} is not 'inputs > outputs', 'upgrade N', 'copy N' or 'chute'")
+    left, right = text.split(">")
+    return "converter", 0, parse_pieces(left), parse_pieces(right)
+
+
+def parse_order(text: str) -> list[tuple[list[int], int]]:
+    """Stages of a Corner Shop order: (one piece index per piece, money)."""
+    stages = []
+    for part in text.split("/"):
+        if part.count("=") != 1:
+            raise ValueError(f"stage {part.strip()!r} is not 'pieces = money'")
+        pieces, money = part.split("=")
+        masks = parse_pieces(pieces)
+        if any(m & (m - 1) or m & CLASSES["bean"] | m & CLASSES["cocoa"] for m in masks):
+            raise ValueError(f"stage {part.strip()!r}: orders name refined pieces, one kind each")
+        if len(masks) > MAX_STAGE_PIECES:
+            raise ValueError(f"stage {part.strip()!r}: at most {MAX_STAGE_PIECES} pieces")
+        stages.append(([m.bit_length() - 1 for m in masks], int(money.strip())))
+    if not 1 <= len(stages) <= MAX_STAGES:
+        raise ValueError(f"{text!r}: an order has 1..{MAX_STAGES} stages")
+    return stages
+
+
+STORE_RULES = ("each", "same", "different", "sets", "pair")
+
+
+def parse_store(text: str) -> tuple[str, int, int, list[tuple[int, int]]]:
+    """(rule, accepted mask, pieces per step, [(class mask, steps)] for pair)."""
+    words = text.split()
+    if not words or words[0] not in STORE_RULES:
+        raise ValueError(f"{text!r}: a store side starts with one of {', '.join(STORE_RULES)}")
+    rule = words[0]
+    if rule == "pair":
+        pairs = []
+        for w in words[1:]:
+            name, _, steps = w.partition("=")
+            if name not in CLASSES or not steps.isdigit():
+                raise ValueError(f"{text!r}: expected class=steps, got {w!r}")
+            pairs.append((CLASSES[name], int(steps)))
+        if not pairs:
+            raise ValueError(f"{text!r}: pair needs at least one class=steps")
+        mask = 0
+        for m, _ in pairs:
+            if mask & m:
+                raise ValueError(f"{text!r}: the pair classes overlap")
+            mask |= m
+        return rule, mask, 2, pairs
+    per = 1
+    rest = words[1:]
+    if rule == "sets":
+        if len(rest) != 2 or not rest[0].isdigit() or not 1 <= int(rest[0]) <= 9:
+            raise ValueError(f"{text!r}: expected 'sets N pieces'")
+        per, rest = int(rest[0]), rest[1:]
+    if len(rest) != 1:
+        raise ValueError(f"{text!r}: expected one piece class")
+    (mask,) = parse_pieces(rest[0])
+    return rule, mask, per, []
+
+
+Count = Field(ge=0, le=99)
+
+
+class Part(Params):
+    name: str = Field(min_length=1, max_length=24)
+    coal: int = Field(ge=0, le=20)
+    does: list[str] = Field(min_length=1, max_length=MAX_OPTIONS)
+
+    @field_validator("does")
+    @classmethod
+    def _parse(cls, v: list[str]) -> list[str]:
+        kinds = [parse_option(s)[0] for s in v]
+        if len(v) > 1 and any(k != "converter" for k in kinds):
+            raise ValueError("only converters have several options")
+        return v
+
+
+class PrintedPart(Part):
+    slot: int = Field(ge=0, le=2 * MAX_SQUARES - 1)
+
+
+class Parts(Params):
+    printed: list[PrintedPart] = Field(max_length=2 * MAX_SQUARES)
+    deck_a: list[Part] = Field(min_length=1, max_length=MAX_PARTS)
+    deck_b: list[Part] = Field(min_length=1, max_length=MAX_PARTS)
+
+
+class Orders(Params):
+    small: list[str] = Field(min_length=1, max_length=MAX_ORDERS)
+    medium: list[str] = Field(min_length=1, max_length=MAX_ORDERS)
+    large: list[str] = Field(min_length=1, max_length=MAX_ORDERS)
+    start: list[Literal["small", "medium", "large"]] = Field(min_length=1, max_length=3)
+
+    @field_validator("small", "medium", "large")
+    @classmethod
+    def _parse(cls, v: list[str]) -> list[str]:
+        for s in v:
+            parse_order(s)
+        return v
+
+
+class Side(Params):
+    a: str
+    b: str
+
+    @field_validator("a", "b")
+    @classmethod
+    def _parse(cls, v: str) -> str:
+        parse_store(v)
+        return v
+
+
+class Stores(Params):
+    sides: str = Field(pattern=r"^(A|B|random|[AB]{5})$")
+    track: int = Field(ge=1, le=99)
+    awards: list[int] = Field(min_length=1, max_length=4)
+    follow_divisor: int = Field(ge=1, le=9)
+    diversity: list[int] = Field(min_length=6, max_length=6)
+    palace: Side
+    fresh_fancies: Side
+    salters: Side
+    house_of_luxury: Side
+    dunstan_gilbert: Side
+
+
+class Decks(Params):
+    palace: list[str] = Field(min_length=1, max_length=MAX_DECK_EMPLOYEES)
+    fresh_fancies: list[str] = Field(min_length=1, max_length=MAX_DECK_EMPLOYEES)
+    salters: list[str] = Field(min_length=1, max_length=MAX_DECK_EMPLOYEES)
+    house_of_luxury: list[str] = Field(min_length=1, max_length=MAX_DECK_EMPLOYEES)
+    dunstan_gilbert: list[str] = Field(min_length=1, max_length=MAX_DECK_EMPLOYEES)
+
+    @field_validator("*")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if name not in EMPLOYEES:
+                raise ValueError(f"unknown employee {name!r}; known: {', '.join(EMPLOYEES)}")
+        return v
+
+
+class Employees(Params):
+    director_multiplier: int = Field(ge=1, le=9)
+    miner_coal: int = Count
+    expert_miner_coal: int = Count
+    operator_moves: int = Field(ge=1, le=9)
+    expert_operator_moves: int = Field(ge=1, le=9)
+    salesman_bonus: int = Count
+    clerk_skips: int = Field(ge=1, le=9)
+    decorator_upgrades: int = Field(ge=1, le=9)
+    mechanic_divisor: int = Field(ge=1, le=9)
+    shop_agent_uses: int = Field(ge=1, le=9)
+    dealer_uses: int = Field(ge=1, le=9)
+    dealer_fewer: int = Field(ge=1, le=MAX_STAGE_PIECES)
+    engineer_shifts: int = Field(ge=1, le=4)
+    supervisor_beans: int = Field(ge=1, le=9)
+    packer_uses: int = Field(ge=1, le=9)
+    technician_coal: int = Count
+    decks: Decks
+
+
+class Packets(Params):
+    players_2: list[int] = Field(min_length=2, max_length=2)
+    players_3: list[int] = Field(min_length=3, max_length=3)
+    players_4: list[int] = Field(min_length=4, max_length=4)
+
+
+class Factory(Params):
+    squares: int = Field(ge=2, le=MAX_SQUARES)
+    shifts: int = Field(ge=1, le=6)
+    beans_per_load: int = Field(ge=1, le=9)
+    keep: int = Field(ge=0, le=20)
+    coal_per_chocolate: int = Field(ge=0, le=9)
+
+
+class Scoring(Params):
+    most_orders: int = Count
+    per_chocolate: int = Count
+    per_coal: int = Count
+
+
+class AlleyCatParams(Params):
+    players: int = Field(ge=2, le=4)
+    coal_per_day: list[int] = Field(min_length=1, max_length=MAX_DAYS)
+    deck_per_day: list[Literal["A", "B"]] = Field(min_length=1, max_length=MAX_DAYS)
+    packets: Packets
+    factory: Factory
+    parts: Parts
+    employees: Employees
+    orders: Orders
+    stores: Stores
+    scoring: Scoring
+
+    @field_validator("coal_per_day")
+    @classmethod
+    def _coal(cls, v: list[int]) -> list[int]:
+        if min(v) < 0:
+            raise ValueError("coal per day cannot be negative")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "AlleyCatParams":
+        days = len(self.coal_per_day)
+        if len(self.deck_per_day) != days:
+            raise ValueError(f"deck_per_day names {len(self.deck_per_day)} days, coal_per_day {days}")
+        # The display is one employee from each store's deck and as many parts, split
+        # into the same packets.
+        display = len(STORES)
+        for deck in ("A", "B"):
+            need = self.deck_per_day.count(deck) * display
+            have = len(getattr(self.parts, f"deck_{deck.lower()}"))
+            if need > have:
+                raise ValueError(f"parts deck {deck} has {have} parts; {need} are drawn")
+        for n in (2, 3, 4):
+            sizes = getattr(self.packets, f"players_{n}")
+            if sum(sizes) != display or min(sizes) < 1 or max(sizes) > 3:
+                raise ValueError(f"packets.players_{n} must be {n} sizes of 1..3 adding up to {display}")
+        for name in STORES:
+            if len(getattr(self.employees.decks, name)) < days:
+                raise ValueError(f"employees.decks.{name} has fewer employees than there are days")
+        n_parts = len(self.parts.printed) + len(self.parts.deck_a) + len(self.parts.deck_b)
+        if n_parts > MAX_PARTS:
+            raise ValueError(f"{n_parts} parts; at most {MAX_PARTS}")
+        slots = [p.slot for p in self.parts.printed]
+        if len(set(slots)) != len(slots) or max(slots, default=0) >= 2 * self.factory.squares:
+            raise ValueError("printed parts need distinct slots of the factory")
+        return self

@@ -1,0 +1,353 @@
+# Chocolate Factory (Alley Cat Games) rules: the C state, its config and the accessors
+# bots read. Everything here is public information except the order of the decks
+# (parts, employees, Corner Shop orders) and the chance stream.
+cimport cython
+from simcore.rng cimport Rng
+from simcore.state cimport GameState
+
+cdef enum:
+    N_PIECES = 7            # bean, cocoa, chunks, fingers, caramel, nuts, boxed
+    BEAN = 0
+    COCOA = 1
+    BOXED = 6
+    REFINED_MASK = 0x7C     # chunks..boxed
+    N_STORES = 5
+    N_SIZES = 3
+    N_EMPLOYEES = 16
+    N_SEATS = 4
+    N_UPGRADES = 9          # the upgrade steps of the bookkeeping board (UPG_FROM/UPG_TO)
+    MAX_PARTS = 48
+    MAX_OPTIONS = 4
+    MAX_SYMBOLS = 6
+    MAX_ORDERS = 32         # per size
+    MAX_ORDER_IDS = 96      # N_SIZES * MAX_ORDERS
+    MAX_STAGES = 4
+    MAX_DAYS = 10
+    MAX_SQUARES = 6
+    MAX_SLOTS = 12
+    MAX_DECK_EMPLOYEES = 12
+    MAX_EMPLOYEE_CARDS = 60 # N_STORES * MAX_DECK_EMPLOYEES
+    MAX_HELD_ORDERS = 3     # Corner Shop orders in front of a player
+    MAX_DONE = 64           # completed orders of one player
+    MAX_PACKETS = 8         # parts packets then employee packets
+    DISPLAY = 5             # parts (and employees: one per store) laid out each day
+
+# Actions: one code space for every decision, so each code means one thing.
+cdef enum:
+    A_DONE = 0              # end this decision sequence (shift, orders, supply, upgrades)
+    A_SLOT = 1              # + slot: operate / place a part / assign an employee there
+    A_PIECE = 13            # + piece: a chocolate (input, output, copy, chute, supply, keep...)
+    A_TRADE = 20            # + piece: trade that store-room chocolate for coal
+    A_SQUARE = 27           # + square: a belt square
+    A_OPTION = 33           # + option of a converter
+    A_UPGRADE = 37          # + upgrade step
+    A_PACKET = 46           # + packet (parts packets first, then employee packets)
+    A_PICK = 54             # + card of the chosen packet
+    A_ORDER = 57            # + order slot: fulfil its next stage
+    A_SKIP = 60             # + order slot: Clerk skips its next stage
+    A_SHOP_AGENT = 63       # + order slot: Corner Shop Agent fulfils it with any refined
+    A_DEALER = 66           # + order slot: Dealer fulfils it with fewer pieces
+    A_SUPPLY = 69           # supply today's Department Store
+    A_STORE = 70            # + store: Department Store Agent supplies that store
+    A_EMPLOYEE = 75         # use today's employee's action (Operator, Decorator, Packer)
+    A_SIZE = 76             # + size: the replacement Corner Shop order kept
+    N_ACTION_CODES = 79
+
+cdef enum Kind:
+    K_CONVERTER = 0
+    K_UPGRADER = 1
+    K_REPEATER = 2
+    K_CHUTE = 3
+
+cdef enum Rule:
+    R_EACH = 0              # a step per matching piece
+    R_SAME = 1              # pieces all of one kind, a step each
+    R_DIFFERENT = 2         # pieces each of a different kind, a step each
+    R_SETS = 3              # a step per `per` matching pieces
+    R_PAIR = 4              # exactly two pieces of one class: that class's steps
+
+cdef enum Emp:
+    E_DIRECTOR = 0
+    E_MINER = 1
+    E_OPERATOR = 2
+    E_SALESMAN = 3
+    E_CLERK = 4
+    E_DECORATOR = 5
+    E_MECHANIC = 6
+    E_SHOP_AGENT = 7
+    E_EXPERT_MINER = 8
+    E_EXPERT_OPERATOR = 9
+    E_DEALER = 10
+    E_ENGINEER = 11
+    E_SUPERVISOR = 12
+    E_STORE_AGENT = 13
+    E_PACKER = 14
+    E_TECHNICIAN = 15
+
+cdef enum Phase:
+    PH_DRAFT = 0
+    PH_RUN = 1
+    PH_ORDERS = 2
+    PH_AGENT = 3            # Department Store Agents, after everyone fulfilled orders
+    PH_CLEANUP = 4
+    PH_OVER = 5
+
+# The pending decision within a phase.
+cdef enum Sub:
+    S_PACKET = 0            # draft: a packet
+    S_PICK = 1              # draft: the card kept from the packet
+    S_PLACE = 2             # draft: the slot for the new part
+    S_ASSIGN = 3            # Mechanic / Technician: the part he works on today
+    S_MENU = 4              # a shift: operate a part, trade, employee action, or end it
+    S_TARGET = 5            # Technician's part: the square it works on
+    S_OPTION = 6            # converter: the option
+    S_INPUT = 7             # converter: the piece for input symbol p_sym
+    S_OUTPUT = 8            # converter: the piece for output symbol p_sym
+    S_UPGRADE = 9           # upgrader / Decorator: an upgrade step, or done
+    S_COPY = 10             # repeater: the piece copied
+    S_CHUTE = 11            # chute: the piece sent to the store room
+    S_EMP_SQUARE = 12       # Operator / Decorator / Packer: the square
+    S_MOVE_PIECE = 13       # Operator: the piece moved
+    S_MOVE_TO = 14          # Operator: where it goes
+    S_ORDERS = 15           # fulfil orders menu
+    S_SUPPLY = 16           # supplying a Department Store, piece by piece
+    S_AGENT_PIECE = 17      # Corner Shop Agent: a refined piece for the stage
+    S_DEALER_OMIT = 18      # Dealer: a piece the stage does without
+    S_AGENT_STORE = 19      # Department Store Agent: the store, or done
+    S_KEEP = 20             # cleanup: a store-room piece kept overnight
+    S_REPLACE = 21          # cleanup: the size of the replacement order kept
+
+cdef enum End:
+    END_SCORING = 0
+
+
+cdef struct AcPart:
+    int kind                                 # Kind
+    int coal
+    int amount                               # upgrades (upgrader) or copies (repeater)
+    int n_options
+    int n_in[MAX_OPTIONS]
+    int n_out[MAX_OPTIONS]
+    int in_mask[MAX_OPTIONS][MAX_SYMBOLS]    # bit k: piece k fits the symbol
+    int out_mask[MAX_OPTIONS][MAX_SYMBOLS]
+
+
+cdef struct AcOrder:
+    int size
+    int n_stages
+    int n_pieces[MAX_STAGES]
+    int need[MAX_STAGES][N_PIECES]
+    int money[MAX_STAGES]
+
+
+cdef struct AcSide:
+    int rule                                 # Rule
+    int mask                                 # pieces accepted
+    int per                                  # R_SETS: pieces per step
+    int n_pairs
+    int pair_mask[4]                         # R_PAIR: the classes and their steps
+    int pair_steps[4]
+
+
+cdef struct AcConfig:
+    # The params, converted once when the game is built.
+    int n                                    # players
+    int days
+    int coal_day[MAX_DAYS]
+    int deck_day[MAX_DAYS]                   # 0 = deck A, 1 = deck B
+    int n_packets
+    int packet[N_SEATS]                      # packet sizes for this table
+    int squares
+    int slots                                # 2 * squares; slot s works on square s % squares
+    int shifts
+    int beans
+    int keep
+    int coal_per_choc
+    int n_parts
+    AcPart parts[MAX_PARTS]                  # printed, then deck A, then deck B
+    int n_printed
+    int printed_slot[MAX_SLOTS]              # part id p < n_printed sits on this slot
+    int a_first, a_count, b_first, b_count
+    int n_emp_cards
+    int emp_kind[MAX_EMPLOYEE_CARDS]         # card id -> Emp
+    int emp_store[MAX_EMPLOYEE_CARDS]        # card id -> the store whose deck it is in
+    int emp_deck_first[N_STORES]
+    int emp_deck_len[N_STORES]
+    int director_mult, miner_coal, expert_miner_coal, operator_moves, expert_operator_moves
+    int salesman_bonus, clerk_skips, decorator_upgrades, mechanic_div, shop_agent_uses
+    int dealer_uses, dealer_fewer, engineer_shifts, supervisor_beans, packer_uses
+    int technician_coal
+    int n_orders                             # order ids: size by size
+    AcOrder orders[MAX_ORDER_IDS]
+    int order_first[N_SIZES]
+    int order_count[N_SIZES]
+    int n_start
+    int start_size[MAX_HELD_ORDERS]
+    int sides                                # -1 random, else bit k set = store k on side B
+    AcSide side[N_STORES][2]
+    int track
+    int n_awards
+    int awards[4]
+    int follow_div
+    int diversity[N_STORES + 1]
+    int most_orders, per_choc, per_coal
+
+
+cdef struct AcSeat:
+    short belt[MAX_SQUARES][N_PIECES]        # square 0 is by the entrance
+    short store[N_PIECES]                    # the store room
+    int coal
+    int money                                # earned so far (Corner Shop stages, Salesman)
+    signed char slot[MAX_SLOTS]              # part id, -1 = empty
+    unsigned char ops[MAX_SLOTS]             # operations of each slot this shift
+    int n_covered
+    signed char covered[MAX_DAYS]            # parts covered by a later part (out of play)
+    int employee                             # card id today, -1
+    int emp_uses                             # uses left of today's action
+    int assigned                             # Mechanic / Technician slot, -1
+    bint supplied                            # today's store supplied
+    int shifts_left                          # tiles still beside the entrance
+    int tiles                                # tiles today (shifts + Engineer)
+    int order[MAX_HELD_ORDERS]               # order id, -1 = completed, replaced at cleanup
+    int stage[MAX_HELD_ORDERS]               # next stage of that order
+    int n_done
+    signed char done[MAX_DONE]               # completed order ids
+    int done_size[N_SIZES]
+    int track[N_STORES]
+    int stamp[N_STORES]                      # arrival on the current space (lower = earlier)
+    int supplies[N_STORES]
+    int income                               # coal received as daily income so far
+    int m_salesman                           # part of money from the Salesman
+    int stages_done
+    int interim[MAX_DAYS]
+    int part_day[MAX_DAYS]                   # part taken each day, -1
+    int slot_day[MAX_DAYS]
+    int emp_day[MAX_DAYS]                    # employee kind hired each day, -1
+    int covers[MAX_SLOTS]                    # placements that covered a part, per slot
+
+
+cdef struct Ac:
+    Rng rng
+    int day                                  # 0-based
+    int start                                # start player today
+    int first                                # start player of day 1
+    int phase                                # Phase
+    int sub                                  # Sub
+    int to_move                              # -1 when over
+    int turn                                 # index in turn order (run, orders, agents, cleanup)
+    int draft_k                              # draft turn, 0 .. 2n-1
+    int side[N_STORES]                       # 0 = A, 1 = B
+    signed char deck_a[MAX_PARTS]
+    signed char deck_b[MAX_PARTS]
+    int a_pos, b_pos                         # next part to draw
+    signed char emp_deck[N_STORES][MAX_DECK_EMPLOYEES]
+    int emp_pos[N_STORES]
+    signed char disp_part[DISPLAY]           # -1 once taken or discarded
+    signed char disp_emp[DISPLAY]
+    int pk_first[MAX_PACKETS]                # packet j: display index of its first card
+    int pk_len[MAX_PACKETS]
+    bint pk_taken[MAX_PACKETS]
+    bint has_part[N_SEATS]
+    bint has_emp[N_SEATS]
+    int n_part_discard
+    signed char part_discard[MAX_PARTS]
+    int n_emp_discard
+    signed char emp_discard[MAX_EMPLOYEE_CARDS]
+    signed char odeck[N_SIZES][MAX_ORDERS]   # a ring: head, len
+    int ohead[N_SIZES]
+    int olen[N_SIZES]
+    int ounseen[N_SIZES]                     # cards from the head never revealed
+    int stamps                               # arrival counter of store markers
+    AcSeat seat[N_SEATS]
+    # The pending decision.
+    int p_packet
+    int p_slot
+    int p_square
+    int p_part
+    int p_option
+    int p_sym
+    int p_left
+    bint p_first
+    int p_emp                                # employee kind whose action is in progress
+    int p_store
+    int p_mult
+    int p_count
+    int p_kind                               # first piece supplied (R_SAME, R_PAIR)
+    int p_mask                               # kinds supplied (R_DIFFERENT)
+    int p_order
+    int p_held[N_PIECES]                     # pieces set aside: supplied, kept, omitted
+    int p_drawn[N_SIZES]                     # replacement orders on offer, -1 = none
+    int end
+
+
+@cython.final
+cdef class AlleyCatState(GameState):
+    cdef AcConfig cfg
+    cdef Ac s
+
+    # Setup and the day.
+    cdef int draw_order(self, int size) noexcept nogil
+    cdef void order_to_bottom(self, int id) noexcept nogil
+    cdef int seat_at(self, int index) noexcept nogil
+    cdef int draft_seat(self, int k) noexcept nogil
+    cdef void begin_day(self) noexcept nogil
+    cdef void take_card(self, int p, int packet, int i) noexcept nogil
+    cdef void hire(self, int p, int card) noexcept nogil
+    cdef void place_part(self, int p, int slot) noexcept nogil
+    cdef void next_draft(self) noexcept nogil
+    cdef int emp_kind(self, int p) noexcept nogil
+    cdef void begin_run(self) noexcept nogil
+    cdef bint assignable(self, int p, int slot) noexcept nogil
+    cdef void start_shift(self, int p) noexcept nogil
+    cdef void end_shift(self, int p) noexcept nogil
+    # Operating parts.
+    cdef bint can_operate_on(self, int p, int slot, int square, const int* kinds) noexcept nogil
+    cdef bint can_operate(self, int p, int slot, const int* kinds) noexcept nogil
+    cdef void begin_operation(self, int p, int slot, int square) noexcept nogil
+    cdef void choose_option(self, int p, int o) noexcept nogil
+    cdef void advance_inputs(self, int p) noexcept nogil
+    cdef void advance_outputs(self, int p) noexcept nogil
+    cdef bint input_ok(self, int p, int t) noexcept nogil
+    cdef void after_upgrade(self, int p) noexcept nogil
+    cdef bint employee_action(self, int p) noexcept nogil
+    cdef bint emp_square_ok(self, int p, int kind, int square) noexcept nogil
+    # Orders.
+    cdef void begin_orders(self) noexcept nogil
+    cdef const AcOrder* held(self, int p, int i) noexcept nogil
+    cdef bint has_pieces(self, int p, const int* need) noexcept nogil
+    cdef int refined_in_store(self, int p) noexcept nogil
+    cdef bint dealer_omit_ok(self, int p, int i, int t, const int* omitted) noexcept nogil
+    cdef bint dealer_can_omit_more(self, int p, int i) noexcept nogil
+    cdef void pay_stage(self, int p, int i, const int* need) noexcept nogil
+    cdef void advance_stage(self, int p, int i) noexcept nogil
+    cdef const AcSide* side_of(self, int store) noexcept nogil
+    cdef bint supply_ok(self, int p, int store, int t, int count, int first, int mask) noexcept nogil
+    cdef bint can_supply(self, int p, int store) noexcept nogil
+    cdef bint supply_complete(self, int store) noexcept nogil
+    cdef void begin_supply(self, int p, int store, int mult) noexcept nogil
+    cdef int supply_steps(self) noexcept nogil
+    cdef void finish_supply(self, int p) noexcept nogil
+    cdef void next_agent(self) noexcept nogil
+    # Cleanup and the end.
+    cdef void cleanup_seat(self) noexcept nogil
+    cdef void end_keep(self, int p) noexcept nogil
+    cdef void next_replacement(self) noexcept nogil
+    cdef void end_day(self) noexcept nogil
+    cdef void finish(self) noexcept nogil
+    # Money of `seat` if the game were scored now; parts[0..6): Corner Shop stages (the
+    # Salesman's bonus included), most orders, stores, diversity, chocolate, coal.
+    cdef int score_now(self, int seat, int* parts) noexcept nogil
+    # Money and place (1.., 0 = not on the track) of every seat at store k.
+    cdef void store_awards(self, int k, int* money, int* place) noexcept nogil
+
+    # For bots: the coal an operation costs, and the squares a part can work on.
+    cdef int operate_cost(self, int p, int slot, int square) noexcept nogil
+    cdef int targets(self, int p, int slot, int* out) noexcept nogil
+
+
+# Whether the pieces `counts` can fill the symbols masks[0..n) (one piece each).
+cdef bint can_match(const int* masks, int n, const short* counts) noexcept nogil
+# Upgrade step k: piece UPG_FROM[k] becomes UPG_TO[k].
+cdef int upg_from(int k) noexcept nogil
+cdef int upg_to(int k) noexcept nogil
+cdef int stage_of(int piece) noexcept nogil

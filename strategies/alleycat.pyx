@@ -1,0 +1,327 @@
+# cython: language_level=3
+"""`heuristic` for Chocolate Factory (Alley Cat Games).
+
+Draft: scores each card directly (a part by what its best option adds per operation, an
+employee by a weight per kind and the pieces it lets the player sell to its store) and
+places a part where it covers the least. Everything else is a one-move look-ahead on a
+copy of the state with a value function in money: money earned and store awards as they
+stand, each piece by its stage (more in the store room, where orders can use it), coal
+in reserve, steps on the store tracks, the part of each order's next stage already in
+the store room (and, for less, on the belt). A move that opens a chain of small decisions (a converter's option,
+inputs and outputs; a supply) is valued after completing the chain greedily. Ties keep
+the first legal move, so a move that gains nothing is not played.
+
+It reads only public information: factories, store rooms, coal, orders, tracks and the
+display. Deck order matters only to moves that can end the day; for those the copy is
+determinized for its seat first."""
+from simcore.rng cimport Rng
+from simcore.state cimport GameState, MAX_ACTIONS
+from simcore.strategy cimport Strategy
+from simcore.games.alleycat.rules cimport (
+    AlleyCatState, AcConfig, AcSeat, AcPart, AcOrder, N_PIECES, N_STORES, COCOA, R_DIFFERENT,
+    K_CONVERTER, K_UPGRADER, K_REPEATER, K_CHUTE, stage_of, PH_ORDERS, S_PACKET, S_PICK,
+    S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
+    S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
+    S_AGENT_PIECE, S_DEALER_OMIT, A_PACKET, A_PICK, A_SLOT, E_MECHANIC)
+
+from simcore.games.alleycat.params import EMPLOYEES
+
+cdef enum:
+    W_STAGE = 0           # + stage 0..4: bean, cocoa, bar, wrapped, boxed
+    W_ROOM = 5
+    W_COAL = 6
+    W_STEP = 7
+    W_ORDER = 8
+    W_SIZE = 9            # + size
+    W_PART = 12
+    W_COVER = 13
+    W_SQUARE = 14
+    W_ACCESS = 15
+    W_CHUTE = 16
+    W_ORDER_BELT = 17
+    W_EMP = 18            # + employee kind
+    MAX_CHAIN = 64        # small decisions completed after a look-ahead move
+
+
+cdef inline bint in_chain(int sub) noexcept nogil:
+    # Decisions that only finish a move already chosen.
+    return (sub == S_TARGET or sub == S_OPTION or sub == S_INPUT or sub == S_OUTPUT
+            or sub == S_UPGRADE or sub == S_COPY or sub == S_CHUTE or sub == S_EMP_SQUARE
+            or sub == S_MOVE_PIECE or sub == S_MOVE_TO or sub == S_SUPPLY
+            or sub == S_AGENT_PIECE or sub == S_DEALER_OMIT)
+
+
+cdef class AlleyCatHeuristic(Strategy):
+    NAME = "heuristic"
+    GAMES = ("alleycat",)
+    DESCRIPTION = ("drafts by card value, then a one-move look-ahead valuing pieces by stage, "
+                   "coal, store steps and order progress in money")
+    WEIGHTS = {
+        # A piece by stage. A refined piece must be worth less than the money an order
+        # pays for it (less the progress credit), or the bot would never sell.
+        "bean": 0.3, "cocoa": 0.9, "bar": 1.5, "wrapped": 2.2, "boxed": 2.8,
+        "store_room": 0.0,     # extra per refined piece already in the store room
+        "coal": 0.5,           # a coal in reserve (bean and cocoa in the store room count as coal)
+        "store_step": 1.2,     # a step on a Department Store track (store focus)
+        "order_progress": 0.2, # share of a next stage's money per piece of it in the store room
+        "order_small": 0.0, "order_medium": 0.5, "order_large": 1.0,  # holding an order of that size
+        "part": 1.0,           # a part's gain per operation, for the draft
+        "cover": 1.0,          # the value lost by covering a part
+        "square": 0.3,         # per square a part sits away from the stage it works on
+        "store_access": 0.4,   # per owned piece the employee's store accepts
+        "chute": 3.0,          # keeping the Chute (free moves to the store room)
+        "order_belt": 0.5,     # a belt piece counts this much of a store-room one for order progress
+        **{f"employee_{e}": v for e, v in zip(EMPLOYEES, (
+            3.0, 1.4, 0.8, 2.0, 1.5, 1.5, 1.5, 2.0, 2.8, 1.6, 2.0, 3.0, 2.5, 2.5, 2.5, 1.2))},
+    }
+
+    cdef GameState seen     # the state as this seat may know it
+    cdef GameState trial    # `seen` after a candidate move
+    cdef GameState step     # `trial` after a candidate small decision of its chain
+
+    cpdef prepare(self, GameState proto):
+        if not isinstance(proto, AlleyCatState):
+            raise TypeError("the alleycat heuristic plays only alleycat")
+        if self.seen is None or self.seen.params is not proto.params:
+            self.seen = proto.clone()
+            self.trial = proto.clone()
+            self.step = proto.clone()
+
+    cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
+        if self.seen is None:
+            with gil:
+                raise RuntimeError("AlleyCatHeuristic.prepare(state) was not called before choose")
+        # The casts in argument position borrow the references (no GIL needed).
+        return self.decide(<AlleyCatState>state, <AlleyCatState>self.seen, <AlleyCatState>self.trial,
+                           <AlleyCatState>self.step, seat, legal, n, rng)
+
+    # ---- the draft: cards valued directly ----
+
+    cdef double part_value(self, const AcConfig* c, int id) noexcept nogil:
+        # What one operation adds at best, in piece values, less its coal.
+        cdef const AcPart* k = &c.parts[id]
+        cdef double best = 0.0, v
+        cdef int o, i
+        if k.kind == K_CHUTE:
+            return self.w[W_CHUTE]
+        if k.kind == K_UPGRADER:
+            best = k.amount * (self.w[W_STAGE + 3] - self.w[W_STAGE + 2])
+        elif k.kind == K_REPEATER:
+            best = k.amount * self.w[W_STAGE + 2]
+        else:
+            for o in range(k.n_options):
+                v = 0.0
+                for i in range(k.n_out[o]):
+                    v += self.mask_value(k.out_mask[o][i], True)
+                for i in range(k.n_in[o]):
+                    v -= self.mask_value(k.in_mask[o][i], False)
+                if v > best:
+                    best = v
+        return best - k.coal * self.w[W_COAL]
+
+    cdef double mask_value(self, int mask, bint best) noexcept nogil:
+        # An output symbol is worth its best piece, an input its cheapest.
+        cdef int t
+        cdef double v, out = -1.0
+        for t in range(N_PIECES):
+            if (mask >> t) & 1:
+                v = self.w[W_STAGE + stage_of(t)]
+                if out < 0 or (v > out if best else v < out):
+                    out = v
+        return out
+
+    cdef int home_square(self, const AcConfig* c, int id) noexcept nogil:
+        # The square whose pieces a part wants: a piece reaches stage k after about k
+        # shifts on the belt, so a part eating beans belongs near the entrance.
+        cdef const AcPart* k = &c.parts[id]
+        cdef int o, i, t, low = 4
+        if k.kind != K_CONVERTER:
+            return -1
+        for o in range(k.n_options):
+            for i in range(k.n_in[o]):
+                for t in range(N_PIECES):
+                    if (k.in_mask[o][i] >> t) & 1 and stage_of(t) < low:
+                        low = stage_of(t)
+        return low if low < c.squares else c.squares - 1
+
+    cdef double slot_value(self, AlleyCatState st, int seat, int id, int s) noexcept nogil:
+        cdef const AcConfig* c = &st.cfg
+        cdef int old = st.s.seat[seat].slot[s], home = self.home_square(c, id), d
+        cdef double v = 0.0
+        if old >= 0:
+            v -= self.w[W_COVER] * self.part_value(c, old)
+        if home >= 0:
+            d = s % c.squares - home
+            v -= self.w[W_SQUARE] * (d if d > 0 else -d)
+        return v
+
+    cdef double employee_value(self, AlleyCatState st, int seat, int card) noexcept nogil:
+        cdef const AcConfig* c = &st.cfg
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef int z = c.emp_store[card], t, q, owned = 0
+        cdef int mask = c.side[z][st.s.side[z]].mask
+        for t in range(N_PIECES):
+            if (mask >> t) & 1:
+                owned += a.store[t]
+                for q in range(c.squares):
+                    owned += a.belt[q][t]
+        return self.w[W_EMP + c.emp_kind[card]] + self.w[W_ACCESS] * owned
+
+    cdef double card_value(self, AlleyCatState st, int seat, int packet, int i) noexcept nogil:
+        cdef int x = st.s.pk_first[packet] + i, s, card
+        cdef double best = -1e9, v
+        if packet < st.cfg.n:
+            card = st.s.disp_part[x]
+            for s in range(st.cfg.slots):
+                v = self.slot_value(st, seat, card, s)
+                if v > best:
+                    best = v
+            return self.w[W_PART] * self.part_value(&st.cfg, card) + best
+        return self.employee_value(st, seat, st.s.disp_emp[x])
+
+    cdef double packet_value(self, AlleyCatState st, int seat, int packet) noexcept nogil:
+        cdef int i
+        cdef double v, best = -1e9
+        for i in range(st.s.pk_len[packet]):
+            v = self.card_value(st, seat, packet, i)
+            if v > best:
+                best = v
+        return best
+
+    # ---- the value of a position, in money ----
+
+    cdef double value(self, AlleyCatState st, int seat) noexcept nogil:
+        cdef const AcConfig* c = &st.cfg
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef const AcOrder* o
+        cdef int parts[6]
+        cdef int t, q, i, z, k, total
+        cdef int belt[N_PIECES]
+        cdef double v, have
+        if st.s.to_move < 0:
+            return st.standing(seat)
+        total = st.score_now(seat, parts)
+        if st.s.day == c.days - 1 and st.s.phase >= PH_ORDERS:
+            # The last orders: pieces and coal are worth what the final scoring pays.
+            v = total
+        else:
+            v = parts[0] + parts[1] + parts[2] + parts[3]
+            for t in range(N_PIECES):
+                k = 0
+                for q in range(c.squares):
+                    k += a.belt[q][t]
+                belt[t] = k
+                v += k * self.w[W_STAGE + stage_of(t)]
+                if t <= COCOA:
+                    v += a.store[t] * self.w[W_COAL] * c.coal_per_choc
+                else:
+                    v += a.store[t] * (self.w[W_STAGE + stage_of(t)] + self.w[W_ROOM])
+            # Daily income and gifts arrive whatever the move; only coal spent or
+            # traded for should count.
+            v += (a.coal - a.income) * self.w[W_COAL]
+            for i in range(c.n_start):
+                if a.order[i] < 0:
+                    continue
+                # The next stage's pieces at hand: in the store room, and (for less,
+                # as they still have to come out) on the belt: this also steers an
+                # upgrade or a converter towards the kind an order wants.
+                o = &c.orders[a.order[i]]
+                have = 0.0
+                for t in range(N_PIECES):
+                    k = o.need[a.stage[i]][t]
+                    if a.store[t] >= k:
+                        have += k
+                    else:
+                        have += a.store[t] + self.w[W_ORDER_BELT] * min(belt[t], k - a.store[t])
+                v += self.w[W_ORDER] * o.money[a.stage[i]] * have / o.n_pieces[a.stage[i]]
+                v += self.w[W_SIZE + o.size]
+        for z in range(N_STORES):
+            v += self.w[W_STEP] * a.track[z]
+        if st.s.sub == S_SUPPLY and st.s.to_move == seat:
+            # Pieces are supplied one by one and the first can narrow what may follow
+            # (one kind only, say): among equal moves, keep the most supply open.
+            v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
+        return v
+
+    cdef int supply_room(self, AlleyCatState st, int seat) noexcept nogil:
+        # Pieces the supply in progress could still take.
+        cdef int t, n = 0
+        for t in range(N_PIECES):
+            if st.supply_ok(seat, st.s.p_store, t, st.s.p_count, st.s.p_kind, st.s.p_mask):
+                n += st.s.seat[seat].store[t] if st.side_of(st.s.p_store).rule != R_DIFFERENT else 1
+        return n
+
+    cdef int best_move(self, AlleyCatState st, AlleyCatState scratch, AlleyCatState inner, int seat,
+                       const int* legal, int n, bint chain) noexcept nogil:
+        # The legal move whose result is worth most to `seat` (the first on ties); with
+        # `chain`, each result's own chain of small decisions is completed greedily
+        # first (in `inner`'s scratch space).
+        cdef int i, pick = legal[0]
+        cdef double v, best = 0.0
+        for i in range(n):
+            st.copy_into(scratch)
+            scratch.apply(legal[i])
+            if chain:
+                self.complete(scratch, inner, seat)
+            v = self.value(scratch, seat)
+            if i == 0 or v > best + 1e-9:
+                best = v
+                pick = legal[i]
+        return pick
+
+    cdef void complete(self, AlleyCatState st, AlleyCatState scratch, int seat) noexcept nogil:
+        cdef int legal[MAX_ACTIONS]
+        cdef int n, k = 0
+        while st.s.to_move == seat and in_chain(st.s.sub) and k < MAX_CHAIN:
+            n = st.legal_actions(legal)
+            st.apply(self.best_move(st, scratch, scratch, seat, legal, n, False))
+            k += 1
+
+    cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
+                    AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
+        cdef int sub = state.s.sub, i, s, pick = legal[0]
+        cdef double v, best = -1e18
+        cdef const AcConfig* c = &state.cfg
+        if n == 1:
+            return legal[0]
+        if sub == S_PACKET:
+            for i in range(n):
+                v = self.packet_value(state, seat, legal[i] - A_PACKET)
+                if v > best:
+                    best = v
+                    pick = legal[i]
+            return pick
+        if sub == S_PICK:
+            for i in range(n):
+                v = self.card_value(state, seat, state.s.p_packet, legal[i] - A_PICK)
+                if v > best:
+                    best = v
+                    pick = legal[i]
+            return pick
+        if sub == S_PLACE:
+            for i in range(n):
+                v = self.slot_value(state, seat, state.s.p_part, legal[i] - A_SLOT)
+                if v > best:
+                    best = v
+                    pick = legal[i]
+            return pick
+        if sub == S_ASSIGN:
+            # The Mechanic saves most on the dearest part, the Technician widens the best.
+            for i in range(n):
+                s = state.s.seat[seat].slot[legal[i] - A_SLOT]
+                if state.emp_kind(seat) == E_MECHANIC:
+                    v = c.parts[s].coal
+                else:
+                    v = self.part_value(c, s)
+                if v > best:
+                    best = v
+                    pick = legal[i]
+            return pick
+        state.copy_into(seen)
+        if state.s.phase >= PH_ORDERS:
+            seen.determinize(seat, rng)
+        return self.best_move(seen, trial, scratch, seat, legal, n, in_chain(sub) or sub == S_MENU
+                              or sub == S_ORDERS or sub == S_AGENT_STORE)
+
+
+STRATEGIES = (AlleyCatHeuristic,)

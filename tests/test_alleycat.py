@@ -1,0 +1,639 @@
+"""Chocolate Factory (Alley Cat Games): hand-worked answers from the rulebook, positions
+built by hand (belts drawn as squares 1..4 from the entrance, T = the slots above the
+belt, B = below), and invariants over many random games."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import strategies
+from simcore.batch import play_batch
+from simcore.registry import get_game
+from simcore.state import CHECKED_BUILD, IllegalAction
+
+GAME = get_game("alleycat")
+
+
+def new(players=2, seed=1, **sets):
+    state = GAME.new_state(GAME.params(players=players, sets=sets))
+    state.new_game(seed)
+    return state
+
+
+def texts(state):
+    return [state.describe_action(a) for a in state.legal()]
+
+
+def do(state, *moves):
+    """Play moves named by their description (the engine's own words)."""
+    for text in moves:
+        legal = {state.describe_action(a): a for a in state.legal()}
+        if text not in legal:
+            raise AssertionError(f"{text!r} is not legal; legal: {sorted(legal)}")
+        state.apply_action(legal[text])
+        state.check_invariants()
+
+
+def seat(state, p):
+    return state.observation(p)["players"][p]
+
+
+def run_batch(state, bots, n_games, run_seed=1):
+    n = state.n_players
+    rows = n_games * n
+    out = {
+        "game_index": np.zeros(n_games, np.int64), "seeds": np.zeros(n_games, np.uint64),
+        "turns": np.zeros(n_games, np.int32), "end_reason": np.zeros(n_games, np.int8),
+        "seat_strategy": np.zeros(rows, np.int8), "score": np.zeros(rows, np.int32),
+        "rank": np.zeros(rows, np.int8), "win": np.zeros(rows, np.float32),
+        "first": np.zeros(rows, np.int8),
+        "features": np.zeros((rows, state.n_features), np.int32),
+        "interim": np.zeros((rows, state.n_interim), np.int32),
+    }
+    perms = np.array([list(range(n))], np.int32)
+    play_batch(state, bots, perms, 1, run_seed, 0, n_games, **out)
+    return out
+
+
+# ---- Department Store awards (rulebook and summary examples) ----
+
+@pytest.mark.parametrize("tracks, money", [
+    ([7, 4, 4, 2], [16, 8, 4, 0]),  # rulebook: Christina, Simon, Matt, Brett
+    ([8, 5, 2], [16, 8, 0]),        # rulebook: 2 is short of half of 5, rounded up
+    ([5, 3, 1], [16, 8, 0]),        # summary
+    ([5, 2, 1], [16, 0, 0]),        # summary: second unpaid, so third is too
+    ([3, 0], [16, 0]),              # a marker still off the track is out of it
+])
+def test_store_awards(tracks, money):
+    state = new(players=len(tracks))
+    for p, t in enumerate(tracks):
+        if t:
+            state.set_track(p, "salters", t)
+    paid, _ = state.store_money()
+    assert paid[2] == money
+
+
+def test_store_tie_goes_to_the_earlier_arrival():
+    state = new(players=3)
+    state.set_track(2, "palace", 5)   # arrives first: under the others
+    state.set_track(0, "palace", 5)
+    state.set_track(1, "palace", 3)
+    paid, place = state.store_money()
+    assert paid[0] == [8, 4, 16] and place[0] == [2, 3, 1]
+
+
+def test_store_awards_are_settled_at_the_end_with_diversity():
+    state = new(players=2)
+    for store in ("palace", "fresh_fancies", "salters", "house_of_luxury"):
+        state.set_track(0, store, 1)
+    state.set_seat(0, coal=0)
+    state.set_seat(1, coal=0)
+    parts = state.money_parts(0)
+    assert parts["stores"] == 4 * 16 and parts["diversity"] == 12
+
+
+# ---- Corner Shop orders ----
+
+SMALL_CARAMEL_NUTS = ("small", 11, 1)   # "caramel + nuts = 6"
+MEDIUM_FINGERS = ("medium", 1, 1)       # "fingers = 2 / 2 fingers = 6"
+LARGE_CHUNKS = ("large", 0, 1)          # "chunks = 2 / 2 chunks = 6 / 3 chunks = 10"
+
+
+def test_corner_shop_example_earns_14():
+    # Rulebook: one nut, one caramel and three fingers complete the small order and both
+    # stages of the medium one: £14.
+    state = new()
+    state.set_seat(0, money=0, store=["nuts", "caramel", "fingers", "fingers", "fingers"],
+                   orders=[SMALL_CARAMEL_NUTS, MEDIUM_FINGERS, LARGE_CHUNKS])
+    state.enter("orders", 0, start=0)
+    do(state, "fulfil stage 1 of caramel + nuts = 6",
+       "fulfil stage 1 of fingers = 2 / 2 fingers = 6",
+       "fulfil stage 2 of fingers = 2 / 2 fingers = 6")
+    me = seat(state, 0)
+    assert me["money"] == 14 and me["store_room"] == []
+    assert me["completed"] == {"small": 1, "medium": 1, "large": 0}
+
+
+def test_corner_shop_stages_go_in_order():
+    state = new()
+    state.set_seat(0, store=["chunks", "chunks"], orders=[SMALL_CARAMEL_NUTS, MEDIUM_FINGERS, LARGE_CHUNKS])
+    state.enter("orders", 0, start=0)
+    # Two chunks match the large order's second stage, but its first comes first.
+    assert "fulfil stage 1 of chunks = 2 / 2 chunks = 6 / 3 chunks = 10" in texts(state)
+    do(state, "fulfil stage 1 of chunks = 2 / 2 chunks = 6 / 3 chunks = 10")
+    assert "fulfil stage 2 of chunks = 2 / 2 chunks = 6 / 3 chunks = 10" not in texts(state)
+
+
+def test_most_completed_orders_pay_every_tied_player():
+    state = new(players=3)
+    state.set_seat(0, store=["chunks", "chunks"], orders=[("small", 0, 1)])  # 2 chunks = 4
+    state.set_seat(1, store=["fingers", "fingers"], orders=[("small", 1, 1)])  # 2 fingers = 4
+    state.enter("orders", 0, start=0)
+    do(state, "fulfil stage 1 of 2 chunks = 4", "done with orders")
+    do(state, "fulfil stage 1 of 2 fingers = 4", "done with orders")
+    assert [state.money_parts(p)["most_orders"] for p in range(3)] == [12, 12, 0]
+
+
+# ---- shifts ----
+
+def test_push_loads_a_bean_and_sends_the_last_square_to_the_store_room():
+    #   before:  [bean | cocoa | -    | boxed nuts]  -> exit
+    #   after:   [bean | bean  | cocoa| -         ]   store room: boxed nuts
+    state = new()
+    state.set_seat(0, belt=[["bean"], ["cocoa"], [], ["boxed", "nuts"]], store=[])
+    state.enter("run", 0, start=0)
+    me = seat(state, 0)
+    assert me["belt"] == [["bean"], ["bean"], ["cocoa"], []]
+    assert me["store_room"] == ["nuts", "boxed"]
+    assert me["shifts_left"] == 2
+
+
+def test_a_part_works_only_on_the_square_it_faces():
+    # A4 (cocoa > boxed) on B2 faces square 2. Cocoa on square 3 is out of its reach.
+    state = new()
+    state.set_seat(0, parts={"B2": "A4"}, belt=[[], ["cocoa"], [], []], coal=5)
+    state.enter("run", 0, start=0)
+    assert seat(state, 0)["belt"][2] == ["cocoa"]
+    assert "operate A4 on B2" not in texts(state)
+    state = new()
+    state.set_seat(0, parts={"B2": "A4"}, belt=[["cocoa"], [], [], []], coal=5)
+    state.enter("run", 0, start=0)
+    do(state, "operate A4 on B2")
+    me = seat(state, 0)
+    assert me["belt"][1] == ["boxed"] and me["coal"] == 3
+
+
+def test_each_part_operates_once_a_shift_but_the_chute_is_free_and_repeats():
+    state = new()
+    state.set_seat(0, belt=[["bean"], ["bean", "bean"], [], []], coal=5)
+    state.enter("run", 0, start=0)
+    # The Chute (T3) faces square 3, which now holds the two beans pushed along.
+    do(state, "operate Chute on T3", "chute to the store room: bean",
+       "operate Chute on T3", "chute to the store room: bean")
+    assert seat(state, 0)["coal"] == 5 and seat(state, 0)["store_room"] == ["bean", "bean"]
+    do(state, "operate Roaster on T1")
+    assert "operate Roaster on T1" not in texts(state)
+    do(state, "end the shift")
+    assert "operate Roaster on T1" in texts(state)
+
+
+def test_coal_trading_pays_for_an_operation():
+    state = new()
+    state.set_seat(0, coal=0, store=["bean", "chunks"])
+    state.enter("run", 0, start=0)
+    assert "operate Roaster on T1" not in texts(state)
+    do(state, "trade bean for coal")
+    assert seat(state, 0)["coal"] == 1
+    do(state, "operate Roaster on T1")
+    assert seat(state, 0)["belt"][0] == ["cocoa"] and seat(state, 0)["coal"] == 0
+
+
+def test_two_option_converter_and_two_piece_input():
+    # A1: bean > cocoa | 2 bean > chunks + fingers, both beans on one square.
+    state = new()
+    state.set_seat(0, parts={"T1": "A1"}, coal=2, employee="supervisor")
+    state.enter("run", 0, start=0)
+    assert seat(state, 0)["belt"][0] == ["bean", "bean"]
+    do(state, "operate A1 on T1", "option 2 bean > chunks + fingers")
+    assert seat(state, 0)["belt"][0] == ["chunks", "fingers"]
+
+
+def test_any_of_inputs_and_outputs():
+    # B4: 2 refined > chunks + fingers + caramel + nuts + boxed; B3: refined > 2 any.
+    state = new()
+    state.set_seat(0, parts={"B2": "B4", "T2": "B3"}, coal=10,
+                   belt=[["chunks", "boxed", "caramel"], [], [], []])
+    state.enter("run", 0, start=0)
+    do(state, "operate B4 on B2")
+    assert texts(state) == ["use chunks", "use caramel", "use boxed"]
+    do(state, "use chunks", "use caramel")
+    assert seat(state, 0)["belt"][1] == ["chunks", "fingers", "caramel", "nuts", "boxed", "boxed"]
+    do(state, "operate B3 on T2", "use chunks", "make bean", "make boxed")
+    assert seat(state, 0)["belt"][1] == ["bean", "fingers", "caramel", "nuts", "boxed", "boxed", "boxed"]
+    assert seat(state, 0)["coal"] == 3
+
+
+def test_upgrader_with_several_upgrades_and_the_repeater():
+    state = new()
+    state.set_seat(0, parts={"B1": "A5", "B2": "B6"}, coal=10, belt=[["cocoa"], [], [], []])
+    state.enter("run", 0, start=0)
+    # A5 on B1 faces square 1: the new bean. Two upgrades on one piece.
+    do(state, "operate A5 on B1", "upgrade bean to cocoa", "upgrade cocoa to chunks")
+    assert seat(state, 0)["belt"][0] == ["chunks"]
+    do(state, "operate B6 on B2", "copy cocoa")
+    assert seat(state, 0)["belt"][1] == ["cocoa", "cocoa", "cocoa"]
+    assert seat(state, 0)["coal"] == 6
+
+
+def test_saturday_sweeps_the_factory_into_the_store_room():
+    state = new()
+    state.set_seat(0, belt=[["boxed"], ["nuts"], ["cocoa"], []], store=[])
+    state.enter("run", 0, day=6, start=0)
+    do(state, "end the shift", "end the shift", "end the shift")
+    me = seat(state, 0)
+    assert me["belt"] == [[], [], [], []]
+    assert sorted(me["store_room"]) == sorted(["boxed", "nuts", "cocoa", "bean", "bean", "bean"])
+
+
+def test_before_saturday_the_belt_keeps_its_pieces():
+    state = new()
+    state.set_seat(0, belt=[[], [], [], []], store=[])
+    state.enter("run", 0, day=5, start=0)
+    do(state, "end the shift", "end the shift", "end the shift")
+    assert seat(state, 0)["belt"] == [["bean"], ["bean"], ["bean"], []]
+
+
+# ---- employees ----
+
+def test_miners_give_coal():
+    state = new()
+    state.set_seat(0, coal=0, employee="miner")
+    assert seat(state, 0)["coal"] == 2
+    state.set_seat(1, coal=0, employee="expert_miner")
+    assert seat(state, 1)["coal"] == 4
+
+
+def test_engineer_runs_four_shifts_and_supervisor_loads_two_beans():
+    state = new()
+    state.set_seat(0, employee="engineer", belt=[[], [], [], []], store=[])
+    state.enter("run", 0, start=0)
+    do(state, "end the shift", "end the shift", "end the shift")
+    assert state.player == 0 and state.observation(0)["phase"] == "run"
+    do(state, "end the shift")
+    assert seat(state, 0)["belt"] == [["bean"]] * 4
+    assert state.player == 1
+    state = new()
+    state.set_seat(0, employee="supervisor", belt=[[], [], [], []])
+    state.enter("run", 0, start=0)
+    do(state, "end the shift")
+    assert seat(state, 0)["belt"][:2] == [["bean", "bean"], ["bean", "bean"]]
+
+
+def test_decorator_upgrades_anywhere_and_packer_doubles_a_square():
+    state = new()
+    state.set_seat(0, employee="decorator", belt=[[], [], ["chunks"], []])
+    state.enter("run", 0, start=0)
+    do(state, "use the decorator", "the decorator works on square 4", "upgrade chunks to nuts")
+    assert seat(state, 0)["belt"][3] == ["nuts"]
+    state = new()
+    state.set_seat(0, employee="packer", belt=[["caramel", "boxed"], [], [], []])
+    state.enter("run", 0, start=0)
+    do(state, "use the packer", "the packer works on square 2")
+    assert seat(state, 0)["belt"][1] == ["caramel", "caramel", "boxed", "boxed"]
+    assert "use the packer" not in texts(state)
+
+
+def test_mechanic_halves_the_cost_rounded_up():
+    state = new()
+    state.set_seat(0, parts={"T4": "A14"}, employee="mechanic", coal=2, belt=[[], [], ["bean"], []])
+    state.enter("run", 0, start=0)
+    do(state, "assign the mechanic to A14 on T4", "operate A14 on T4")  # 3 coal -> 2
+    assert seat(state, 0)["coal"] == 0
+
+
+def test_technician_reaches_a_neighbouring_square_for_one_coal():
+    state = new()
+    state.set_seat(0, parts={"B3": "A4"}, employee="technician", coal=3, belt=[["cocoa"], [], [], []])
+    state.enter("run", 0, start=0)
+    do(state, "assign the technician to A4 on B3")
+    # A4 faces square 3; the cocoa is on square 2.
+    do(state, "operate A4 on B3", "work on square 2")
+    me = seat(state, 0)
+    assert me["belt"][1] == ["boxed"] and me["coal"] == 0
+
+
+def test_salesman_clerk_shop_agent_and_dealer():
+    def orders_state(employee, store):
+        state = new()
+        state.set_seat(0, money=0, employee=employee, store=store,
+                       orders=[SMALL_CARAMEL_NUTS, MEDIUM_FINGERS, LARGE_CHUNKS])
+        state.enter("orders", 0, start=0)
+        return state
+
+    state = orders_state("salesman", ["caramel", "nuts"])
+    do(state, "fulfil stage 1 of caramel + nuts = 6")
+    assert seat(state, 0)["money"] == 7
+    state = orders_state("clerk", [])
+    do(state, "skip (Clerk) stage 1 of fingers = 2 / 2 fingers = 6")
+    assert seat(state, 0)["money"] == 0 and seat(state, 0)["orders"][1]["stage"] == 2
+    state = orders_state("shop_agent", ["boxed", "chunks"])
+    do(state, "fulfil with any refined (Corner Shop Agent) stage 1 of caramel + nuts = 6",
+       "pay the stage with boxed", "pay the stage with chunks")
+    assert seat(state, 0)["money"] == 6 and seat(state, 0)["store_room"] == []
+    state = orders_state("dealer", ["nuts"])
+    do(state, "fulfil with fewer pieces (Dealer) stage 1 of caramel + nuts = 6",
+       "do the stage without caramel")
+    assert seat(state, 0)["money"] == 6 and seat(state, 0)["store_room"] == []
+
+
+def test_director_doubles_progress_at_his_store():
+    # House of Luxury, side A: a step per boxed chocolate; the Director doubles it.
+    state = new(players=2)
+    state.set_seat(0, employee=("director", "house_of_luxury"), store=["boxed", "boxed", "nuts"])
+    state.enter("orders", 0, start=0)
+    do(state, "supply House of Luxury")
+    assert texts(state) == ["supply boxed"]
+    do(state, "supply boxed", "supply boxed", "finish the supply")
+    assert seat(state, 0)["tracks"]["house_of_luxury"][0] == 4
+    assert "supply House of Luxury" not in texts(state)  # once a day
+
+
+def test_store_agent_supplies_another_store_after_everyone():
+    state = new(players=2)
+    state.set_seat(0, employee="store_agent", store=["chunks", "chunks", "caramel"])
+    state.set_seat(1, employee="miner", store=[])
+    state.enter("orders", 0, start=0)
+    do(state, "done with orders")
+    assert state.player == 1
+    do(state, "done with orders")
+    assert state.player == 0
+    # Palace A takes any one kind, Fresh Fancies A chunks, Salter's A caramel; not his own.
+    assert texts(state) == ["no extra supply", "supply The Palace Boutique (Department Store Agent)",
+                            "supply Fresh Fancies (Department Store Agent)",
+                            "supply Salter's Emporium (Department Store Agent)"]
+    do(state, "supply Fresh Fancies (Department Store Agent)", "supply chunks", "supply chunks",
+       "finish the supply")
+    assert seat(state, 0)["tracks"]["fresh_fancies"][0] == 2
+
+
+def test_operator_moves_one_piece_once_a_day():
+    state = new()
+    state.set_seat(0, employee="operator", belt=[[], [], ["caramel"], []])
+    state.enter("run", 0, start=0)
+    # After the push: [bean | - | - | caramel]; the caramel goes back before the next push.
+    do(state, "use the operator", "the operator works on square 4", "move caramel", "to square 1")
+    assert seat(state, 0)["belt"] == [["bean", "caramel"], [], [], []]
+    assert "use the operator" not in texts(state)
+    do(state, "end the shift")
+    assert "use the operator" not in texts(state)
+
+
+def test_operator_moves_pieces_between_squares():
+    state = new()
+    state.set_seat(0, employee="expert_operator", belt=[["boxed"], [], [], []])
+    state.enter("run", 0, start=0)
+    # After the push: [bean | boxed | - | -]
+    do(state, "use the expert_operator", "the expert_operator works on square 1", "move bean", "to square 4")
+    do(state, "use the expert_operator", "the expert_operator works on square 2", "move boxed", "to square 3")
+    do(state, "use the expert_operator", "the expert_operator works on square 3", "move boxed", "to square 1")
+    assert seat(state, 0)["belt"] == [["boxed"], [], [], ["bean"]]
+    assert "use the expert_operator" not in texts(state)
+
+
+# ---- Department Store sides ----
+
+def test_store_side_rules():
+    # Palace B: each piece of a different kind.
+    state = new(**{"stores.sides": "BAAAA"})
+    state.set_seat(0, employee=("director", "palace"), store=["chunks", "chunks", "nuts"])
+    state.enter("orders", 0, start=0)
+    do(state, "supply The Palace Boutique", "supply chunks")
+    assert texts(state) == ["finish the supply", "supply nuts"]
+    do(state, "supply nuts", "finish the supply")
+    assert seat(state, 0)["tracks"]["palace"][0] == 4  # 2 pieces, doubled
+    # House of Luxury B: a step per two bars; an odd bar cannot be left half-supplied.
+    state = new(**{"stores.sides": "AAABA"})
+    state.set_seat(0, employee="engineer", store=["chunks", "fingers", "chunks"])
+    state.enter("orders", 0, start=0)
+    do(state, "supply House of Luxury", "supply chunks")
+    assert "finish the supply" not in texts(state)
+    do(state, "supply fingers")
+    assert "supply chunks" not in texts(state)  # a third bar could not make a set
+    do(state, "finish the supply")
+    assert seat(state, 0)["tracks"]["house_of_luxury"][0] == 1
+    # Dunstan & Gilbert's B: exactly two of one class: bars 2, wrapped 3, boxed 4.
+    state = new(**{"stores.sides": "AAAAB"})
+    state.set_seat(0, employee="packer", store=["caramel", "nuts", "chunks", "boxed"])
+    state.enter("orders", 0, start=0)
+    do(state, "supply Dunstan & Gilbert's")
+    assert texts(state) == ["supply caramel", "supply nuts"]
+    do(state, "supply nuts", "supply caramel")
+    assert texts(state) == ["finish the supply"]
+    do(state, "finish the supply")
+    assert seat(state, 0)["tracks"]["dunstan_gilbert"][0] == 3
+
+
+# Each store's own employee that does not double progress.
+PLAIN = {"palace": "miner", "fresh_fancies": "clerk", "salters": "expert_miner",
+         "house_of_luxury": "engineer", "dunstan_gilbert": "packer"}
+TITLES = {"palace": "The Palace Boutique", "fresh_fancies": "Fresh Fancies",
+          "salters": "Salter's Emporium", "house_of_luxury": "House of Luxury",
+          "dunstan_gilbert": "Dunstan & Gilbert's"}
+
+
+@pytest.mark.parametrize("store, side, room, supplied, refused, steps", [
+    ("palace", "A", ["nuts", "nuts", "boxed"], ["nuts", "nuts"], "boxed", 2),
+    ("palace", "B", ["chunks", "chunks", "nuts"], ["chunks", "nuts"], "chunks", 2),
+    ("fresh_fancies", "A", ["chunks", "chunks", "fingers"], ["chunks", "chunks"], "fingers", 2),
+    ("fresh_fancies", "B", ["fingers", "chunks"], ["fingers"], "chunks", 1),
+    ("salters", "A", ["caramel", "nuts"], ["caramel"], "nuts", 1),
+    ("salters", "B", ["nuts", "nuts", "caramel"], ["nuts", "nuts"], "caramel", 2),
+    ("house_of_luxury", "A", ["boxed", "boxed", "boxed", "nuts"], ["boxed"] * 3, "nuts", 3),
+    ("house_of_luxury", "B", ["chunks", "fingers", "fingers"], ["chunks", "fingers"], "fingers", 1),
+    ("dunstan_gilbert", "A", ["caramel", "boxed", "nuts"], ["caramel", "boxed"], "nuts", 1),
+    ("dunstan_gilbert", "B", ["chunks", "fingers", "boxed"], ["chunks", "fingers"], "boxed", 2),
+    ("dunstan_gilbert", "B", ["boxed", "boxed", "nuts"], ["boxed", "boxed"], "nuts", 4),
+])
+def test_every_store_side(store, side, room, supplied, refused, steps):
+    sides = "".join(side if s == store else "A" for s in TITLES)
+    state = new(**{"stores.sides": sides})
+    state.set_seat(0, employee=(PLAIN[store], store), store=room)
+    state.enter("orders", 0, start=0)
+    do(state, f"supply {TITLES[store]}")
+    do(state, *[f"supply {piece}" for piece in supplied])
+    assert f"supply {refused}" not in texts(state)
+    do(state, "finish the supply")
+    assert seat(state, 0)["tracks"][store][0] == steps
+
+
+def test_track_is_capped_at_nine():
+    state = new()
+    state.set_track(0, "house_of_luxury", 8)
+    state.set_seat(0, employee=("director", "house_of_luxury"), store=["boxed"])
+    state.enter("orders", 0, start=0)
+    do(state, "supply House of Luxury", "supply boxed", "finish the supply")
+    assert seat(state, 0)["tracks"]["house_of_luxury"][0] == 9
+
+
+# ---- cleanup ----
+
+def test_cleanup_keeps_two_chocolates_and_replaces_completed_orders():
+    state = new()
+    state.set_seat(0, coal=0, store=["bean", "cocoa", "boxed", "nuts", "nuts"],
+                   orders=[SMALL_CARAMEL_NUTS, MEDIUM_FINGERS, LARGE_CHUNKS])
+    state.set_seat(1, store=[])
+    state.enter("orders", 0, start=0)
+    do(state, "done with orders", "done with orders")
+    assert state.player == 0 and texts(state) == ["keep overnight: bean", "keep overnight: cocoa",
+                                                  "keep overnight: nuts", "keep overnight: boxed"]
+    do(state, "keep overnight: boxed", "keep overnight: nuts")
+    me = state.observation(0)["players"][0]
+    assert me["store_room"] == ["nuts", "boxed"] and me["coal"] == 3 + 6  # 3 traded, then Tuesday's 6
+
+
+def test_completed_order_is_replaced_by_one_of_three_drawn():
+    state = new()
+    state.set_seat(0, store=["caramel", "nuts"], orders=[SMALL_CARAMEL_NUTS, MEDIUM_FINGERS, LARGE_CHUNKS])
+    state.set_seat(1, store=[])
+    state.enter("orders", 0, start=0)
+    do(state, "fulfil stage 1 of caramel + nuts = 6", "done with orders", "done with orders")
+    offer = state.observation(0)["offer"]
+    assert len(offer) == 3 and "offer" not in state.observation(1)
+    sizes = state.observation(0)["deck_sizes"]["orders"]
+    do(state, f"keep the large order {offer[2]}")
+    me = state.observation(0)["players"][0]
+    assert me["orders"][0] == {"order": offer[2], "stage": 1}
+    # The two others went under their decks: small and medium keep their size.
+    assert state.observation(0)["deck_sizes"]["orders"] == [sizes[0] + 1, sizes[1] + 1, sizes[2]]
+    assert state.to_dict()["decks"]["orders"][0][-1] == offer[0]
+
+
+# ---- the day ----
+
+@pytest.mark.parametrize("players, order, sizes", [
+    (2, [0, 1, 1, 0], [3, 2]),
+    (3, [0, 1, 2, 2, 1, 0], [2, 2, 1]),
+    (4, [0, 1, 2, 3, 3, 2, 1, 0], [2, 1, 1, 1]),
+])
+def test_snake_draft_of_packets(players, order, sizes):
+    state = new(players=players, seed=4)
+    start = state.observation(0)["start"]
+    assert [len(d["cards"]) for d in state.observation(0)["display"]] == sizes + sizes
+    turns = []
+    while state.observation(0)["phase"] == "draft":
+        if state.observation(0)["decision"] == "packet":
+            turns.append(state.player)
+        state.apply_action(state.legal()[-1])
+    assert [(s - start) % players for s in turns] == order
+    view = state.observation(0)
+    assert all(pl["employee"] is not None for pl in view["players"])
+    assert all(len(pl["parts"]) + len(pl["covered"]) == 4 for pl in view["players"])
+    assert all(not d["cards"] for d in view["display"])  # the rest was discarded
+
+
+def test_start_player_passes_and_money_ties_go_to_the_later_seat():
+    state = new(players=3, seed=2)
+    first = state.observation(0)["start"]
+    rng = random.Random(0)
+    starts = []
+    while not state.terminal:
+        starts.append(state.observation(0)["start"])
+        state.apply_action(rng.choice(state.legal()))
+    days = sorted(set(starts), key=starts.index)
+    assert days == [(first + d) % 3 for d in range(3)]
+    assert state.observation(0)["start"] == (first + 5) % 3
+
+
+def test_final_money_tie_goes_to_the_later_player_of_the_last_day():
+    state = new(players=2, seed=3)
+    state.set_seat(0, coal=10, store=[], belt=[[], [], [], []])
+    state.set_seat(1, coal=10, store=[], belt=[[], [], [], []])
+    state.enter("orders", 0, day=6, start=0)
+    do(state, "done with orders", "done with orders")
+    assert state.terminal
+    scores, ranks = state.result()
+    assert scores[0] == scores[1] and ranks == [2, 1]
+
+
+# ---- params ----
+
+def test_store_sides_param():
+    assert new(**{"stores.sides": "B"}).observation(0)["sides"] == dict.fromkeys(
+        ["palace", "fresh_fancies", "salters", "house_of_luxury", "dunstan_gilbert"], "B")
+    assert "".join(new(**{"stores.sides": "ABBAB"}).observation(0)["sides"].values()) == "ABBAB"
+    sides = {"".join(new(seed=s, **{"stores.sides": "random"}).observation(0)["sides"].values()) for s in range(20)}
+    assert len(sides) > 5
+
+
+def test_real_cards_drop_in_by_toml():
+    part = {"name": "X1", "coal": 1, "does": ["2 any > boxed"]}
+    deck = [part] + [dict(p) for p in GAME.params().model_dump()["parts"]["deck_a"][1:]]
+    state = new(**{"parts.deck_a": deck})
+    assert "X1" in state.part_names()
+
+
+@pytest.mark.parametrize("sets", [
+    {"parts.deck_a": [{"name": "X", "coal": 1, "does": ["bean >> cocoa"]}]},
+    {"stores.sides": "ABC"},
+    {"orders.small": ["bean = 2"]},
+    {"coal_per_day": [5, 6]},
+])
+def test_bad_params_are_refused(sets):
+    from simcore.errors import UserError
+    with pytest.raises(UserError):
+        GAME.params(sets=sets)
+
+
+# ---- whole games ----
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_invariants_over_random_games(players):
+    """The checked build asserts every invariant after every move inside the batch loop;
+    the release build checks them through the Python API on fewer games."""
+    state = GAME.new_state(GAME.params(players=players))
+    if CHECKED_BUILD:
+        bots = [strategies.build("alleycat", "random") for _ in range(players)]
+        out = run_batch(state, bots, 3000, run_seed=players)
+        assert (out["turns"] > 0).all()
+        return
+    for seed in range(60):
+        state.new_game(seed)
+        rng = random.Random(seed)
+        while not state.terminal:
+            state.apply_action(rng.choice(state.legal()))
+            state.check_invariants()
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_batch_is_deterministic(players):
+    state = GAME.new_state(GAME.params(players=players))
+    bots = [strategies.build("alleycat", "random") for _ in range(players)]
+    a = run_batch(state, bots, 50, run_seed=7)
+    b = run_batch(state, bots, 50, run_seed=7)
+    for key in a:
+        assert np.array_equal(a[key], b[key]), key
+
+
+def test_scores_are_the_money_by_source_and_interim_ends_with_it():
+    state = GAME.new_state(GAME.params(players=3))
+    bots = [strategies.build("alleycat", "random") for _ in range(3)]
+    out = run_batch(state, bots, 100, run_seed=3)
+    names = state.feature_names()
+    money = [i for i, n in enumerate(names) if n.startswith("money_")]
+    assert (out["features"][:, money].sum(axis=1) == out["score"]).all()
+    assert (out["interim"][:, -1] == out["score"]).all()
+
+
+def test_heuristic_beats_random():
+    state = GAME.new_state(GAME.params(players=2))
+    bots = [strategies.build("alleycat", "heuristic"), strategies.build("alleycat", "random")]
+    out = run_batch(state, bots, 200, run_seed=5)
+    wins = out["win"].reshape(200, 2).sum(axis=0)
+    assert wins[0] > 0.8 * 200
+
+
+def test_illegal_action_is_refused():
+    state = new()
+    with pytest.raises(IllegalAction):
+        state.apply_action(999)
+
+
+def test_features_record_each_day_s_part_and_employee():
+    state = GAME.new_state(GAME.params(players=4))
+    bots = [strategies.build("alleycat", "random") for _ in range(4)]
+    out = run_batch(state, bots, 50, run_seed=8)
+    names = state.feature_names()
+    f = {n: out["features"][:, i] for i, n in enumerate(names)}
+    days = range(1, 7)
+    assert all((f[f"day{d}_slot"] >= 1).all() and (f[f"day{d}_employee"] >= 1).all() for d in days)
+    taken = np.stack([f[n] for n in names if n.startswith("part_")], axis=1)
+    # Each player took one part a day: its day numbers are exactly 1..6.
+    assert (np.sort(taken, axis=1)[:, -6:] == np.arange(1, 7)).all()
+    assert ((taken > 0).sum(axis=1) == 6).all()
+    assert (sum(f[n] for n in names if n.startswith("hired_")) == 6).all()
+    # A part placed on a slot that already held one covered it.
+    covered = sum(f[n] for n in names if n.startswith("covered_"))
+    assert (covered <= 6).all()
+    assert out["interim"].shape == (200, 6)  # one standing per day and seat
