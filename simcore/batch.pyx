@@ -131,12 +131,13 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
             p = state.current_player()
             while p >= 0:
                 nl = state.legal_actions(legal)
-                # A forced move is played without asking the bot: there is nothing to
-                # choose, and it saves a call on a sixth of Fabryka's turns.
-                if nl == 1:
-                    a = legal[0]
-                elif seat_uniform[p]:
+                # The uniform bot's draw is made here, forced moves included (a draw over
+                # one action is that action), which keeps the commonest path free of a
+                # hard-to-predict branch. Other bots are not asked for a forced move.
+                if seat_uniform[p]:
                     a = legal[rng_below(&bot_rng[p], nl)]
+                elif nl == 1:
+                    a = legal[0]
                 else:
                     a = lineup.choose(who[p], state, p, legal, nl, &bot_rng[p])
                 if CHECKED:

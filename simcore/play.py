@@ -68,8 +68,12 @@ def play_game(spec: GameSpec, params, bots, seed: int, index: int = 0,
             step["state"] = state.render()
             last_render = phase
         step["legal"] = state.legal()
-        # As in the batch loop: a forced move is not put to the bot.
-        action = step["legal"][0] if len(step["legal"]) == 1 else bots[p].choose_action(state, rngs[p])
+        # As in the batch loop: a forced move is not put to a bot, except that the
+        # uniform bot still makes its draw there.
+        if len(step["legal"]) == 1 and not bots[p].uniform:
+            action = step["legal"][0]
+        else:
+            action = bots[p].choose_action(state, rngs[p])
         step["action"] = action
         step["action_text"] = state.describe_action(action)
         state.apply_action(action)

@@ -23,8 +23,8 @@ cdef int fab_score(const FabConfig* c, const int* mine, const int* theirs) noexc
     cdef int total = 0, k
     cdef int sets = mine[0]
     for k in range(N_FILLINGS):
-        if mine[k] > theirs[k]:
-            total += c.majority[k]
+        # Arithmetic, not a branch: who holds a majority is a coin flip to the predictor.
+        total += c.majority[k] * (mine[k] > theirs[k])
         if mine[k] < sets:
             sets = mine[k]
     total += sets * c.set_points
@@ -110,18 +110,19 @@ cdef class FabrykaState(GameState):
 
     cdef int legal_actions(self, int* out) noexcept nogil:
         cdef int p = self.s.to_move
-        cdef int h
+        cdef int h, can_collect
         if p < 0:
             return 0
         h = self.s.hand_len[p]
         memcpy(out, IOTA, sizeof(IOTA))
         # A player who has not collected must keep one turn for it: with an empty hand
         # the collect is forced (on an empty belt it takes nothing, which only house
-        # rules can bring about); otherwise it needs a card on the belt.
-        if not self.s.has_collected[p] and (h == 0 or self.s.belt_len > 0):
-            out[h] = COLLECT
-            return h + 1
-        return h
+        # rules can bring about); otherwise it needs a card on the belt. Computed, not
+        # branched on (it flips unpredictably): COLLECT is written anyway and counted
+        # only when legal.
+        can_collect = (self.s.has_collected[p] == 0) & ((h == 0) | (self.s.belt_len > 0))
+        out[h] = COLLECT
+        return h + can_collect
 
     cdef int apply(self, int action) except -2 nogil:
         cdef int p = self.s.to_move
