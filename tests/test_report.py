@@ -171,7 +171,7 @@ def test_pooled_strategies_add_up_runs_of_one_game(tmp_path: Path, duel: Path) -
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian chromium (installed by .ci/run)")
 def test_report_in_headless_chromium_and_pdf(tmp_path: Path, duel: Path) -> None:
-    playwright = pytest.importorskip("playwright.sync_api")
+    from playwright import sync_api as playwright  # the test extra installs it
     html, pdf = tmp_path / "r" / "report.html", tmp_path / "r" / "report.pdf"
     write_report([duel, _six_seat_run(tmp_path)], html, pdf)
     page_url = html.resolve().as_uri()

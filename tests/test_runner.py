@@ -93,7 +93,7 @@ def test_play_game_is_game_0_of_a_fixed_run(tmp_path):
 
 
 def test_a_dask_cluster_gives_the_same_results(tmp_path):
-    distributed = pytest.importorskip("distributed")
+    import distributed  # the test extra installs it
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster:
         result = play(tmp_path / "dask", seed=11, backend="dask",
@@ -104,7 +104,6 @@ def test_a_dask_cluster_gives_the_same_results(tmp_path):
 
 
 def test_an_unreachable_dask_scheduler_is_a_user_error(tmp_path, monkeypatch):
-    pytest.importorskip("distributed")
     monkeypatch.setattr(runner, "DASK_TIMEOUT", 0.5)
     with pytest.raises(UserError, match="cannot reach the dask scheduler at 'tcp://127.0.0.1:9'"):
         play(tmp_path / "r", backend="dask", scheduler="tcp://127.0.0.1:9")
@@ -204,10 +203,8 @@ def test_manifest_content(tmp_path):
 
 
 def test_strategy_weights_are_in_the_manifest(tmp_path):
-    weighted = [(name, cls) for name, cls in strategies.available("fabryka").items() if cls.WEIGHTS]
-    if not weighted:
-        pytest.skip("no bot with weights is registered for fabryka")
-    name, cls = weighted[0]
+    cls = strategies.available("fabryka")["heuristic"]
+    name = "heuristic"
     key, default = next(iter(cls.WEIGHTS.items()))
     spec = f"{name}({key}={default + 1})"
     m = play(tmp_path / "r", [spec, "random"], n_games=2).manifest
