@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import strategies
-from simcore.batch import play_batch
+from simcore.batch import play_batch, result_arrays
 from simcore.registry import games
 from simcore.state import CHECKED_BUILD
 
@@ -31,17 +31,6 @@ from simcore.state import CHECKED_BUILD
 def table_sizes(lo: int, hi: int) -> list[int]:
     """The smallest, a middle (4) and the largest table a game allows."""
     return sorted({lo, hi} | ({4} if lo < 4 < hi else set()))
-
-
-def arrays(state, n_games: int) -> list[np.ndarray]:
-    rows = n_games * state.n_players
-    return [
-        np.zeros(n_games, np.int64), np.zeros(n_games, np.uint64), np.zeros(n_games, np.int32),
-        np.zeros(n_games, np.int8), np.zeros(rows, np.int8), np.zeros(rows, np.int32),
-        np.zeros(rows, np.int8), np.zeros(rows, np.float32), np.zeros(rows, np.int8),
-        np.zeros((rows, max(state.n_features, 1)), np.int32),
-        np.zeros((rows, max(state.n_interim, 1)), np.int32),
-    ]
 
 
 def bench_one(spec, players: int, bot: str, seconds: float) -> dict:
@@ -52,16 +41,16 @@ def bench_one(spec, players: int, bot: str, seconds: float) -> dict:
     perms = np.array([list(range(players))], np.int32)
     n, i0 = 1000, 0
     while True:
-        out = arrays(state, n)
+        out = result_arrays(state, n)
         t = time.perf_counter()
-        play_batch(state, lineup, perms, 1, 12345, i0, i0 + n, *out)
+        play_batch(state, lineup, perms, 1, 12345, i0, i0 + n, **out)
         dt = time.perf_counter() - t
         i0 += n
         if dt >= seconds or n >= 50_000_000:
             break
         n = int(n * min(10.0, max(2.0, 1.1 * seconds / max(dt, 1e-6))))
-    turns = out[2]
-    reasons = np.bincount(out[3], minlength=len(state.END_REASONS)) / n
+    turns = out["turns"]
+    reasons = np.bincount(out["end_reason"], minlength=len(state.END_REASONS)) / n
     return {
         "games/s": n / dt,
         "ns/decision": dt / turns.sum() * 1e9,

@@ -8,7 +8,9 @@ from simcore.rng cimport Rng, rng_seed, rng_below, game_seed, bot_seed, seating_
 from simcore.state cimport GameState, CHECKED, MAX_PLAYERS, MAX_ACTIONS, MAX_FEATURES, MAX_INTERIM
 from simcore.strategy cimport Strategy
 
-__all__ = ["play_batch", "SEATING_MODES", "seed_of_game", "seed_of_bot", "seating_row"]
+import numpy as np
+
+__all__ = ["play_batch", "result_arrays", "SEATING_MODES", "seed_of_game", "seed_of_bot", "seating_row"]
 
 SEATING_MODES = ("rotate", "fixed", "random")
 
@@ -64,6 +66,26 @@ cdef int check_legal(int action, const int* legal, int n) except -1 nogil:
             return 0
     with gil:
         raise AssertionError(f"strategy chose {action}, not in the legal list {[legal[j] for j in range(n)]}")
+
+
+def result_arrays(GameState state, int64_t n_games):
+    """Zeroed result arrays for `n_games` of `state`'s game, keyed by play_batch's
+    argument names: play_batch(state, bots, perms, seating, seed, i0, i0 + n_games,
+    **result_arrays(state, n_games))."""
+    rows = n_games * state.n_players
+    return {
+        "game_index": np.zeros(n_games, np.int64),
+        "seeds": np.zeros(n_games, np.uint64),
+        "turns": np.zeros(n_games, np.int32),
+        "end_reason": np.zeros(n_games, np.int8),
+        "seat_strategy": np.zeros(rows, np.int8),
+        "score": np.zeros(rows, np.int32),
+        "rank": np.zeros(rows, np.int8),
+        "win": np.zeros(rows, np.float32),
+        "first": np.zeros(rows, np.int8),
+        "features": np.zeros((rows, state.n_features), np.int32),
+        "interim": np.zeros((rows, state.n_interim), np.int32),
+    }
 
 
 def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int seating,

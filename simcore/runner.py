@@ -35,7 +35,7 @@ from joblib import Parallel, cpu_count, delayed, parallel_config
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from simcore.batch import SEATING_MODES, play_batch
+from simcore.batch import SEATING_MODES, play_batch, result_arrays
 from simcore.errors import UserError
 from simcore.params import Params, flatten
 from simcore.registry import GameSpec
@@ -372,20 +372,9 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     """Worker: play games [i0, i1), write part `index`; return the number of games."""
     state = job.game.new_state(job.params)
     bots = list(job.lineup())
-    n, games = state.n_players, i1 - i0
-    rows = games * n
-    a: dict[str, np.ndarray] = {
-        "game": np.empty(games, np.int64), "seed": np.empty(games, np.uint64),
-        "turns": np.empty(games, np.int32), "end_reason": np.empty(games, np.int8),
-        "who": np.empty(rows, np.int8), "score": np.empty(rows, np.int32),
-        "rank": np.empty(rows, np.int8), "win": np.empty(rows, np.float32),
-        "first": np.empty(rows, np.int8),
-        "features": np.empty((rows, state.n_features), np.int32),
-        "interim": np.empty((rows, state.n_interim), np.int32),
-    }
-    play_batch(state, bots, job.perms, job.seating, job.seed, i0, i1,
-               a["game"], a["seed"], a["turns"], a["end_reason"], a["who"], a["score"],
-               a["rank"], a["win"], a["first"], a["features"], a["interim"])
+    games = i1 - i0
+    a = result_arrays(state, games)
+    play_batch(state, bots, job.perms, job.seating, job.seed, i0, i1, **a)
     table = _table(job, state, a)
     # zstd level 1: as small as the default level here and about a third faster to
     # write, which matters because writing costs about as much as playing random games.
@@ -401,15 +390,15 @@ def _categorical(labels: Sequence[str], codes: np.ndarray) -> pl.Series:
 def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFrame:
     """The results of one chunk, one row per game x seat (sorted by game, then seat)."""
     n = state.n_players
-    games = len(a["game"])
+    games = len(a["game_index"])
     labels = list(dict.fromkeys(job.specs))  # a spec listed twice is one strategy
     label_of_index = np.array([labels.index(s) for s in job.specs], dtype=np.int64)
     columns: dict[str, pl.Series | np.ndarray] = {
         "run_id": _categorical([job.run_id], np.zeros(games * n, np.int64)),
-        "game": np.repeat(a["game"], n),
-        "seed": np.repeat(a["seed"], n),
+        "game": np.repeat(a["game_index"], n),
+        "seed": np.repeat(a["seeds"], n),
         "seat": np.tile(np.arange(n, dtype=np.int8), games),
-        "strategy": _categorical(labels, label_of_index[a["who"]]),
+        "strategy": _categorical(labels, label_of_index[a["seat_strategy"]]),
         "score": a["score"],
         "rank": a["rank"],
         "win": a["win"],

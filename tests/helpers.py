@@ -4,29 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.batch import play_batch
+from simcore.batch import play_batch, result_arrays
 
 # Far above the longest game of any bundled game; a playout past it does not end.
 MAX_TURNS = 100_000
-
-
-def batch_arrays(state, n_games):
-    """Fresh result arrays for n_games of `state`'s game, by play_batch's argument names."""
-    n = state.n_players
-    rows = n_games * n
-    return {
-        "game_index": np.zeros(n_games, np.int64),
-        "seeds": np.zeros(n_games, np.uint64),
-        "turns": np.zeros(n_games, np.int32),
-        "end_reason": np.zeros(n_games, np.int8),
-        "seat_strategy": np.zeros(rows, np.int8),
-        "score": np.zeros(rows, np.int32),
-        "rank": np.zeros(rows, np.int8),
-        "win": np.zeros(rows, np.float32),
-        "first": np.zeros(rows, np.int8),
-        "features": np.zeros((rows, state.n_features), np.int32),
-        "interim": np.zeros((rows, state.n_interim), np.int32),
-    }
 
 
 def run_batch(state, bots, n_games, run_seed=1, perms=None, seating=1, i0=0, out=None):
@@ -35,7 +16,7 @@ def run_batch(state, bots, n_games, run_seed=1, perms=None, seating=1, i0=0, out
     if perms is None:
         perms = [list(range(state.n_players))]
     if out is None:
-        out = batch_arrays(state, n_games)
+        out = result_arrays(state, n_games)
     play_batch(state, bots, np.array(perms, dtype=np.int32), seating, run_seed,
                i0, i0 + n_games, **out)
     return out

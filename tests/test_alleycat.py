@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import strategies
-from simcore.batch import play_batch
+from simcore.batch import play_batch, result_arrays
 from simcore.registry import get_game
 from simcore.state import CHECKED_BUILD, IllegalAction
 
@@ -42,16 +42,7 @@ def seat(state, p):
 
 def run_batch(state, bots, n_games, run_seed=1):
     n = state.n_players
-    rows = n_games * n
-    out = {
-        "game_index": np.zeros(n_games, np.int64), "seeds": np.zeros(n_games, np.uint64),
-        "turns": np.zeros(n_games, np.int32), "end_reason": np.zeros(n_games, np.int8),
-        "seat_strategy": np.zeros(rows, np.int8), "score": np.zeros(rows, np.int32),
-        "rank": np.zeros(rows, np.int8), "win": np.zeros(rows, np.float32),
-        "first": np.zeros(rows, np.int8),
-        "features": np.zeros((rows, state.n_features), np.int32),
-        "interim": np.zeros((rows, state.n_interim), np.int32),
-    }
+    out = result_arrays(state, n_games)
     perms = np.array([list(range(n))], np.int32)
     play_batch(state, bots, perms, 1, run_seed, 0, n_games, **out)
     return out

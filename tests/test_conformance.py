@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import strategies
-from helpers import MAX_TURNS, batch_arrays, random_playout, run_batch
-from simcore.batch import seating_row, seed_of_bot, seed_of_game
+from helpers import MAX_TURNS, random_playout, run_batch
+from simcore.batch import result_arrays, seating_row, seed_of_bot, seed_of_game
 from simcore.play import play_game
 from simcore.registry import games
 from simcore.runner import BASE_COLUMNS, check_columns
@@ -253,14 +253,13 @@ def test_python_playout_is_reproducible(case):
     assert (snapshot(state), state.result()) == first
 
 
-ANY_TABLE = SimpleNamespace(n_players=1, n_features=1, n_interim=1)  # just for the names
-RESULT_ARRAYS = list(batch_arrays(ANY_TABLE, 1))
+RESULT_ARRAYS = list(result_arrays(next(iter(games().values())).new_state(), 1))  # the names
 
 
 @pytest.mark.parametrize("key", RESULT_ARRAYS)
 def test_batch_refuses_result_arrays_too_small(table, key):
     state = table.new_state()
-    out = batch_arrays(state, 4)
+    out = result_arrays(state, 4)
     a = out[key]
     # One column short (e.g. features sized for other params), or else one row short;
     # the error names the array.

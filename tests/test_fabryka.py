@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from helpers import batch_arrays, random_playout, run_batch
+from helpers import random_playout, run_batch
+from simcore.batch import result_arrays
 from simcore.games.fabryka.params import FILLINGS, KINDS
 from simcore.registry import get_game
 from simcore.state import IllegalAction
@@ -469,6 +470,6 @@ def test_batch_refuses_feature_arrays_sized_for_other_params():
     # columns (collect_turn_r5, _r6): a runner sizing arrays from the default params
     # passes arrays 2 columns short.
     state = SPEC.new_state(SPEC.params(sets={"rounds": 6, "hand_size": 3}))
-    out = batch_arrays(SPEC.new_state(), 10)
+    out = result_arrays(SPEC.new_state(), 10)
     with pytest.raises(ValueError, match="features"):
         run_batch(state, [RandomStrategy(), RandomStrategy()], 10, out=out)

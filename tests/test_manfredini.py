@@ -9,7 +9,7 @@ Boards are drawn as the eight factory spaces 1..8 clockwise, `o` = a worker pawn
 import numpy as np
 import pytest
 
-from simcore.batch import play_batch
+from simcore.batch import play_batch, result_arrays
 from simcore.errors import UserError
 from simcore.games.manfredini.rules import ACTION_BASES as A, GOODS
 from simcore.registry import get_game
@@ -49,15 +49,8 @@ def batch(players, variant, n_games, bots="random", seed=11):
     st = new(players, variant)
     strategies = [build("manfredini", bots) for _ in range(players)]
     perms = np.array([list(range(players))], np.int32)
-    rows = n_games * players
-    out = dict(
-        game_index=np.zeros(n_games, np.int64), seeds=np.zeros(n_games, np.uint64),
-        turns=np.zeros(n_games, np.int32), end_reason=np.zeros(n_games, np.int8),
-        seat_strategy=np.zeros(rows, np.int8), score=np.zeros(rows, np.int32),
-        rank=np.zeros(rows, np.int8), win=np.zeros(rows, np.float32), first=np.zeros(rows, np.int8),
-        features=np.zeros((rows, st.n_features), np.int32),
-        interim=np.zeros((rows, st.n_interim), np.int32))
-    play_batch(st, strategies, perms, 1, seed, 0, n_games, *out.values())
+    out = result_arrays(st, n_games)
+    play_batch(st, strategies, perms, 1, seed, 0, n_games, **out)
     return st, out
 
 
