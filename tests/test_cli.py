@@ -10,7 +10,6 @@ import pytest
 
 import analysis.cli
 import strategies
-import strategies
 from analysis.cli import main
 from simcore.errors import UserError
 from simcore.registry import get_game

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-from types import SimpleNamespace
 
 import numpy as np
 import pytest

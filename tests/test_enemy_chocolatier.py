@@ -28,7 +28,7 @@ import strategies
 from simcore.batch import play_batch
 from simcore.errors import UserError
 from simcore.registry import get_game
-from simcore.state import CHECKED_BUILD, IllegalAction
+from simcore.state import IllegalAction
 from simcore.strategy import RngView
 
 SPEC = get_game("enemy_chocolatier")
