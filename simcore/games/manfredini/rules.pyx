@@ -8,7 +8,7 @@ use the space ability, the Machinist's machine; going from it, the ability, the 
 then the goods. A decision whose only legal action is "stop" is taken by the engine, so
 every decision a bot sees is a real choice. See README.md for every rules point decided.
 """
-from libc.string cimport memset, memcpy, memmove
+from libc.string cimport memset, memcpy, memmove, memcmp
 from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
@@ -148,6 +148,7 @@ cdef class ManfrediniState(GameState):
         "every worker and specialist card is in exactly one place",
         "the seat to move is a player while the game runs",
         "every deck and hand is empty at the end of each half",
+        "the legal list kept is the current decision's, and never stop alone",
     )
 
     def __init__(self, params):
@@ -175,6 +176,8 @@ cdef class ManfrediniState(GameState):
             c.truck_cap[t] = truck.capacity
             c.truck_icons[t] = truck.icons
             c.truck_coloured[t] = truck.coloured
+            if truck.capacity > 0:
+                c.truck_bits |= 1u << t
         n = 0
         for k in range(1, N_KINDS):
             for _ in range(getattr(params.specialists, SPECIALISTS[k])):
@@ -227,7 +230,6 @@ cdef class ManfrediniState(GameState):
         memset(&self.s, 0, sizeof(Man))
         rng_seed(&self.s.rng, seed)
         self.setup()
-        self.settle()
 
     cdef void setup(self) noexcept nogil:
         cdef MConfig* c = &self.cfg
@@ -259,6 +261,7 @@ cdef class ManfrediniState(GameState):
             self.s.t.step = ST_LOAD
             self.s.t.loads_left = c.co_sugar + c.co_choc
             self.s.to_move = 0
+            self.s.n_legal = self.gen_legal(self.s.legal)
             return
         for p in range(c.n_players):
             for i in range(c.start_sugar):
@@ -356,10 +359,12 @@ cdef class ManfrediniState(GameState):
         t.uses_left = 0
         t.n_look = 0
         self.s.to_move = p
+        self.s.n_legal = self.gen_cards(self.s.legal)
 
     cdef void next_stage(self) noexcept nogil:
         # To the factory: transport, space ability, Machinist. From it: space ability,
-        # Machinist, then the pawn leaves and the goods travel.
+        # Machinist, then the pawn leaves and the goods travel. A stage whose only legal
+        # action is stop (always listed first) is passed without asking.
         cdef Pending* t = &self.s.t
         cdef int kind
         while True:
@@ -375,15 +380,26 @@ cdef class ManfrediniState(GameState):
                     self.s.board &= ~(1u << t.space)
                     self.s.pawn_pile += 1
                 t.step = ST_TRANSPORT
-                return
-            if kind == 1:
+                self.s.n_legal = self.gen_transport(self.s.legal)
+            elif kind == 1:
                 t.ability = self.cfg.ability[self.s.half][t.space]
                 t.step = ST_ABILITY
-                return
-            if t.machinist:
+                self.s.n_legal = self.gen_ability(self.s.legal)
+            elif t.machinist:
                 t.ability = MACHINE_OF[self.s.half]
                 t.step = ST_ABILITY
+                self.s.n_legal = self.gen_ability(self.s.legal)
+            else:
+                continue
+            if self.s.n_legal > 1:
                 return
+
+    cdef void stay(self, int n) noexcept nogil:
+        # The transport or ability goes on with the list of n actions just written to
+        # s.legal, unless only stop is left: the engine takes it.
+        self.s.n_legal = n
+        if n == 1:
+            self.next_stage()
 
     cdef void end_turn(self) noexcept nogil:
         cdef int p = self.s.to_move
@@ -446,6 +462,7 @@ cdef class ManfrediniState(GameState):
                 held += self.s.c[p].played[SPEC + k]
             if held > man_icons(&self.cfg, &self.s.g[p]):
                 self.s.to_move = p
+                self.s.n_legal = self.gen_legal(self.s.legal)
                 return
             for k in range(N_KINDS):
                 self.s.c[p].kept[k] = self.s.c[p].played[SPEC + k]
@@ -454,6 +471,7 @@ cdef class ManfrediniState(GameState):
     cdef void finish(self) noexcept nogil:
         self.s.to_move = -1
         self.s.t.step = ST_OVER
+        self.s.n_legal = 0
 
     # ---- decisions ----
 
@@ -469,16 +487,6 @@ cdef class ManfrediniState(GameState):
         else:
             memcpy(out, self.s.legal, n * sizeof(int))
         return n
-
-    cdef void settle(self) noexcept nogil:
-        # Compute the next legal list; a transport or ability that can only stop is
-        # passed here (stop is only ever offered at those two steps).
-        while True:
-            self.s.n_legal = self.gen_legal(self.s.legal)
-            if self.s.n_legal == 1 and self.s.legal[0] == A_STOP:
-                self.next_stage()
-            else:
-                return
 
     cdef int probe(self, int number, bint ccw, bint to, int* tried) noexcept nogil:
         # Try spaces from `number` on: to the factory the first empty one, from it the
@@ -500,24 +508,19 @@ cdef class ManfrediniState(GameState):
         return -1
 
     cdef int gen_legal(self, int* out) noexcept nogil:
+        # The legal list of the current decision, whatever the step. The engine itself
+        # writes each list where it sets the step (see apply); this is for the states
+        # it did not reach by playing (determinize) and for validate.
         cdef Pending* t = &self.s.t
         cdef int p = self.s.to_move
-        cdef int n = 0, i, k, g, tr, spaces = self.cfg.spaces
+        cdef int n = 0, i, k, g, tr
         cdef unsigned int seen = 0
         cdef Goods* gd
-        cdef Box* wh
-        cdef Box* b
         if p < 0:
             return 0
         gd = &self.s.g[p]
-        wh = &gd.wh
         if t.step == ST_CARD:
-            for i in range(gd.hand_len):
-                k = self.s.c[p].hand[i]
-                if not (seen >> k) & 1:
-                    seen |= 1u << k
-                    out[n] = A_CARD + k
-                    n += 1
+            n = self.gen_cards(out)
         elif t.step == ST_DIE:
             out[0] = A_KEEP_FACE
             out[1] = A_ROLL
@@ -531,29 +534,11 @@ cdef class ManfrediniState(GameState):
             out[1] = A_CCW
             n = 2
         elif t.step == ST_TOFROM:
-            if self.s.board != self.cfg.full and self.s.pawn_pile > 0:
-                out[n] = A_TO
-                n += 1
-            if self.s.board != 0:
-                out[n] = A_FROM
-                n += 1
-            if not gd.whistle and gd.coins >= self.cfg.shift_cost:
-                for i in range(spaces):
-                    if (self.s.board >> i) & 1:
-                        out[n] = A_SHIFT_REMOVE + i
-                        n += 1
-                    elif self.s.pawn_pile > 0:
-                        out[n] = A_SHIFT_ADD + i
-                        n += 1
+            n = self.gen_tofrom(out)
         elif t.step == ST_TRANSPORT:
-            out[n] = A_STOP
-            n += 1
-            if t.cap_left > 0:
-                n += self.gen_moves(out + n)
+            n = self.gen_transport(out)
         elif t.step == ST_ABILITY:
-            out[n] = A_STOP
-            n += 1
-            n += self.gen_ability(out + n)
+            n = self.gen_ability(out)
         elif t.step == ST_PICK:
             for i in range(t.n_look):
                 k = t.look[i]
@@ -574,64 +559,106 @@ cdef class ManfrediniState(GameState):
                     n += 1
         return n
 
+    # The generators of the frequent steps. Their lists are built without branches on
+    # the data: each candidate is written, and kept by advancing n only if it is legal
+    # (a data-dependent branch is mispredicted a good part of the time).
+
+    cdef int gen_cards(self, int* out) noexcept nogil:
+        # One action per distinct card in hand.
+        cdef int p = self.s.to_move
+        cdef int n = 0, i, k
+        cdef unsigned int seen = 0
+        for i in range(self.s.g[p].hand_len):
+            k = self.s.c[p].hand[i]
+            out[n] = A_CARD + k
+            n += not (seen >> k) & 1
+            seen |= 1u << k
+        return n
+
+    cdef int gen_tofrom(self, int* out) noexcept nogil:
+        cdef Goods* gd = &self.s.g[self.s.to_move]
+        cdef unsigned int board = self.s.board
+        cdef int n = 0, i, k
+        out[n] = A_TO
+        n += (board != self.cfg.full) & (self.s.pawn_pile > 0)
+        out[n] = A_FROM
+        n += board != 0
+        if not gd.whistle and gd.coins >= self.cfg.shift_cost:
+            for i in range(self.cfg.spaces):
+                # Remove the pawn of an occupied space, add one on a free space.
+                k = (board >> i) & 1
+                out[n] = A_SHIFT_ADD + i + k * (A_SHIFT_REMOVE - A_SHIFT_ADD)
+                n += k | (self.s.pawn_pile > 0)
+        return n
+
+    cdef int gen_transport(self, int* out) noexcept nogil:
+        # Stop first: a list of length 1 offers nothing else.
+        out[0] = A_STOP
+        if self.s.t.cap_left > 0:
+            return 1 + self.gen_moves(out + 1)
+        return 1
+
     cdef int gen_moves(self, int* out) noexcept nogil:
         cdef Pending* t = &self.s.t
         cdef Goods* gd = &self.s.g[self.s.to_move]
         cdef Box* wh = &gd.wh
         cdef Box* b
+        cdef Box* dst
         cdef int n = 0, g, tr
-        cdef unsigned int bits
+        cdef unsigned int bits, trucks
+        cdef bint room, ok
         cdef bint wh_room = wh.used < self.cfg.warehouse
+        # As in gen_cards, each move is written and kept only if legal (no branch on it):
+        # unstacked needs a free space at the destination, stacked (Packer) a single
+        # identical good there. (Whether the Packer was played is known for the whole
+        # turn, so branching on it costs nothing.)
         if self.s.half == 0 and t.to:
             # From the piles: sugar or cacao, not both (the Trucker may mix).
             for g in range(CHOC):
-                if (self.s.sugar_pile if g == SUGAR else self.s.cacao_pile) == 0:
-                    continue
-                if not (t.trucker or t.lock_good < 0 or t.lock_good == g):
-                    continue
-                if wh_room:
-                    out[n] = move_action(g, 0, False)
-                    n += 1
-                if t.packer and singles(wh, g) > 0:
+                ok = (self.s.sugar_pile if g == SUGAR else self.s.cacao_pile) > 0 and \
+                    (t.trucker or t.lock_good < 0 or t.lock_good == g)
+                out[n] = move_action(g, 0, False)
+                n += ok & wh_room
+                if t.packer:
                     out[n] = move_action(g, 0, True)
-                    n += 1
+                    n += ok & (singles(wh, g) > 0)
             return n
-        for tr in range(N_TRUCKS):
-            if self.cfg.truck_cap[tr] == 0 or not (t.trucker or t.lock_truck < 0 or t.lock_truck == tr):
-                continue
+        # The trucks this turn may still use: any with spaces, or only the one already used.
+        trucks = self.cfg.truck_bits
+        if not t.trucker and t.lock_truck >= 0:
+            trucks &= 1u << t.lock_truck
+        while trucks:
+            tr = ctz(trucks)
+            trucks &= trucks - 1
             b = &gd.truck[tr]
             if t.to:
                 # Candy Factory: from a truck into the warehouse.
                 bits = b.mask
-                while bits:
-                    g = ctz(bits)
-                    bits &= bits - 1
-                    if wh_room:
-                        out[n] = move_action(g, tr, False)
-                        n += 1
-                    if t.packer and singles(wh, g) > 0:
-                        out[n] = move_action(g, tr, True)
-                        n += 1
+                dst = wh
+                room = wh_room
             else:
                 # From the warehouse onto a truck; the Plantation ships sugar and chocolate.
                 bits = wh.mask & ~(1u << CACAO) if self.s.half == 0 else wh.mask
-                while bits:
-                    g = ctz(bits)
-                    bits &= bits - 1
-                    if b.used < self.cfg.truck_cap[tr]:
-                        out[n] = move_action(g, tr, False)
-                        n += 1
-                    if t.packer and singles(b, g) > 0:
-                        out[n] = move_action(g, tr, True)
-                        n += 1
+                dst = b
+                room = b.used < self.cfg.truck_cap[tr]
+            while bits:
+                g = ctz(bits)
+                bits &= bits - 1
+                out[n] = move_action(g, tr, False)
+                n += room
+                if t.packer:
+                    out[n] = move_action(g, tr, True)
+                    n += singles(dst, g) > 0
         return n
 
     cdef int gen_ability(self, int* out) noexcept nogil:
         cdef Pending* t = &self.s.t
         cdef Goods* gd = &self.s.g[self.s.to_move]
         cdef Box* wh = &gd.wh
-        cdef int n = 0, r, cap = self.cfg.warehouse
+        cdef int n = 1, r, cap = self.cfg.warehouse
         cdef unsigned int bits
+        # Stop first: a list of length 1 offers nothing else.
+        out[0] = A_STOP
         if t.ability == AB_MIXER:
             if wh.n[SUGAR] > 0 and wh.n[CACAO] > 0 and \
                     wh.used - frees(wh, SUGAR) - frees(wh, CACAO) + 1 <= cap:
@@ -658,10 +685,9 @@ cdef class ManfrediniState(GameState):
             while bits:
                 r = ctz(bits)
                 bits &= bits - 1
-                if self.s.candy_supply[r] > 0 and wh.n[SUGAR] >= self.cfg.cost_sugar[r] \
-                        and wh.n[CHOC] >= self.cfg.cost_choc[r]:
-                    out[n] = A_MAKE + r
-                    n += 1
+                out[n] = A_MAKE + r
+                n += (self.s.candy_supply[r] > 0) & (wh.n[SUGAR] >= self.cfg.cost_sugar[r]) \
+                    & (wh.n[CHOC] >= self.cfg.cost_choc[r])
         elif t.ability == AB_DECORATE:
             bits = (wh.mask >> PLAIN) & ((1u << N_RECIPES) - 1)
             if bits and gd.coins >= self.cfg.deco_all_cost:
@@ -671,14 +697,15 @@ cdef class ManfrediniState(GameState):
                 r = ctz(bits)
                 bits &= bits - 1
                 # A plain candy taken off a stack needs a space of its own once decorated.
-                if singles(wh, PLAIN + r) > 0 or wh.used < cap:
-                    out[n] = A_DECO + r
-                    n += 1
+                out[n] = A_DECO + r
+                n += (singles(wh, PLAIN + r) > 0) | (wh.used < cap)
         return n
 
     cdef int apply(self, int action) except -2 nogil:
+        # Every change of step below writes the legal list of the new step at once, where
+        # the step is known, rather than dispatching on it again in a generic generator;
+        # the frequent steps have their own generators, the rare ones use gen_legal.
         self.act(action)
-        self.settle()
         return self.s.to_move
 
     cdef void act(self, int action) noexcept nogil:
@@ -700,7 +727,7 @@ cdef class ManfrediniState(GameState):
             t.card = k
             if k < SPEC:
                 t.number = k
-                t.step = ST_TOFROM
+                self.to_tofrom()
             else:
                 k -= SPEC
                 self.s.f[p].played_spec[k] += 1
@@ -708,6 +735,7 @@ cdef class ManfrediniState(GameState):
                 t.packer = k == K_PACKER
                 t.machinist = k == K_MACHINIST
                 t.step = ST_DIE
+                self.s.n_legal = self.gen_legal(self.s.legal)
         elif t.step == ST_DIE:
             # A roll must be used: the number is set before any later choice.
             if action == A_ROLL:
@@ -716,18 +744,20 @@ cdef class ManfrediniState(GameState):
             k = t.card - SPEC
             if k == K_RUNNER and self.cfg.runner_reach > 0:
                 t.step = ST_RUNNER
+                self.s.n_legal = self.gen_legal(self.s.legal)
             elif k == K_SORTER:
                 t.step = ST_SORTER
+                self.s.n_legal = self.gen_legal(self.s.legal)
             else:
-                t.step = ST_TOFROM
+                self.to_tofrom()
         elif t.step == ST_RUNNER:
             # The die is turned to the new value (1 and 8 adjacent).
             t.number = (t.number + action - A_RUN + self.cfg.spaces) % self.cfg.spaces
             self.s.die = t.number
-            t.step = ST_TOFROM
+            self.to_tofrom()
         elif t.step == ST_SORTER:
             t.ccw = action == A_CCW
-            t.step = ST_TOFROM
+            self.to_tofrom()
         elif t.step == ST_TOFROM:
             if action == A_TO or action == A_FROM:
                 t.to = action == A_TO
@@ -748,11 +778,13 @@ cdef class ManfrediniState(GameState):
                 else:
                     self.s.board |= 1u << (action - A_SHIFT_ADD)
                     self.s.pawn_pile -= 1
+                self.s.n_legal = self.gen_tofrom(self.s.legal)
         elif t.step == ST_TRANSPORT:
             if action == A_STOP:
                 self.next_stage()
             else:
                 self.move(action)
+                self.stay(self.gen_transport(self.s.legal))
         elif t.step == ST_ABILITY:
             if action == A_STOP:
                 self.next_stage()
@@ -767,6 +799,10 @@ cdef class ManfrediniState(GameState):
             self.transition_from(p)
         elif t.step == ST_LOAD:
             self.load(action)
+
+    cdef inline void to_tofrom(self) noexcept nogil:
+        self.s.t.step = ST_TOFROM
+        self.s.n_legal = self.gen_tofrom(self.s.legal)
 
     cdef void move(self, int action) noexcept nogil:
         cdef Pending* t = &self.s.t
@@ -835,6 +871,7 @@ cdef class ManfrediniState(GameState):
                 self.s.spec_len -= 1
                 t.look[i] = self.s.spec[self.s.spec_len]
             t.step = ST_PICK
+            self.s.n_legal = self.gen_legal(self.s.legal)
         elif action >= A_MAKE and action < A_MAKE + N_RECIPES:
             r = action - A_MAKE
             if t.recipe < 0:
@@ -861,6 +898,8 @@ cdef class ManfrediniState(GameState):
             self.s.f[p].uses[3] += 1
             if t.uses_left == 0:
                 self.next_stage()
+            else:
+                self.stay(self.gen_ability(self.s.legal))
         elif action >= A_DECO and action < A_DECO + N_RECIPES:
             r = action - A_DECO
             take(wh, PLAIN + r)
@@ -919,13 +958,13 @@ cdef class ManfrediniState(GameState):
         else:
             self.s.cacao_pile -= 1
         t.loads_left -= 1
-        if t.loads_left > 0:
-            return
-        if self.s.to_move + 1 < self.cfg.n_players:
+        if t.loads_left == 0:
+            if self.s.to_move + 1 == self.cfg.n_players:
+                self.begin_turn(self.s.first)
+                return
             self.s.to_move += 1
             t.loads_left = self.cfg.co_sugar + self.cfg.co_choc
-        else:
-            self.begin_turn(self.s.first)
+        self.s.n_legal = self.gen_legal(self.s.legal)
 
     # ---- results ----
 
@@ -1119,6 +1158,7 @@ cdef class ManfrediniState(GameState):
         cdef int candy[N_RECIPES]
         cdef int spec[N_KINDS]
         cdef int num[MAX_SPACES]
+        cdef int legal[MAX_LEGAL]
         cdef Goods* g
         cdef Cards* cd
         cdef Box* boxes[N_TRUCKS + 1]
@@ -1212,6 +1252,11 @@ cdef class ManfrediniState(GameState):
             for p in range(c.n_players):
                 if self.s.g[p].hand_len != 0 or self.s.g[p].deck_len != 0:
                     return 5
+        # 6: the list written where the step was set is the one gen_legal gives
+        i = self.gen_legal(legal)
+        if i != self.s.n_legal or memcmp(legal, self.s.legal, i * sizeof(int)) != 0 \
+                or (i == 1 and legal[0] == A_STOP):
+            return 6
         return 0
 
     # ---- Python API: names, descriptions, observation, trace, hand-built positions ----
@@ -1498,5 +1543,4 @@ cdef class ManfrediniState(GameState):
         self.s.last_mover = to_move if last_mover is None else last_mover
         self.s.interims_done = 1 if (half == 1 and self.cfg.variant == V_FULL) else 0
         self.begin_turn(to_move)
-        self.settle()
         self.assert_valid()
