@@ -201,6 +201,7 @@ cdef struct MConfig:
     int sc_deco
     int sc_coin
     int sc_type
+    int good_points[N_GOODS]         # points of one good on a coloured truck (full, candy)
     int po_choc
     int po_sugar
     int po_coin

@@ -78,6 +78,8 @@ cdef inline int box_total(const Box* b) noexcept nogil:
 
 cdef extern from *:
     int ctz "__builtin_ctz"(unsigned int x) noexcept nogil
+    int clz "__builtin_clz"(unsigned int x) noexcept nogil
+    int popcount "__builtin_popcount"(unsigned int x) noexcept nogil
 
 
 cdef inline int move_action(int g, int truck, bint stacked) noexcept nogil:
@@ -87,28 +89,27 @@ cdef inline int move_action(int g, int truck, bint stacked) noexcept nogil:
 # ---- scoring ----
 
 cdef int man_score(const MConfig* c, const Goods* g) noexcept nogil:
-    cdef int t, k, r, total = 0
-    cdef int n[N_GOODS]
+    cdef int t, k, total = 0
+    cdef unsigned int bits, types = 0
     cdef const Box* b
     if c.variant == V_PLANTATION:
         # Every truck scores; only sugar and chocolate can be shipped there.
         for t in range(N_TRUCKS):
             total += g.truck[t].n[CHOC] * c.po_choc + g.truck[t].n[SUGAR] * c.po_sugar
         return total + g.coins * c.po_coin
-    memset(n, 0, sizeof(n))
+    # Only the goods present (the box masks) are visited.
     for t in range(N_TRUCKS):
         if c.truck_coloured[t]:
             b = &g.truck[t]
-            for k in range(N_GOODS):
-                n[k] += b.n[k]
-    for k in range(PLAIN):
-        total += n[k] * c.sc_good
-        if n[k] > 0:
-            total += c.sc_type
-    for r in range(N_RECIPES):
-        total += (n[PLAIN + r] + n[DECO + r]) * c.points[r] + n[DECO + r] * c.sc_deco
-        if n[PLAIN + r] + n[DECO + r] > 0:
-            total += c.sc_type
+            types |= b.mask
+            bits = b.mask
+            while bits:
+                k = ctz(bits)
+                bits &= bits - 1
+                total += b.n[k] * c.good_points[k]
+    # One bonus per distinct type; plain and decorated candy of a recipe are one type.
+    total += c.sc_type * (popcount(types & ((1u << PLAIN) - 1))
+                          + popcount(((types >> PLAIN) | (types >> DECO)) & ((1u << N_RECIPES) - 1)))
     return total + g.coins * c.sc_coin
 
 
@@ -213,6 +214,11 @@ cdef class ManfrediniState(GameState):
         c.sc_deco = params.scoring.decorated
         c.sc_coin = params.scoring.coin
         c.sc_type = params.scoring.distinct_type
+        for k in range(PLAIN):
+            c.good_points[k] = c.sc_good
+        for r in range(N_RECIPES):
+            c.good_points[PLAIN + r] = c.points[r]
+            c.good_points[DECO + r] = c.points[r] + c.sc_deco
         c.po_choc = params.plantation_only.chocolate
         c.po_sugar = params.plantation_only.sugar
         c.po_coin = params.plantation_only.coin
@@ -491,21 +497,30 @@ cdef class ManfrediniState(GameState):
     cdef int probe(self, int number, bint ccw, bint to, int* tried) noexcept nogil:
         # Try spaces from `number` on: to the factory the first empty one, from it the
         # first occupied one. Every space tried counts towards the capacity.
-        cdef int i, sp, step = -1 if ccw else 1, n = self.cfg.spaces
-        cdef unsigned int want = self.s.board if to else ~self.s.board
-        if to and self.s.pawn_pile == 0:
+        cdef int i, sp, sh, n = self.cfg.spaces
+        cdef unsigned int full = self.cfg.full
+        cdef unsigned int target = (~self.s.board if to else self.s.board) & full
+        cdef unsigned int ring
+        if (to and self.s.pawn_pile == 0) or target == 0:
             return -1
-        sp = number
-        for i in range(n):
-            if not (want >> sp) & 1:
-                tried[0] = i + 1
-                return sp
-            sp += step
-            if sp == n:
-                sp = 0
-            elif sp < 0:
-                sp = n - 1
-        return -1
+        # Rotate the ring of spaces so that the i-th space tried is bit i (clockwise) or
+        # bit n-1-i (counter-clockwise): the first target is one bit scan, where a loop
+        # over the spaces mispredicts its exit.
+        if ccw:
+            sh = n - 1 - number
+            ring = ((target << sh) | (target >> (n - sh))) & full
+            i = n - 1 - (31 - clz(ring))
+            sp = number - i
+            if sp < 0:
+                sp += n
+        else:
+            ring = ((target >> number) | (target << (n - number))) & full
+            i = ctz(ring)
+            sp = number + i
+            if sp >= n:
+                sp -= n
+        tried[0] = i + 1
+        return sp
 
     cdef int gen_legal(self, int* out) noexcept nogil:
         # The legal list of the current decision, whatever the step. The engine itself
