@@ -90,6 +90,22 @@ cdef inline int move_action(int g, int truck, bint stacked) noexcept nogil:
     return A_MOVE + (g * N_TRUCKS + truck) * 2 + stacked
 
 
+cdef inline int truck_moves(unsigned int goods, int truck, bint room, bint packer,
+                            const Box* dst, int* out) noexcept nogil:
+    # The moves of each good of `goods` to or from `truck` (see gen_moves): unstacked if
+    # the destination `dst` has room, stacked (Packer) onto a single identical good there.
+    cdef int g, n = 0
+    while goods:
+        g = ctz(goods)
+        goods &= goods - 1
+        out[n] = move_action(g, truck, False)
+        n += room
+        if packer:
+            out[n] = move_action(g, truck, True)
+            n += singles(dst, g) > 0
+    return n
+
+
 # ---- scoring ----
 
 cdef int man_score(const MConfig* c, const Goods* g) noexcept nogil:
@@ -622,10 +638,9 @@ cdef class ManfrediniState(GameState):
         cdef Goods* gd = &self.s.g[self.s.to_move]
         cdef Box* wh = &gd.wh
         cdef Box* b
-        cdef Box* dst
         cdef int n = 0, g, tr
         cdef unsigned int bits, trucks
-        cdef bint room, ok
+        cdef bint ok
         cdef bint wh_room = wh.used < self.cfg.warehouse
         # As in gen_cards, each move is written and kept only if legal (no branch on it):
         # unstacked needs a free space at the destination, stacked (Packer) a single
@@ -646,28 +661,20 @@ cdef class ManfrediniState(GameState):
         trucks = self.cfg.truck_bits
         if not t.trucker and t.lock_truck >= 0:
             trucks &= 1u << t.lock_truck
-        while trucks:
-            tr = ctz(trucks)
-            trucks &= trucks - 1
-            b = &gd.truck[tr]
-            if t.to:
-                # Candy Factory: from a truck into the warehouse.
-                bits = b.mask
-                dst = wh
-                room = wh_room
-            else:
-                # From the warehouse onto a truck; the Plantation ships sugar and chocolate.
-                bits = wh.mask & ~(1u << CACAO) if self.s.half == 0 else wh.mask
-                dst = b
-                room = b.used < self.cfg.truck_cap[tr]
-            while bits:
-                g = ctz(bits)
-                bits &= bits - 1
-                out[n] = move_action(g, tr, False)
-                n += room
-                if t.packer:
-                    out[n] = move_action(g, tr, True)
-                    n += singles(dst, g) > 0
+        if t.to:
+            # Candy Factory: from a truck into the warehouse.
+            while trucks:
+                tr = ctz(trucks)
+                trucks &= trucks - 1
+                n += truck_moves(gd.truck[tr].mask, tr, wh_room, t.packer, wh, out + n)
+        else:
+            # From the warehouse onto a truck; the Plantation ships sugar and chocolate.
+            bits = wh.mask & ~(1u << CACAO) if self.s.half == 0 else wh.mask
+            while trucks:
+                tr = ctz(trucks)
+                trucks &= trucks - 1
+                b = &gd.truck[tr]
+                n += truck_moves(bits, tr, b.used < self.cfg.truck_cap[tr], t.packer, b, out + n)
         return n
 
     cdef int gen_ability(self, int* out) noexcept nogil:
@@ -732,16 +739,18 @@ cdef class ManfrediniState(GameState):
         cdef int p = self.s.to_move
         cdef Goods* gd = &self.s.g[p]
         cdef Cards* cd = &self.s.c[p]
-        cdef int i, k, tried = 0, last
+        cdef int i, j, k, tried = 0, last
         if t.step == ST_CARD:
             k = action - A_CARD
-            for i in range(gd.hand_len):
-                if cd.hand[i] == k:
-                    last = gd.hand_len - 1
-                    cd.hand[i] = cd.hand[last]
-                    cd.secret[i] = cd.secret[last]
-                    gd.hand_len = last
-                    break
+            # The first copy of the card leaves the hand; the last card takes its slot.
+            # (Scanned downwards keeping the lowest match: no branch on the hand.)
+            last = gd.hand_len - 1
+            j = last
+            for i in range(last, -1, -1):
+                j = i if cd.hand[i] == k else j
+            cd.hand[j] = cd.hand[last]
+            cd.secret[j] = cd.secret[last]
+            gd.hand_len = last
             cd.played[k] += 1
             t.card = k
             if k < SPEC:
