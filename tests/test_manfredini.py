@@ -241,6 +241,30 @@ def test_sorter_goes_counter_clockwise():
     assert (turn["space"], turn["capacity_left"]) == (2, 3)
 
 
+def test_space_and_capacity_on_every_board_both_ways():
+    # The engine finds the space by rotating the board mask; walk the ring here instead,
+    # one space at a time, on boards from empty to full, from every face, both ways.
+    rng = np.random.default_rng(5)
+    boards = [[], list(range(1, 9))] + [sorted(rng.choice(np.arange(1, 9), k, replace=False).tolist())
+                                        for k in range(1, 8) for _ in range(3)]
+    st = new(2)
+    for occupied in boards:
+        for die in range(1, 9):
+            for way in ("cw", "ccw"):
+                for to in (True, False):
+                    step = -1 if way == "ccw" else 1
+                    tried = [(die - 1 + step * i) % 8 + 1 for i in range(8)]
+                    hits = [i for i, sp in enumerate(tried) if (sp in occupied) != to]
+                    if not hits:   # a full factory has no "to", an empty one no "from"
+                        continue
+                    st.set_position(board=occupied, die=die, hands=[["sorter"], ["1"]], coins=[0, 0])
+                    play(st, card("sorter"), A["keep_face"], A[way])
+                    # (Described before it is played: the visit may end the turn at once.)
+                    said = st.describe_action(A["to" if to else "from"])
+                    assert f"space {tried[hits[0]]} " in said and said.endswith(f"capacity {hits[0] + 1}"), \
+                        (occupied, die, way, to, said)
+
+
 def test_lift_operator_adds_one():
     st = new(2)
     st.set_position(board=[], die=3, hands=[["lift_operator"], ["1"]], coins=[0, 0])

@@ -6,7 +6,9 @@
 #   warehouse or truck holds more than its spaces;
 # - every worker card of every player and every specialist card is in exactly one place;
 # - the seat to move is a player while the game runs, -1 once it is over;
-# - at the end of each half every deck and hand is empty.
+# - at the end of each half every deck and hand is empty;
+# - the legal list kept (Man.legal, written where the step is set) is the one gen_legal
+#   gives for the current decision, and a decision never offers stop alone.
 cimport cython
 from libc.stdint cimport uint64_t
 from simcore.rng cimport Rng
@@ -173,6 +175,7 @@ cdef struct MConfig:
     int truck_cap[N_TRUCKS]
     int truck_icons[N_TRUCKS]
     bint truck_coloured[N_TRUCKS]
+    unsigned int truck_bits          # bit t: truck t has spaces
     int n_spec
     signed char spec_cards[MAX_SPEC] # the specialist deck in canonical order (kinds)
     int spec_total[N_KINDS]          # including the Temps of all players
@@ -198,6 +201,7 @@ cdef struct MConfig:
     int sc_deco
     int sc_coin
     int sc_type
+    int good_points[N_GOODS]         # points of one good on a coloured truck (full, candy)
     int po_choc
     int po_sugar
     int po_coin
@@ -256,7 +260,7 @@ cdef struct MObs:
     int coin_pile
 
 
-# Final: the engine's own calls (settle, gen_legal, act...) are direct C calls the
+# Final: the engine's own calls (next_stage, gen_legal, act...) are direct C calls the
 # compiler can inline, not virtual ones.
 @cython.final
 cdef class ManfrediniState(GameState):
@@ -269,10 +273,13 @@ cdef class ManfrediniState(GameState):
     cdef int probe(self, int number, bint ccw, bint to, int* tried) noexcept nogil
     cdef void setup(self) noexcept nogil
     cdef void start_half(self, int half) noexcept nogil
-    cdef void settle(self) noexcept nogil
     cdef int gen_legal(self, int* out) noexcept nogil
+    cdef int gen_cards(self, int* out) noexcept nogil
+    cdef int gen_tofrom(self, int* out) noexcept nogil
+    cdef int gen_transport(self, int* out) noexcept nogil
     cdef void begin_turn(self, int p) noexcept nogil
     cdef void next_stage(self) noexcept nogil
+    cdef void stay(self, int n) noexcept nogil
     cdef void end_turn(self) noexcept nogil
     cdef void end_half(self) noexcept nogil
     cdef void finish(self) noexcept nogil
@@ -281,6 +288,7 @@ cdef class ManfrediniState(GameState):
     cdef int gen_moves(self, int* out) noexcept nogil
     cdef int gen_ability(self, int* out) noexcept nogil
     cdef void act(self, int action) noexcept nogil
+    cdef void to_tofrom(self) noexcept nogil
     cdef void move(self, int action) noexcept nogil
     cdef void to_pile(self, int g) noexcept nogil
     cdef void use_ability(self, int action) noexcept nogil

@@ -8,7 +8,7 @@ use the space ability, the Machinist's machine; going from it, the ability, the 
 then the goods. A decision whose only legal action is "stop" is taken by the engine, so
 every decision a bot sees is a real choice. See README.md for every rules point decided.
 """
-from libc.string cimport memset, memcpy, memmove
+from libc.string cimport memset, memcpy, memmove, memcmp
 from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
@@ -36,6 +36,10 @@ ACTION_BASES = {
 
 # Machine ability of each half, for the Machinist.
 cdef int[2] MACHINE_OF = [AB_MIXER, AB_MACHINE]
+# What each stage of a visit does (0 transport, 1 space ability, 2 Machinist), by
+# 3 * to + stage: from the factory ability, Machinist, transport; to it transport,
+# ability, Machinist. (A table: the modulo it replaces cost a multiply per stage.)
+cdef int[6] STAGE_KIND = [1, 2, 0, 0, 1, 2]
 
 
 # ---- boxes (warehouse, trucks) ----
@@ -78,37 +82,54 @@ cdef inline int box_total(const Box* b) noexcept nogil:
 
 cdef extern from *:
     int ctz "__builtin_ctz"(unsigned int x) noexcept nogil
+    int clz "__builtin_clz"(unsigned int x) noexcept nogil
+    int popcount "__builtin_popcount"(unsigned int x) noexcept nogil
 
 
 cdef inline int move_action(int g, int truck, bint stacked) noexcept nogil:
     return A_MOVE + (g * N_TRUCKS + truck) * 2 + stacked
 
 
+cdef inline int truck_moves(unsigned int goods, int truck, bint room, bint packer,
+                            const Box* dst, int* out) noexcept nogil:
+    # The moves of each good of `goods` to or from `truck` (see gen_moves): unstacked if
+    # the destination `dst` has room, stacked (Packer) onto a single identical good there.
+    cdef int g, n = 0
+    while goods:
+        g = ctz(goods)
+        goods &= goods - 1
+        out[n] = move_action(g, truck, False)
+        n += room
+        if packer:
+            out[n] = move_action(g, truck, True)
+            n += singles(dst, g) > 0
+    return n
+
+
 # ---- scoring ----
 
 cdef int man_score(const MConfig* c, const Goods* g) noexcept nogil:
-    cdef int t, k, r, total = 0
-    cdef int n[N_GOODS]
+    cdef int t, k, total = 0
+    cdef unsigned int bits, types = 0
     cdef const Box* b
     if c.variant == V_PLANTATION:
         # Every truck scores; only sugar and chocolate can be shipped there.
         for t in range(N_TRUCKS):
             total += g.truck[t].n[CHOC] * c.po_choc + g.truck[t].n[SUGAR] * c.po_sugar
         return total + g.coins * c.po_coin
-    memset(n, 0, sizeof(n))
+    # Only the goods present (the box masks) are visited.
     for t in range(N_TRUCKS):
         if c.truck_coloured[t]:
             b = &g.truck[t]
-            for k in range(N_GOODS):
-                n[k] += b.n[k]
-    for k in range(PLAIN):
-        total += n[k] * c.sc_good
-        if n[k] > 0:
-            total += c.sc_type
-    for r in range(N_RECIPES):
-        total += (n[PLAIN + r] + n[DECO + r]) * c.points[r] + n[DECO + r] * c.sc_deco
-        if n[PLAIN + r] + n[DECO + r] > 0:
-            total += c.sc_type
+            types |= b.mask
+            bits = b.mask
+            while bits:
+                k = ctz(bits)
+                bits &= bits - 1
+                total += b.n[k] * c.good_points[k]
+    # One bonus per distinct type; plain and decorated candy of a recipe are one type.
+    total += c.sc_type * (popcount(types & ((1u << PLAIN) - 1))
+                          + popcount(((types >> PLAIN) | (types >> DECO)) & ((1u << N_RECIPES) - 1)))
     return total + g.coins * c.sc_coin
 
 
@@ -148,6 +169,7 @@ cdef class ManfrediniState(GameState):
         "every worker and specialist card is in exactly one place",
         "the seat to move is a player while the game runs",
         "every deck and hand is empty at the end of each half",
+        "the legal list kept is the current decision's, and never stop alone",
     )
 
     def __init__(self, params):
@@ -175,6 +197,8 @@ cdef class ManfrediniState(GameState):
             c.truck_cap[t] = truck.capacity
             c.truck_icons[t] = truck.icons
             c.truck_coloured[t] = truck.coloured
+            if truck.capacity > 0:
+                c.truck_bits |= 1u << t
         n = 0
         for k in range(1, N_KINDS):
             for _ in range(getattr(params.specialists, SPECIALISTS[k])):
@@ -210,6 +234,11 @@ cdef class ManfrediniState(GameState):
         c.sc_deco = params.scoring.decorated
         c.sc_coin = params.scoring.coin
         c.sc_type = params.scoring.distinct_type
+        for k in range(PLAIN):
+            c.good_points[k] = c.sc_good
+        for r in range(N_RECIPES):
+            c.good_points[PLAIN + r] = c.points[r]
+            c.good_points[DECO + r] = c.points[r] + c.sc_deco
         c.po_choc = params.plantation_only.chocolate
         c.po_sugar = params.plantation_only.sugar
         c.po_coin = params.plantation_only.coin
@@ -227,7 +256,6 @@ cdef class ManfrediniState(GameState):
         memset(&self.s, 0, sizeof(Man))
         rng_seed(&self.s.rng, seed)
         self.setup()
-        self.settle()
 
     cdef void setup(self) noexcept nogil:
         cdef MConfig* c = &self.cfg
@@ -259,6 +287,7 @@ cdef class ManfrediniState(GameState):
             self.s.t.step = ST_LOAD
             self.s.t.loads_left = c.co_sugar + c.co_choc
             self.s.to_move = 0
+            self.s.n_legal = self.gen_legal(self.s.legal)
             return
         for p in range(c.n_players):
             for i in range(c.start_sugar):
@@ -356,10 +385,12 @@ cdef class ManfrediniState(GameState):
         t.uses_left = 0
         t.n_look = 0
         self.s.to_move = p
+        self.s.n_legal = self.gen_cards(self.s.legal)
 
     cdef void next_stage(self) noexcept nogil:
         # To the factory: transport, space ability, Machinist. From it: space ability,
-        # Machinist, then the pawn leaves and the goods travel.
+        # Machinist, then the pawn leaves and the goods travel. A stage whose only legal
+        # action is stop (always listed first) is passed without asking.
         cdef Pending* t = &self.s.t
         cdef int kind
         while True:
@@ -367,23 +398,33 @@ cdef class ManfrediniState(GameState):
             if t.stage == 3:
                 self.end_turn()
                 return
-            # 0 transport, 1 space ability, 2 machinist
-            kind = t.stage if t.to else (t.stage + 1) % 3
+            kind = STAGE_KIND[3 * t.to + t.stage]
             t.recipe = -1
             if kind == 0:
                 if not t.to:
                     self.s.board &= ~(1u << t.space)
                     self.s.pawn_pile += 1
                 t.step = ST_TRANSPORT
-                return
-            if kind == 1:
+                self.s.n_legal = self.gen_transport(self.s.legal)
+            elif kind == 1:
                 t.ability = self.cfg.ability[self.s.half][t.space]
                 t.step = ST_ABILITY
-                return
-            if t.machinist:
+                self.s.n_legal = self.gen_ability(self.s.legal)
+            elif t.machinist:
                 t.ability = MACHINE_OF[self.s.half]
                 t.step = ST_ABILITY
+                self.s.n_legal = self.gen_ability(self.s.legal)
+            else:
+                continue
+            if self.s.n_legal > 1:
                 return
+
+    cdef void stay(self, int n) noexcept nogil:
+        # The transport or ability goes on with the list of n actions just written to
+        # s.legal, unless only stop is left: the engine takes it.
+        self.s.n_legal = n
+        if n == 1:
+            self.next_stage()
 
     cdef void end_turn(self) noexcept nogil:
         cdef int p = self.s.to_move
@@ -446,6 +487,7 @@ cdef class ManfrediniState(GameState):
                 held += self.s.c[p].played[SPEC + k]
             if held > man_icons(&self.cfg, &self.s.g[p]):
                 self.s.to_move = p
+                self.s.n_legal = self.gen_legal(self.s.legal)
                 return
             for k in range(N_KINDS):
                 self.s.c[p].kept[k] = self.s.c[p].played[SPEC + k]
@@ -454,6 +496,7 @@ cdef class ManfrediniState(GameState):
     cdef void finish(self) noexcept nogil:
         self.s.to_move = -1
         self.s.t.step = ST_OVER
+        self.s.n_legal = 0
 
     # ---- decisions ----
 
@@ -461,63 +504,58 @@ cdef class ManfrediniState(GameState):
         return self.s.to_move
 
     cdef int legal_actions(self, int* out) noexcept nogil:
-        # Nearly every list is short: copying a fixed block compiles to a few vector
-        # moves with no loop branch to mispredict (`out` holds MAX_ACTIONS >= MAX_LEGAL).
+        # Nearly every list is short (2.7 actions on average with random bots, rarely
+        # more than 8): copying a fixed block compiles to a few vector moves with no
+        # loop branch to mispredict (`out` holds MAX_ACTIONS >= MAX_LEGAL).
         cdef int n = self.s.n_legal
-        if n <= 16:
-            memcpy(out, self.s.legal, 16 * sizeof(int))
+        if n <= 8:
+            memcpy(out, self.s.legal, 8 * sizeof(int))
         else:
             memcpy(out, self.s.legal, n * sizeof(int))
         return n
 
-    cdef void settle(self) noexcept nogil:
-        # Compute the next legal list; a transport or ability that can only stop is
-        # passed here (stop is only ever offered at those two steps).
-        while True:
-            self.s.n_legal = self.gen_legal(self.s.legal)
-            if self.s.n_legal == 1 and self.s.legal[0] == A_STOP:
-                self.next_stage()
-            else:
-                return
-
     cdef int probe(self, int number, bint ccw, bint to, int* tried) noexcept nogil:
         # Try spaces from `number` on: to the factory the first empty one, from it the
         # first occupied one. Every space tried counts towards the capacity.
-        cdef int i, sp, step = -1 if ccw else 1, n = self.cfg.spaces
-        cdef unsigned int want = self.s.board if to else ~self.s.board
-        if to and self.s.pawn_pile == 0:
+        cdef int i, sp, sh, n = self.cfg.spaces
+        cdef unsigned int full = self.cfg.full
+        cdef unsigned int target = (~self.s.board if to else self.s.board) & full
+        cdef unsigned int ring
+        if (to and self.s.pawn_pile == 0) or target == 0:
             return -1
-        sp = number
-        for i in range(n):
-            if not (want >> sp) & 1:
-                tried[0] = i + 1
-                return sp
-            sp += step
-            if sp == n:
-                sp = 0
-            elif sp < 0:
-                sp = n - 1
-        return -1
+        # Rotate the ring of spaces so that the i-th space tried is bit i (clockwise) or
+        # bit n-1-i (counter-clockwise): the first target is one bit scan, where a loop
+        # over the spaces mispredicts its exit.
+        if ccw:
+            sh = n - 1 - number
+            ring = ((target << sh) | (target >> (n - sh))) & full
+            i = n - 1 - (31 - clz(ring))
+            sp = number - i
+            if sp < 0:
+                sp += n
+        else:
+            ring = ((target >> number) | (target << (n - number))) & full
+            i = ctz(ring)
+            sp = number + i
+            if sp >= n:
+                sp -= n
+        tried[0] = i + 1
+        return sp
 
     cdef int gen_legal(self, int* out) noexcept nogil:
+        # The legal list of the current decision, whatever the step. The engine itself
+        # writes each list where it sets the step (see apply); this is for the states
+        # it did not reach by playing (determinize) and for validate.
         cdef Pending* t = &self.s.t
         cdef int p = self.s.to_move
-        cdef int n = 0, i, k, g, tr, spaces = self.cfg.spaces
+        cdef int n = 0, i, k, g, tr
         cdef unsigned int seen = 0
         cdef Goods* gd
-        cdef Box* wh
-        cdef Box* b
         if p < 0:
             return 0
         gd = &self.s.g[p]
-        wh = &gd.wh
         if t.step == ST_CARD:
-            for i in range(gd.hand_len):
-                k = self.s.c[p].hand[i]
-                if not (seen >> k) & 1:
-                    seen |= 1u << k
-                    out[n] = A_CARD + k
-                    n += 1
+            n = self.gen_cards(out)
         elif t.step == ST_DIE:
             out[0] = A_KEEP_FACE
             out[1] = A_ROLL
@@ -531,29 +569,11 @@ cdef class ManfrediniState(GameState):
             out[1] = A_CCW
             n = 2
         elif t.step == ST_TOFROM:
-            if self.s.board != self.cfg.full and self.s.pawn_pile > 0:
-                out[n] = A_TO
-                n += 1
-            if self.s.board != 0:
-                out[n] = A_FROM
-                n += 1
-            if not gd.whistle and gd.coins >= self.cfg.shift_cost:
-                for i in range(spaces):
-                    if (self.s.board >> i) & 1:
-                        out[n] = A_SHIFT_REMOVE + i
-                        n += 1
-                    elif self.s.pawn_pile > 0:
-                        out[n] = A_SHIFT_ADD + i
-                        n += 1
+            n = self.gen_tofrom(out)
         elif t.step == ST_TRANSPORT:
-            out[n] = A_STOP
-            n += 1
-            if t.cap_left > 0:
-                n += self.gen_moves(out + n)
+            n = self.gen_transport(out)
         elif t.step == ST_ABILITY:
-            out[n] = A_STOP
-            n += 1
-            n += self.gen_ability(out + n)
+            n = self.gen_ability(out)
         elif t.step == ST_PICK:
             for i in range(t.n_look):
                 k = t.look[i]
@@ -574,64 +594,97 @@ cdef class ManfrediniState(GameState):
                     n += 1
         return n
 
+    # The generators of the frequent steps. Their lists are built without branches on
+    # the data: each candidate is written, and kept by advancing n only if it is legal
+    # (a data-dependent branch is mispredicted a good part of the time).
+
+    cdef int gen_cards(self, int* out) noexcept nogil:
+        # One action per distinct card in hand.
+        cdef int p = self.s.to_move
+        cdef int n = 0, i, k
+        cdef unsigned int seen = 0
+        for i in range(self.s.g[p].hand_len):
+            k = self.s.c[p].hand[i]
+            out[n] = A_CARD + k
+            n += not (seen >> k) & 1
+            seen |= 1u << k
+        return n
+
+    cdef int gen_tofrom(self, int* out) noexcept nogil:
+        cdef Goods* gd = &self.s.g[self.s.to_move]
+        cdef unsigned int board = self.s.board
+        cdef int n = 0, i, k
+        out[n] = A_TO
+        n += (board != self.cfg.full) & (self.s.pawn_pile > 0)
+        out[n] = A_FROM
+        n += board != 0
+        if not gd.whistle and gd.coins >= self.cfg.shift_cost:
+            for i in range(self.cfg.spaces):
+                # Remove the pawn of an occupied space, add one on a free space.
+                k = (board >> i) & 1
+                out[n] = A_SHIFT_ADD + i + k * (A_SHIFT_REMOVE - A_SHIFT_ADD)
+                n += k | (self.s.pawn_pile > 0)
+        return n
+
+    cdef int gen_transport(self, int* out) noexcept nogil:
+        # Stop first: a list of length 1 offers nothing else.
+        out[0] = A_STOP
+        if self.s.t.cap_left > 0:
+            return 1 + self.gen_moves(out + 1)
+        return 1
+
     cdef int gen_moves(self, int* out) noexcept nogil:
         cdef Pending* t = &self.s.t
         cdef Goods* gd = &self.s.g[self.s.to_move]
         cdef Box* wh = &gd.wh
         cdef Box* b
         cdef int n = 0, g, tr
-        cdef unsigned int bits
+        cdef unsigned int bits, trucks
+        cdef bint ok
         cdef bint wh_room = wh.used < self.cfg.warehouse
+        # As in gen_cards, each move is written and kept only if legal (no branch on it):
+        # unstacked needs a free space at the destination, stacked (Packer) a single
+        # identical good there. (Whether the Packer was played is known for the whole
+        # turn, so branching on it costs nothing.)
         if self.s.half == 0 and t.to:
             # From the piles: sugar or cacao, not both (the Trucker may mix).
             for g in range(CHOC):
-                if (self.s.sugar_pile if g == SUGAR else self.s.cacao_pile) == 0:
-                    continue
-                if not (t.trucker or t.lock_good < 0 or t.lock_good == g):
-                    continue
-                if wh_room:
-                    out[n] = move_action(g, 0, False)
-                    n += 1
-                if t.packer and singles(wh, g) > 0:
+                ok = (self.s.sugar_pile if g == SUGAR else self.s.cacao_pile) > 0 and \
+                    (t.trucker or t.lock_good < 0 or t.lock_good == g)
+                out[n] = move_action(g, 0, False)
+                n += ok & wh_room
+                if t.packer:
                     out[n] = move_action(g, 0, True)
-                    n += 1
+                    n += ok & (singles(wh, g) > 0)
             return n
-        for tr in range(N_TRUCKS):
-            if self.cfg.truck_cap[tr] == 0 or not (t.trucker or t.lock_truck < 0 or t.lock_truck == tr):
-                continue
-            b = &gd.truck[tr]
-            if t.to:
-                # Candy Factory: from a truck into the warehouse.
-                bits = b.mask
-                while bits:
-                    g = ctz(bits)
-                    bits &= bits - 1
-                    if wh_room:
-                        out[n] = move_action(g, tr, False)
-                        n += 1
-                    if t.packer and singles(wh, g) > 0:
-                        out[n] = move_action(g, tr, True)
-                        n += 1
-            else:
-                # From the warehouse onto a truck; the Plantation ships sugar and chocolate.
-                bits = wh.mask & ~(1u << CACAO) if self.s.half == 0 else wh.mask
-                while bits:
-                    g = ctz(bits)
-                    bits &= bits - 1
-                    if b.used < self.cfg.truck_cap[tr]:
-                        out[n] = move_action(g, tr, False)
-                        n += 1
-                    if t.packer and singles(b, g) > 0:
-                        out[n] = move_action(g, tr, True)
-                        n += 1
+        # The trucks this turn may still use: any with spaces, or only the one already used.
+        trucks = self.cfg.truck_bits
+        if not t.trucker and t.lock_truck >= 0:
+            trucks &= 1u << t.lock_truck
+        if t.to:
+            # Candy Factory: from a truck into the warehouse.
+            while trucks:
+                tr = ctz(trucks)
+                trucks &= trucks - 1
+                n += truck_moves(gd.truck[tr].mask, tr, wh_room, t.packer, wh, out + n)
+        else:
+            # From the warehouse onto a truck; the Plantation ships sugar and chocolate.
+            bits = wh.mask & ~(1u << CACAO) if self.s.half == 0 else wh.mask
+            while trucks:
+                tr = ctz(trucks)
+                trucks &= trucks - 1
+                b = &gd.truck[tr]
+                n += truck_moves(bits, tr, b.used < self.cfg.truck_cap[tr], t.packer, b, out + n)
         return n
 
     cdef int gen_ability(self, int* out) noexcept nogil:
         cdef Pending* t = &self.s.t
         cdef Goods* gd = &self.s.g[self.s.to_move]
         cdef Box* wh = &gd.wh
-        cdef int n = 0, r, cap = self.cfg.warehouse
+        cdef int n = 1, r, cap = self.cfg.warehouse
         cdef unsigned int bits
+        # Stop first: a list of length 1 offers nothing else.
+        out[0] = A_STOP
         if t.ability == AB_MIXER:
             if wh.n[SUGAR] > 0 and wh.n[CACAO] > 0 and \
                     wh.used - frees(wh, SUGAR) - frees(wh, CACAO) + 1 <= cap:
@@ -658,10 +711,9 @@ cdef class ManfrediniState(GameState):
             while bits:
                 r = ctz(bits)
                 bits &= bits - 1
-                if self.s.candy_supply[r] > 0 and wh.n[SUGAR] >= self.cfg.cost_sugar[r] \
-                        and wh.n[CHOC] >= self.cfg.cost_choc[r]:
-                    out[n] = A_MAKE + r
-                    n += 1
+                out[n] = A_MAKE + r
+                n += (self.s.candy_supply[r] > 0) & (wh.n[SUGAR] >= self.cfg.cost_sugar[r]) \
+                    & (wh.n[CHOC] >= self.cfg.cost_choc[r])
         elif t.ability == AB_DECORATE:
             bits = (wh.mask >> PLAIN) & ((1u << N_RECIPES) - 1)
             if bits and gd.coins >= self.cfg.deco_all_cost:
@@ -671,14 +723,15 @@ cdef class ManfrediniState(GameState):
                 r = ctz(bits)
                 bits &= bits - 1
                 # A plain candy taken off a stack needs a space of its own once decorated.
-                if singles(wh, PLAIN + r) > 0 or wh.used < cap:
-                    out[n] = A_DECO + r
-                    n += 1
+                out[n] = A_DECO + r
+                n += (singles(wh, PLAIN + r) > 0) | (wh.used < cap)
         return n
 
     cdef int apply(self, int action) except -2 nogil:
+        # Every change of step below writes the legal list of the new step at once, where
+        # the step is known, rather than dispatching on it again in a generic generator;
+        # the frequent steps have their own generators, the rare ones use gen_legal.
         self.act(action)
-        self.settle()
         return self.s.to_move
 
     cdef void act(self, int action) noexcept nogil:
@@ -686,21 +739,23 @@ cdef class ManfrediniState(GameState):
         cdef int p = self.s.to_move
         cdef Goods* gd = &self.s.g[p]
         cdef Cards* cd = &self.s.c[p]
-        cdef int i, k, tried = 0, last
+        cdef int i, j, k, tried = 0, last
         if t.step == ST_CARD:
             k = action - A_CARD
-            for i in range(gd.hand_len):
-                if cd.hand[i] == k:
-                    last = gd.hand_len - 1
-                    cd.hand[i] = cd.hand[last]
-                    cd.secret[i] = cd.secret[last]
-                    gd.hand_len = last
-                    break
+            # The first copy of the card leaves the hand; the last card takes its slot.
+            # (Scanned downwards keeping the lowest match: no branch on the hand.)
+            last = gd.hand_len - 1
+            j = last
+            for i in range(last, -1, -1):
+                j = i if cd.hand[i] == k else j
+            cd.hand[j] = cd.hand[last]
+            cd.secret[j] = cd.secret[last]
+            gd.hand_len = last
             cd.played[k] += 1
             t.card = k
             if k < SPEC:
                 t.number = k
-                t.step = ST_TOFROM
+                self.to_tofrom()
             else:
                 k -= SPEC
                 self.s.f[p].played_spec[k] += 1
@@ -708,6 +763,7 @@ cdef class ManfrediniState(GameState):
                 t.packer = k == K_PACKER
                 t.machinist = k == K_MACHINIST
                 t.step = ST_DIE
+                self.s.n_legal = self.gen_legal(self.s.legal)
         elif t.step == ST_DIE:
             # A roll must be used: the number is set before any later choice.
             if action == A_ROLL:
@@ -716,18 +772,20 @@ cdef class ManfrediniState(GameState):
             k = t.card - SPEC
             if k == K_RUNNER and self.cfg.runner_reach > 0:
                 t.step = ST_RUNNER
+                self.s.n_legal = self.gen_legal(self.s.legal)
             elif k == K_SORTER:
                 t.step = ST_SORTER
+                self.s.n_legal = self.gen_legal(self.s.legal)
             else:
-                t.step = ST_TOFROM
+                self.to_tofrom()
         elif t.step == ST_RUNNER:
             # The die is turned to the new value (1 and 8 adjacent).
             t.number = (t.number + action - A_RUN + self.cfg.spaces) % self.cfg.spaces
             self.s.die = t.number
-            t.step = ST_TOFROM
+            self.to_tofrom()
         elif t.step == ST_SORTER:
             t.ccw = action == A_CCW
-            t.step = ST_TOFROM
+            self.to_tofrom()
         elif t.step == ST_TOFROM:
             if action == A_TO or action == A_FROM:
                 t.to = action == A_TO
@@ -748,11 +806,13 @@ cdef class ManfrediniState(GameState):
                 else:
                     self.s.board |= 1u << (action - A_SHIFT_ADD)
                     self.s.pawn_pile -= 1
+                self.s.n_legal = self.gen_tofrom(self.s.legal)
         elif t.step == ST_TRANSPORT:
             if action == A_STOP:
                 self.next_stage()
             else:
                 self.move(action)
+                self.stay(self.gen_transport(self.s.legal))
         elif t.step == ST_ABILITY:
             if action == A_STOP:
                 self.next_stage()
@@ -767,6 +827,10 @@ cdef class ManfrediniState(GameState):
             self.transition_from(p)
         elif t.step == ST_LOAD:
             self.load(action)
+
+    cdef inline void to_tofrom(self) noexcept nogil:
+        self.s.t.step = ST_TOFROM
+        self.s.n_legal = self.gen_tofrom(self.s.legal)
 
     cdef void move(self, int action) noexcept nogil:
         cdef Pending* t = &self.s.t
@@ -835,6 +899,7 @@ cdef class ManfrediniState(GameState):
                 self.s.spec_len -= 1
                 t.look[i] = self.s.spec[self.s.spec_len]
             t.step = ST_PICK
+            self.s.n_legal = self.gen_legal(self.s.legal)
         elif action >= A_MAKE and action < A_MAKE + N_RECIPES:
             r = action - A_MAKE
             if t.recipe < 0:
@@ -861,6 +926,8 @@ cdef class ManfrediniState(GameState):
             self.s.f[p].uses[3] += 1
             if t.uses_left == 0:
                 self.next_stage()
+            else:
+                self.stay(self.gen_ability(self.s.legal))
         elif action >= A_DECO and action < A_DECO + N_RECIPES:
             r = action - A_DECO
             take(wh, PLAIN + r)
@@ -919,13 +986,13 @@ cdef class ManfrediniState(GameState):
         else:
             self.s.cacao_pile -= 1
         t.loads_left -= 1
-        if t.loads_left > 0:
-            return
-        if self.s.to_move + 1 < self.cfg.n_players:
+        if t.loads_left == 0:
+            if self.s.to_move + 1 == self.cfg.n_players:
+                self.begin_turn(self.s.first)
+                return
             self.s.to_move += 1
             t.loads_left = self.cfg.co_sugar + self.cfg.co_choc
-        else:
-            self.begin_turn(self.s.first)
+        self.s.n_legal = self.gen_legal(self.s.legal)
 
     # ---- results ----
 
@@ -1119,6 +1186,7 @@ cdef class ManfrediniState(GameState):
         cdef int candy[N_RECIPES]
         cdef int spec[N_KINDS]
         cdef int num[MAX_SPACES]
+        cdef int legal[MAX_LEGAL]
         cdef Goods* g
         cdef Cards* cd
         cdef Box* boxes[N_TRUCKS + 1]
@@ -1212,6 +1280,11 @@ cdef class ManfrediniState(GameState):
             for p in range(c.n_players):
                 if self.s.g[p].hand_len != 0 or self.s.g[p].deck_len != 0:
                     return 5
+        # 6: the list written where the step was set is the one gen_legal gives
+        i = self.gen_legal(legal)
+        if i != self.s.n_legal or memcmp(legal, self.s.legal, i * sizeof(int)) != 0 \
+                or (i == 1 and legal[0] == A_STOP):
+            return 6
         return 0
 
     # ---- Python API: names, descriptions, observation, trace, hand-built positions ----
@@ -1498,5 +1571,4 @@ cdef class ManfrediniState(GameState):
         self.s.last_mover = to_move if last_mover is None else last_mover
         self.s.interims_done = 1 if (half == 1 and self.cfg.variant == V_FULL) else 0
         self.begin_turn(to_move)
-        self.settle()
         self.assert_valid()
