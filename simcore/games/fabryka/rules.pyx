@@ -33,6 +33,23 @@ cdef int fab_score(const FabConfig* c, const int* mine, const int* theirs) noexc
     return total
 
 
+cdef inline void fab_scores(const FabConfig* c, const int* a, const int* b, int* sa, int* sb) noexcept nogil:
+    # fab_score of both players in one pass (the round-end standings).
+    cdef int k, ta = 0, tb = 0, seta = a[0], setb = b[0]
+    for k in range(N_FILLINGS):
+        ta += c.majority[k] * (a[k] > b[k])
+        tb += c.majority[k] * (b[k] > a[k])
+        if a[k] < seta:
+            seta = a[k]
+        if b[k] < setb:
+            setb = b[k]
+    for k in range(N_FILLINGS, N_KINDS):
+        ta += a[k] * c.card_points[k]
+        tb += b[k] * c.card_points[k]
+    sa[0] = ta + seta * c.set_points
+    sb[0] = tb + setb * c.set_points
+
+
 cdef class FabrykaState(GameState):
     """Fabryka Czekolady, two players."""
 
@@ -131,9 +148,9 @@ cdef class FabrykaState(GameState):
             n = self.cfg.collect_count
             if n > self.s.belt_len:
                 n = self.s.belt_len
-            for k in range(n):
-                self.s.belt_len -= 1
-                self.s.collected[p][self.s.belt[self.s.belt_len]] += 1
+            for k in range(self.s.belt_len - n, self.s.belt_len):
+                self.s.collected[p][self.s.belt[k]] += 1
+            self.s.belt_len -= n
             self.s.has_collected[p] = True
             self.s.turns_taken[p] += 1
             self.s.collect_turn[p][self.s.round] = self.s.turns_taken[p]
@@ -174,9 +191,8 @@ cdef class FabrykaState(GameState):
 
     cdef void record_interim(self, int r0, int r1) noexcept nogil:
         # The standings now, as the interim scores of rounds [r0, r1).
-        cdef int r
-        cdef int a = fab_score(&self.cfg, self.s.collected[0], self.s.collected[1])
-        cdef int b = fab_score(&self.cfg, self.s.collected[1], self.s.collected[0])
+        cdef int r, a, b
+        fab_scores(&self.cfg, self.s.collected[0], self.s.collected[1], &a, &b)
         for r in range(r0, r1):
             self.s.interim[0][r] = a
             self.s.interim[1][r] = b
@@ -195,7 +211,8 @@ cdef class FabrykaState(GameState):
     cdef void outcome(self, int* scores, int* ranks) noexcept nogil:
         cdef int p, a0, a1
         for p in range(N_SEATS):
-            scores[p] = self.standing(p)
+            # A finished game has its final standings recorded as the last interim.
+            scores[p] = self.s.interim[p][self.cfg.rounds - 1] if self.s.to_move < 0 else self.standing(p)
         if self.s.end == END_WHITE:
             ranks[self.s.white_winner] = 1
             ranks[1 - self.s.white_winner] = 2
@@ -219,16 +236,12 @@ cdef class FabrykaState(GameState):
             out[r] = self.s.interim[seat][r]
 
     cdef void features(self, int seat, int* out) noexcept nogil:
-        cdef int k, r, i = 0
+        cdef int k, i = N_KINDS + self.cfg.rounds
         cdef int* mine = self.s.collected[seat]
         cdef int* theirs = self.s.collected[1 - seat]
         cdef int sets = mine[0]
-        for k in range(N_KINDS):
-            out[i] = mine[k]
-            i += 1
-        for r in range(self.cfg.rounds):
-            out[i] = self.s.collect_turn[seat][r]
-            i += 1
+        memcpy(out, mine, N_KINDS * sizeof(int))
+        memcpy(&out[N_KINDS], self.s.collect_turn[seat], self.cfg.rounds * sizeof(int))
         for k in range(N_FILLINGS):
             out[i] = mine[k] > theirs[k]
             i += 1
@@ -398,8 +411,10 @@ cdef class FabrykaState(GameState):
         """Lay out a hand-built position (kind names; round is 1-based). The cards not
         placed form the set-aside cards and the pile, in canonical order. Earlier rounds
         count as played, each with its collect (on the last turn; a collect already made
-        this round counts on the seat's last turn taken). Raises ValueError if the cards
-        do not exist in the deck or leave too few to deal the later rounds."""
+        this round counts on the seat's last turn taken). to_move = -1 lays out a
+        finished game (won by white chocolate if a seat has enough, else scored).
+        Raises ValueError if the cards do not exist in the deck or leave too few to deal
+        the later rounds."""
         cdef int p, i, k, n
         index = {name: k for k, name in enumerate(KINDS)}
         left = [0] * N_KINDS
@@ -449,4 +464,10 @@ cdef class FabrykaState(GameState):
         self.s.token = (round - 1) % 2 if token is None else token
         self.s.white_winner = -1
         self.s.to_move = to_move
+        if to_move < 0:
+            # A finished game, ended as play would have ended it: standings recorded.
+            whites = [p for p in range(N_SEATS) if self.s.collected[p][WHITE] >= self.cfg.white_to_win]
+            if whites:
+                self.s.white_winner = whites[0]
+            self.finish(END_WHITE if whites else END_SCORING)
         self.assert_valid()
