@@ -10,7 +10,13 @@ Component lists are short text so a designer can type a real card in by TOML:
   "fingers = 2 / 2 fingers = 6";
 - a Department Store side is its supply rule: "each caramel", "same refined",
   "different refined", "sets 2 bar" (a step per 2 pieces), "pair bar=2 wrapped=3
-  boxed=4" (exactly two pieces of one class).
+  boxed=4" (exactly two pieces of one class);
+- a Factory Manager card (Weekly Target or Demand) is its objectives separated by ";":
+  "money 60" (Corner Shop money), "orders 2" or "orders 1 large" (completed orders, any
+  size or one), "steps 1 x 5" (markers moved back 1 step on 5 different stores), "steps
+  2 at palace" (on that store), "supply 2 boxed" / "supply chunks + fingers + caramel"
+  (a chocolate order of exactly those pieces), "supply 4 same refined", "supply 3
+  different refined", "special medium" (a Special Order dealt at setup, to complete).
 """
 from __future__ import annotations
 
@@ -44,6 +50,13 @@ MAX_STAGE_PIECES = 8
 MAX_DAYS = 10
 MAX_SQUARES = 6
 MAX_DECK_EMPLOYEES = 12
+MAX_HELD_ORDERS = 5     # three regular Corner Shop orders and up to two Special Orders
+MAX_GOALS = 4           # objectives on one Factory Manager card
+MAX_TARGETS = 16
+MAX_DEMANDS = 32
+MAX_SOLO_CARDS = 12     # the Weekly Target and the Demands in play
+GOAL_KINDS = ("money", "orders", "steps", "supply", "special")
+SUPPLY_RULES = ("exact", "same", "different")
 
 _TERM = re.compile(r"^(?:(\d+)\s+)?([a-z|]+)$")
 
@@ -137,6 +150,64 @@ def parse_store(text: str) -> tuple[str, int, int, list[tuple[int, int]]]:
         raise ValueError(f"{text!r}: expected one piece class")
     (mask,) = parse_pieces(rest[0])
     return rule, mask, per, []
+
+
+def parse_goal(text: str) -> dict:
+    """One objective of a Factory Manager card, as the engine's fields."""
+    words = text.split()
+    g = {"kind": words[0] if words else "", "amount": 0, "size": -1, "stores": 0, "store": -1,
+         "rule": 0, "mask": 0, "need": [0] * len(PIECES)}
+    if g["kind"] not in GOAL_KINDS:
+        raise ValueError(f"{text!r}: an objective starts with one of {', '.join(GOAL_KINDS)}")
+    rest = words[1:]
+    if g["kind"] == "special":
+        if rest not in ([s] for s in SIZES):
+            raise ValueError(f"{text!r}: expected 'special small|medium|large'")
+        g["size"] = SIZES.index(rest[0])
+        return g
+    if g["kind"] == "supply":
+        if len(rest) == 3 and rest[0].isdigit() and rest[1] in ("same", "different"):
+            (mask,) = parse_pieces(rest[2])
+            g["rule"], g["amount"], g["mask"] = SUPPLY_RULES.index(rest[1]), int(rest[0]), mask
+            if not 1 <= g["amount"] <= MAX_SYMBOLS:
+                raise ValueError(f"{text!r}: 1..{MAX_SYMBOLS} pieces")
+            if g["rule"] == 2 and bin(mask).count("1") < g["amount"]:
+                raise ValueError(f"{text!r}: {rest[2]} has fewer kinds than {g['amount']}")
+            return g
+        masks = parse_pieces(" ".join(rest))
+        if any(m & (m - 1) for m in masks):
+            raise ValueError(f"{text!r}: an exact chocolate order names one kind per piece")
+        for m in masks:
+            g["need"][m.bit_length() - 1] += 1
+        g["amount"] = len(masks)
+        return g
+    if not rest or not rest[0].isdigit() or int(rest[0]) < 1:
+        raise ValueError(f"{text!r}: expected a positive number after {g['kind']!r}")
+    g["amount"] = int(rest[0])
+    if g["kind"] == "money" and len(rest) == 1:
+        return g
+    if g["kind"] == "orders" and (len(rest) == 1 or len(rest) == 2 and rest[1] in SIZES):
+        g["size"] = SIZES.index(rest[1]) if len(rest) == 2 else -1
+        return g
+    if g["kind"] == "steps" and len(rest) == 3 and rest[1] == "x" and rest[2].isdigit() \
+            and 1 <= int(rest[2]) <= len(STORES):
+        g["stores"] = int(rest[2])
+        return g
+    if g["kind"] == "steps" and len(rest) == 3 and rest[1] == "at" and rest[2] in STORES:
+        g["stores"], g["store"] = 1, STORES.index(rest[2])
+        return g
+    raise ValueError(f"{text!r}: expected 'money N', 'orders N [size]', 'steps N x STORES' "
+                     "or 'steps N at STORE'")
+
+
+def parse_card(text: str) -> list[dict]:
+    goals = [parse_goal(t.strip()) for t in text.split(";")]
+    if len(goals) > MAX_GOALS:
+        raise ValueError(f"{text!r}: at most {MAX_GOALS} objectives on a card")
+    if sum(g["kind"] == "supply" for g in goals) > 1:
+        # A chocolate order is supplied by naming its card: one per card.
+        raise ValueError(f"{text!r}: at most one chocolate order on a card")
+    return goals
 
 
 Count = Field(ge=0, le=99)
@@ -260,8 +331,32 @@ class Scoring(Params):
     per_coal: int = Count
 
 
+class Solo(Params):
+    keep: int = Field(ge=0, le=20)
+    initial_demands: int = Field(ge=0, le=4)
+    daily_demands: int = Field(ge=0, le=MAX_DAYS)
+    discard: list[Literal[STORES]] = Field(max_length=MAX_DAYS)
+    targets: list[str] = Field(min_length=1, max_length=MAX_TARGETS)
+    demands: list[str] = Field(max_length=MAX_DEMANDS)
+
+    @field_validator("targets", "demands")
+    @classmethod
+    def _parse(cls, v: list[str]) -> list[str]:
+        for s in v:
+            parse_card(s)
+        return v
+
+    @field_validator("demands")
+    @classmethod
+    def _no_special(cls, v: list[str]) -> list[str]:
+        for s in v:
+            if any(g["kind"] == "special" for g in parse_card(s)):
+                raise ValueError(f"{s!r}: Special Orders come with a Weekly Target, not a Demand")
+        return v
+
+
 class AlleyCatParams(Params):
-    players: int = Field(ge=2, le=4)
+    players: int = Field(ge=1, le=4)
     coal_per_day: list[int] = Field(min_length=1, max_length=MAX_DAYS)
     deck_per_day: list[Literal["A", "B"]] = Field(min_length=1, max_length=MAX_DAYS)
     packets: Packets
@@ -271,6 +366,7 @@ class AlleyCatParams(Params):
     orders: Orders
     stores: Stores
     scoring: Scoring
+    solo: Solo
 
     @field_validator("coal_per_day")
     @classmethod
@@ -296,6 +392,22 @@ class AlleyCatParams(Params):
             sizes = getattr(self.packets, f"players_{n}")
             if sum(sizes) != display or min(sizes) < 1 or max(sizes) > 3:
                 raise ValueError(f"packets.players_{n} must be {n} sizes of 1..3 adding up to {display}")
+        solo = self.solo
+        if solo.daily_demands > days or len(solo.discard) > days:
+            raise ValueError(f"solo: daily_demands and discard name at most one per day ({days} days)")
+        if solo.initial_demands + solo.daily_demands > len(solo.demands):
+            raise ValueError(f"solo.demands has {len(solo.demands)} cards; "
+                             f"{solo.initial_demands + solo.daily_demands} are dealt")
+        if 1 + solo.initial_demands + solo.daily_demands > MAX_SOLO_CARDS:
+            raise ValueError(f"solo: at most {MAX_SOLO_CARDS - 1} Demands in play")
+        room = MAX_HELD_ORDERS - len(self.orders.start)
+        for t in solo.targets:
+            specials = [g["size"] for g in parse_card(t) if g["kind"] == "special"]
+            if len(specials) > room:
+                raise ValueError(f"solo target {t!r}: at most {room} Special Orders")
+            for z in set(specials):
+                if self.orders.start.count(SIZES[z]) + specials.count(z) > len(getattr(self.orders, SIZES[z])):
+                    raise ValueError(f"solo target {t!r}: too few {SIZES[z]} orders to deal")
         for name in STORES:
             if len(getattr(self.employees.decks, name)) < days:
                 raise ValueError(f"employees.decks.{name} has fewer employees than there are days")

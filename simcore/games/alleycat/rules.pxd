@@ -27,7 +27,11 @@ cdef enum:
     MAX_SLOTS = 12
     MAX_DECK_EMPLOYEES = 12
     MAX_EMPLOYEE_CARDS = 60 # N_STORES * MAX_DECK_EMPLOYEES
-    MAX_HELD_ORDERS = 3     # Corner Shop orders in front of a player
+    MAX_HELD_ORDERS = 5     # Corner Shop orders in front of a player: 3 regular, Special Orders
+    MAX_GOALS = 4           # objectives on one Factory Manager card
+    MAX_TARGETS = 16
+    MAX_DEMANDS = 32
+    MAX_SOLO_CARDS = 12     # the Weekly Target, then the Demands in play
     MAX_DONE = 64           # completed orders of one player
     MAX_PACKETS = 8         # parts packets then employee packets
     DISPLAY = 5             # parts (and employees: one per store) laid out each day
@@ -44,14 +48,15 @@ cdef enum:
     A_PACKET = 46           # + packet (parts packets first, then employee packets)
     A_PICK = 54             # + card of the chosen packet
     A_ORDER = 57            # + order slot: fulfil its next stage
-    A_SKIP = 60             # + order slot: Clerk skips its next stage
-    A_SHOP_AGENT = 63       # + order slot: Corner Shop Agent fulfils it with any refined
-    A_DEALER = 66           # + order slot: Dealer fulfils it with fewer pieces
-    A_SUPPLY = 69           # supply today's Department Store
-    A_STORE = 70            # + store: Department Store Agent supplies that store
-    A_EMPLOYEE = 75         # use today's employee's action (Operator, Decorator, Packer)
-    A_SIZE = 76             # + size: the replacement Corner Shop order kept
-    N_ACTION_CODES = 79
+    A_SKIP = 62             # + order slot: Clerk skips its next stage
+    A_SHOP_AGENT = 67       # + order slot: Corner Shop Agent fulfils it with any refined
+    A_DEALER = 72           # + order slot: Dealer fulfils it with fewer pieces
+    A_SUPPLY = 77           # supply today's Department Store
+    A_STORE = 78            # + store: Department Store Agent supplies that store
+    A_EMPLOYEE = 83         # use today's employee's action (Operator, Decorator, Packer)
+    A_SIZE = 84             # + size: the replacement Corner Shop order kept
+    A_GOAL = 87             # + solo card: supply that card's chocolate order
+    N_ACTION_CODES = 99
 
 cdef enum Kind:
     K_CONVERTER = 0
@@ -116,9 +121,24 @@ cdef enum Sub:
     S_AGENT_STORE = 19      # Department Store Agent: the store, or done
     S_KEEP = 20             # cleanup: a store-room piece kept overnight
     S_REPLACE = 21          # cleanup: the size of the replacement order kept
+    S_GOAL = 22             # solo chocolate order: its kind (same) or next piece (different)
 
 cdef enum End:
     END_SCORING = 0
+    END_SOLO_WIN = 1
+    END_SOLO_LOSS = 2
+
+cdef enum GoalKind:
+    G_MONEY = 0             # Corner Shop money
+    G_ORDERS = 1            # completed regular orders (of a size, or any)
+    G_STEPS = 2             # markers moved back on `stores` different stores (or `store`)
+    G_SUPPLY = 3            # a chocolate order supplied during the game
+    G_SPECIAL = 4           # a Special Order completed
+
+cdef enum SupplyRule:
+    SR_EXACT = 0            # exactly the pieces `need`
+    SR_SAME = 1             # `amount` pieces of one kind within `mask`
+    SR_DIFFERENT = 2        # `amount` pieces of different kinds within `mask`
 
 
 cdef struct AcPart:
@@ -147,6 +167,23 @@ cdef struct AcSide:
     int n_pairs
     int pair_mask[4]                         # R_PAIR: the classes and their steps
     int pair_steps[4]
+
+
+cdef struct AcGoal:
+    int kind                                 # GoalKind
+    int amount                               # money, orders, steps per store, or pieces
+    int size                                 # G_ORDERS: size or -1 (any); G_SPECIAL: size
+    int stores                               # G_STEPS: how many different stores
+    int store                                # G_STEPS: the named store, or -1
+    int rule                                 # G_SUPPLY: SupplyRule
+    int mask                                 # G_SUPPLY same / different: kinds allowed
+    int need[N_PIECES]                       # G_SUPPLY exact
+
+
+cdef struct AcCard:
+    int n_goals
+    AcGoal goal[MAX_GOALS]
+    int supply                               # index of its G_SUPPLY goal, -1
 
 
 cdef struct AcConfig:
@@ -191,6 +228,15 @@ cdef struct AcConfig:
     int follow_div
     int diversity[N_STORES + 1]
     int most_orders, per_choc, per_coal
+    # Factory Manager (solo: n == 1).
+    bint solo
+    int initial                              # Initial Demands
+    int daily                                # Daily Demands, one revealed a day from Monday
+    int discard[MAX_DAYS]                    # store whose employee leaves the display, -1
+    int n_targets
+    AcCard targets[MAX_TARGETS]
+    int n_demands
+    AcCard demands[MAX_DEMANDS]
 
 
 cdef struct AcSeat:
@@ -208,7 +254,8 @@ cdef struct AcSeat:
     bint supplied                            # today's store supplied
     int shifts_left                          # tiles still beside the entrance
     int tiles                                # tiles today (shifts + Engineer)
-    int order[MAX_HELD_ORDERS]               # order id, -1 = completed, replaced at cleanup
+    int order[MAX_HELD_ORDERS]               # order id, -1 = completed (a regular one is
+                                             # replaced at cleanup, a Special Order never)
     int stage[MAX_HELD_ORDERS]               # next stage of that order
     int n_done
     signed char done[MAX_DONE]               # completed order ids
@@ -224,6 +271,7 @@ cdef struct AcSeat:
     int slot_day[MAX_DAYS]
     int emp_day[MAX_DAYS]                    # employee kind hired each day, -1
     int covers[MAX_SLOTS]                    # placements that covered a part, per slot
+    int special[MAX_HELD_ORDERS]             # Special Order id dealt to held slot n_start + k, -1
 
 
 cdef struct Ac:
@@ -258,6 +306,15 @@ cdef struct Ac:
     int olen[N_SIZES]
     int ounseen[N_SIZES]                     # cards from the head never revealed
     int stamps                               # arrival counter of store markers
+    int n_held                               # order slots: the regular ones, then Special Orders
+    # Factory Manager: card 0 is the Weekly Target, card j > 0 is demand_deck[j - 1].
+    int target
+    signed char demand_deck[MAX_DEMANDS]     # shuffled; Initial, then Daily Demands, then the box
+    int n_cards                              # cards in play (target + Initial + Daily)
+    int revealed                             # cards face up: 1 + Initial + Daily revealed so far
+    bint goal_supplied[MAX_SOLO_CARDS]       # that card's chocolate order was supplied
+    bint met[MAX_SOLO_CARDS][MAX_GOALS]      # set at the end: each objective met
+    int p_goal                               # the card whose chocolate order is in progress
     AcSeat seat[N_SEATS]
     # The pending decision.
     int p_packet
@@ -290,7 +347,9 @@ cdef class AlleyCatState(GameState):
     cdef void order_to_bottom(self, int id) noexcept nogil
     cdef int seat_at(self, int index) noexcept nogil
     cdef int draft_seat(self, int k) noexcept nogil
+    cdef void deal_solo(self) noexcept nogil
     cdef void begin_day(self) noexcept nogil
+    cdef void solo_display(self) noexcept nogil
     cdef void take_card(self, int p, int packet, int i) noexcept nogil
     cdef void hire(self, int p, int card) noexcept nogil
     cdef void place_part(self, int p, int slot) noexcept nogil
@@ -334,6 +393,18 @@ cdef class AlleyCatState(GameState):
     cdef void next_replacement(self) noexcept nogil
     cdef void end_day(self) noexcept nogil
     cdef void finish(self) noexcept nogil
+    # Factory Manager.
+    cdef const AcCard* card(self, int j) noexcept nogil
+    cdef int goal_count(self) noexcept nogil
+    cdef void solo_features(self, int* out) noexcept nogil
+    cdef bint goal_ok(self, int p, const AcGoal* g, int t, int count, int mask) noexcept nogil
+    cdef bint goal_payable(self, int p, int j) noexcept nogil
+    cdef void start_goal(self, int p, int j) noexcept nogil
+    cdef void goal_piece(self, int p, int t) noexcept nogil
+    # Which objectives of the cards in play hold if the week ended now, each paid
+    # separately in card order (Target, Initial, Daily): writes met[card][goal] and
+    # returns how many hold. Chocolate orders and Special Orders count once done.
+    cdef int judge(self, bint (*met)[MAX_GOALS]) noexcept nogil
     # Money of `seat` if the game were scored now; parts[0..6): Corner Shop stages (the
     # Salesman's bonus included), most orders, stores, diversity, chocolate, coal.
     cdef int score_now(self, int seat, int* parts) noexcept nogil

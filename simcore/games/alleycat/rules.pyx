@@ -13,8 +13,8 @@ from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
 from simcore.state cimport GameState
 
 from simcore.games.alleycat.params import (
-    PIECES, STORES, STORE_TITLES, SIZES, EMPLOYEES, STORE_RULES,
-    parse_option, parse_order, parse_store)
+    PIECES, STORES, STORE_TITLES, SIZES, EMPLOYEES, STORE_RULES, GOAL_KINDS,
+    parse_option, parse_order, parse_store, parse_card)
 
 __all__ = ["AlleyCatState"]
 
@@ -101,6 +101,65 @@ cdef inline int present(const short* c) noexcept nogil:
     return m
 
 
+cdef bint steps_fit(int* track, const int* steps, const int* count, const int* store, int n) noexcept nogil:
+    # Whether the step objectives [0, n) can all be paid from `track`, each from its own
+    # stores: a named store, or `count` different stores of the player's choice. Named
+    # ones come first in the lists, so when the rest are tried stores differ only by
+    # their track and a choice among stores at the same position is made in index order.
+    cdef int m, z, y, picked
+    cdef bint ok
+    if n == 0:
+        return True
+    if store[0] >= 0:
+        if track[store[0]] < steps[0]:
+            return False
+        track[store[0]] -= steps[0]
+        ok = steps_fit(track, steps + 1, count + 1, store + 1, n - 1)
+        track[store[0]] += steps[0]
+        return ok
+    for m in range(1, 1 << N_STORES):
+        picked = 0
+        ok = True
+        for z in range(N_STORES):
+            if (m >> z) & 1:
+                picked += 1
+                if track[z] < steps[0]:
+                    ok = False
+                for y in range(z):
+                    if not (m >> y) & 1 and track[y] == track[z]:
+                        ok = False
+        if not ok or picked != count[0]:
+            continue
+        for z in range(N_STORES):
+            if (m >> z) & 1:
+                track[z] -= steps[0]
+        ok = steps_fit(track, steps + 1, count + 1, store + 1, n - 1)
+        for z in range(N_STORES):
+            if (m >> z) & 1:
+                track[z] += steps[0]
+        if ok:
+            return True
+    return False
+
+
+cdef void fill_card(AcCard* card, text):
+    goals = parse_card(text)
+    card.n_goals = len(goals)
+    card.supply = -1
+    for i, g in enumerate(goals):
+        card.goal[i].kind = GOAL_KINDS.index(g["kind"])
+        card.goal[i].amount = g["amount"]
+        card.goal[i].size = g["size"]
+        card.goal[i].stores = g["stores"]
+        card.goal[i].store = g["store"]
+        card.goal[i].rule = g["rule"]
+        card.goal[i].mask = g["mask"]
+        for t in range(N_PIECES):
+            card.goal[i].need[t] = g["need"][t]
+        if g["kind"] == "supply":
+            card.supply = i
+
+
 cdef bint part_can_work(const AcPart* k, const short* c, int kinds) noexcept nogil:
     # Whether part k can do anything with the pieces c (whose kinds are `kinds`): the
     # shift menu asks this of every slot at every decision, so one-piece inputs are a
@@ -122,9 +181,10 @@ cdef bint part_can_work(const AcPart* k, const short* c, int kinds) noexcept nog
 
 
 cdef class AlleyCatState(GameState):
-    """Chocolate Factory (Alley Cat Games), 2 to 4 players."""
+    """Chocolate Factory (Alley Cat Games), 2 to 4 players, or the Factory Manager solo
+    game with 1."""
 
-    END_REASONS = ("scoring",)
+    END_REASONS = ("scoring", "solo_win", "solo_loss")
     INVARIANTS = (
         "coal, money and chocolate counts are never negative",
         "each part is operated at most once a shift (the Chute excepted)",
@@ -135,6 +195,7 @@ cdef class AlleyCatState(GameState):
         "every Corner Shop order is in exactly one place (deck, on offer, held, completed)",
         "the seat to move is a player while the game runs and none once it is over",
         "held orders are at a stage within them",
+        "solo: the Demands revealed are within those in play, one more each day to Friday",
     )
 
     def __init__(self, params):
@@ -149,7 +210,8 @@ cdef class AlleyCatState(GameState):
         for i in range(c.days):
             c.coal_day[i] = params.coal_per_day[i]
             c.deck_day[i] = 0 if params.deck_per_day[i] == "A" else 1
-        sizes = getattr(params.packets, f"players_{n}")
+        # Solo has no packets: every card of the display is on offer (see begin_day).
+        sizes = [DISPLAY] if n == 1 else getattr(params.packets, f"players_{n}")
         c.n_packets = n
         for i in range(n):
             c.packet[i] = sizes[i]
@@ -158,7 +220,7 @@ cdef class AlleyCatState(GameState):
         c.slots = 2 * f.squares
         c.shifts = f.shifts
         c.beans = f.beans_per_load
-        c.keep = f.keep
+        c.keep = params.solo.keep if n == 1 else f.keep
         c.coal_per_choc = f.coal_per_chocolate
         all_parts = list(params.parts.printed) + list(params.parts.deck_a) + list(params.parts.deck_b)
         c.n_parts = len(all_parts)
@@ -254,6 +316,18 @@ cdef class AlleyCatState(GameState):
         c.most_orders = params.scoring.most_orders
         c.per_choc = params.scoring.per_chocolate
         c.per_coal = params.scoring.per_coal
+        so = params.solo
+        c.solo = n == 1
+        c.initial = so.initial_demands
+        c.daily = so.daily_demands
+        for i in range(MAX_DAYS):
+            c.discard[i] = STORES.index(so.discard[i]) if i < len(so.discard) else -1
+        c.n_targets = len(so.targets)
+        for i, text in enumerate(so.targets):
+            fill_card(&c.targets[i], text)
+        c.n_demands = len(so.demands)
+        for i, text in enumerate(so.demands):
+            fill_card(&c.demands[i], text)
         self.n_features = len(self.feature_names())
         self.n_interim = c.days
         self.reset(0)
@@ -300,11 +374,38 @@ cdef class AlleyCatState(GameState):
                 self.s.seat[p].part_day[i] = -1
                 self.s.seat[p].slot_day[i] = -1
                 self.s.seat[p].emp_day[i] = -1
+            for i in range(MAX_HELD_ORDERS):
+                self.s.seat[p].special[i] = -1
             for i in range(c.n_start):
                 self.s.seat[p].order[i] = self.draw_order(c.start_size[i])
+        self.s.n_held = c.n_start
+        if c.solo:
+            self.deal_solo()
         self.s.start = rng_below(&self.s.rng, c.n)
         self.s.first = self.s.start
         self.begin_day()
+
+    cdef void deal_solo(self) noexcept nogil:
+        # A Weekly Target, its Special Orders (held after the regular orders, never
+        # replaced), and the Demand deck whose top cards are the Initial, then the Daily
+        # Demands.
+        cdef AcConfig* c = &self.cfg
+        cdef AcSeat* a = &self.s.seat[0]
+        cdef const AcCard* t
+        cdef int i
+        self.s.target = rng_below(&self.s.rng, c.n_targets)
+        for i in range(c.n_demands):
+            self.s.demand_deck[i] = i
+        shuffle_i8(&self.s.rng, self.s.demand_deck, c.n_demands)
+        self.s.n_cards = 1 + c.initial + c.daily
+        self.s.revealed = 1 + c.initial
+        t = &c.targets[self.s.target]
+        for i in range(t.n_goals):
+            if t.goal[i].kind == G_SPECIAL:
+                a.order[self.s.n_held] = self.draw_order(t.goal[i].size)
+                a.special[self.s.n_held - c.n_start] = a.order[self.s.n_held]
+                a.stage[self.s.n_held] = 0
+                self.s.n_held += 1
 
     cdef int draw_order(self, int z) noexcept nogil:
         cdef int id
@@ -355,18 +456,45 @@ cdef class AlleyCatState(GameState):
             self.s.disp_emp[z] = self.s.emp_deck[z][self.s.emp_pos[z]]
             self.s.emp_pos[z] += 1
         shuffle_i8(&self.s.rng, self.s.disp_emp, DISPLAY)
-        for i in range(c.n):
-            self.s.pk_first[i] = first
-            self.s.pk_len[i] = c.packet[i]
-            self.s.pk_first[c.n + i] = first
-            self.s.pk_len[c.n + i] = c.packet[i]
-            self.s.pk_taken[i] = False
-            self.s.pk_taken[c.n + i] = False
-            first += c.packet[i]
+        if c.solo:
+            if self.s.day < c.daily:
+                self.s.revealed += 1
+            self.solo_display()
+        else:
+            for i in range(c.n):
+                self.s.pk_first[i] = first
+                self.s.pk_len[i] = c.packet[i]
+                self.s.pk_first[c.n + i] = first
+                self.s.pk_len[c.n + i] = c.packet[i]
+                self.s.pk_taken[i] = False
+                self.s.pk_taken[c.n + i] = False
+                first += c.packet[i]
         self.s.draft_k = 0
         self.s.phase = PH_DRAFT
         self.s.sub = S_PACKET
         self.s.to_move = self.draft_seat(0)
+
+    cdef void solo_display(self) noexcept nogil:
+        # Part i lies on employee i. The day's store's employee leaves with its part; the
+        # rest close up into one packet of parts and one of employees, to take one of each.
+        cdef int i, m = 0, z = self.cfg.discard[self.s.day]
+        for i in range(DISPLAY):
+            if z >= 0 and self.cfg.emp_store[self.s.disp_emp[i]] == z:
+                self.s.emp_discard[self.s.n_emp_discard] = self.s.disp_emp[i]
+                self.s.n_emp_discard += 1
+                self.s.part_discard[self.s.n_part_discard] = self.s.disp_part[i]
+                self.s.n_part_discard += 1
+            else:
+                self.s.disp_emp[m] = self.s.disp_emp[i]
+                self.s.disp_part[m] = self.s.disp_part[i]
+                m += 1
+        for i in range(m, DISPLAY):
+            self.s.disp_emp[i] = -1
+            self.s.disp_part[i] = -1
+        for i in range(2):
+            self.s.pk_first[i] = 0
+            self.s.pk_len[i] = m
+            self.s.pk_taken[i] = False
 
     cdef void take_card(self, int p, int j, int i) noexcept nogil:
         # Keep card i of packet j; the rest of the packet leaves the game.
@@ -879,13 +1007,181 @@ cdef class AlleyCatState(GameState):
         self.begin_day()
 
     cdef void finish(self) noexcept nogil:
-        cdef int p
+        cdef int p, k
         cdef int parts[6]
         self.s.phase = PH_OVER
         self.s.to_move = -1
         self.s.end = END_SCORING
+        if self.cfg.solo:
+            k = self.judge(self.s.met)
+            self.s.end = END_SOLO_WIN if k == self.goal_count() else END_SOLO_LOSS
         for p in range(self.cfg.n):
             self.s.seat[p].interim[self.s.day] = self.score_now(p, parts)
+
+    # ---- Factory Manager objectives ----
+
+    cdef const AcCard* card(self, int j) noexcept nogil:
+        if j == 0:
+            return &self.cfg.targets[self.s.target]
+        return &self.cfg.demands[self.s.demand_deck[j - 1]]
+
+    cdef int goal_count(self) noexcept nogil:
+        # Objectives on the cards face up.
+        cdef int j, n = 0
+        for j in range(self.s.revealed):
+            n += self.card(j).n_goals
+        return n
+
+    cdef bint goal_ok(self, int p, const AcGoal* g, int t, int count, int mask) noexcept nogil:
+        # Whether piece t may go next to chocolate order g after `count` pieces of the
+        # kinds `mask`, keeping a way to finish it (exact orders are paid in one move).
+        cdef const short* st = self.s.seat[p].store
+        cdef int u, other = 0
+        if not (g.mask >> t) & 1:
+            return False
+        if g.rule == SR_SAME:
+            return st[t] >= g.amount
+        if (mask >> t) & 1 or st[t] == 0:
+            return False
+        for u in range(N_PIECES):
+            if u != t and (g.mask >> u) & 1 and not (mask >> u) & 1 and st[u] > 0:
+                other += 1
+        return other >= g.amount - count - 1
+
+    cdef bint goal_payable(self, int p, int j) noexcept nogil:
+        cdef const AcCard* k = self.card(j)
+        cdef const AcGoal* g
+        cdef int t
+        if k.supply < 0 or self.s.goal_supplied[j]:
+            return False
+        g = &k.goal[k.supply]
+        if g.rule == SR_EXACT:
+            return self.has_pieces(p, g.need)
+        for t in range(N_PIECES):
+            if self.goal_ok(p, g, t, 0, 0):
+                return True
+        return False
+
+    cdef void start_goal(self, int p, int j) noexcept nogil:
+        cdef const AcCard* k = self.card(j)
+        cdef const AcGoal* g = &k.goal[k.supply]
+        cdef int t
+        if g.rule == SR_EXACT:
+            for t in range(N_PIECES):
+                self.s.seat[p].store[t] -= g.need[t]
+            self.s.goal_supplied[j] = True
+            return
+        self.s.p_goal = j
+        self.s.p_count = 0
+        self.s.p_mask = 0
+        self.s.sub = S_GOAL
+
+    cdef void goal_piece(self, int p, int t) noexcept nogil:
+        # The pieces go back to the supply as they are chosen: each one offered keeps
+        # the order completable, so the sequence always ends with it supplied.
+        cdef const AcCard* k = self.card(self.s.p_goal)
+        cdef const AcGoal* g = &k.goal[k.supply]
+        if g.rule == SR_SAME:
+            self.s.seat[p].store[t] -= g.amount
+            self.s.p_count = g.amount
+        else:
+            self.s.seat[p].store[t] -= 1
+            self.s.p_count += 1
+            self.s.p_mask |= 1 << t
+        if self.s.p_count == g.amount:
+            self.s.goal_supplied[self.s.p_goal] = True
+            self.s.sub = S_ORDERS
+
+    cdef int judge(self, bint (*met)[MAX_GOALS]) noexcept nogil:
+        # Objectives are paid in card order, each from what the earlier ones left (the
+        # summary: nothing is counted twice): money and completed orders are spent,
+        # markers moved back. An objective is met if it can be paid on top of every
+        # earlier one that was met.
+        cdef AcConfig* c = &self.cfg
+        cdef AcSeat* a = &self.s.seat[0]
+        cdef const AcCard* k
+        cdef const AcGoal* g
+        cdef int have[N_SIZES]
+        cdef int spec[N_SIZES]
+        cdef int track[N_STORES]
+        cdef int steps[MAX_SOLO_CARDS * MAX_GOALS]
+        cdef int count[MAX_SOLO_CARDS * MAX_GOALS]
+        cdef int store[MAX_SOLO_CARDS * MAX_GOALS]
+        cdef int j, i, z, x, y, money = a.money, anyc = 0, n_steps = 0, n_named = 0
+        cdef int special = 0, n_met = 0, held = 0, all_done = 0
+        cdef bint ok
+        for z in range(N_SIZES):
+            have[z] = a.done_size[z]
+            spec[z] = 0
+        # Special Orders are kept apart from the regular ones: they meet their own
+        # objective and count for nothing else.
+        for i in range(MAX_HELD_ORDERS):
+            if a.special[i] < 0:
+                continue
+            for x in range(a.n_done):
+                if a.done[x] == a.special[i]:
+                    have[c.orders[a.special[i]].size] -= 1
+        for z in range(N_SIZES):
+            all_done += have[z]
+        for z in range(N_STORES):
+            track[z] = a.track[z]
+        for j in range(MAX_SOLO_CARDS):
+            for i in range(MAX_GOALS):
+                met[j][i] = False
+        for j in range(self.s.revealed):
+            k = self.card(j)
+            for i in range(k.n_goals):
+                g = &k.goal[i]
+                if g.kind == G_MONEY:
+                    ok = money >= g.amount
+                    if ok:
+                        money -= g.amount
+                elif g.kind == G_ORDERS:
+                    if g.size >= 0:
+                        ok = spec[g.size] + g.amount <= have[g.size]
+                    else:
+                        ok = True
+                    held = anyc + g.amount
+                    for z in range(N_SIZES):
+                        held += spec[z]
+                    ok = ok and held <= all_done
+                    if ok:
+                        if g.size >= 0:
+                            spec[g.size] += g.amount
+                        else:
+                            anyc += g.amount
+                elif g.kind == G_STEPS:
+                    # Named stores first (see steps_fit): insert this one at the end of
+                    # its group, try, and take it out again if it does not fit.
+                    x = n_named if g.store >= 0 else n_steps
+                    for y in range(n_steps, x, -1):
+                        steps[y] = steps[y - 1]
+                        count[y] = count[y - 1]
+                        store[y] = store[y - 1]
+                    steps[x] = g.amount
+                    count[x] = g.stores
+                    store[x] = g.store
+                    ok = steps_fit(track, steps, count, store, n_steps + 1)
+                    if ok:
+                        n_steps += 1
+                        n_named += g.store >= 0
+                    else:
+                        for y in range(x, n_steps):
+                            steps[y] = steps[y + 1]
+                            count[y] = count[y + 1]
+                            store[y] = store[y + 1]
+                elif g.kind == G_SUPPLY:
+                    ok = self.s.goal_supplied[j]
+                else:
+                    ok = False
+                    x = a.special[special]
+                    for y in range(a.n_done):
+                        if a.done[y] == x and x >= 0:
+                            ok = True
+                    special += 1
+                met[j][i] = ok
+                n_met += ok
+        return n_met
 
     # ---- the contract: legal actions and apply ----
 
@@ -992,7 +1288,7 @@ cdef class AlleyCatState(GameState):
             out[0] = A_DONE
             n = 1
             k = self.emp_kind(p)
-            for i in range(c.n_start):
+            for i in range(self.s.n_held):
                 if a.order[i] < 0:
                     continue
                 o = self.held(p, i)
@@ -1015,6 +1311,17 @@ cdef class AlleyCatState(GameState):
             if a.employee >= 0 and not a.supplied and self.can_supply(p, c.emp_store[a.employee]):
                 out[n] = A_SUPPLY
                 n += 1
+            if c.solo:
+                for j in range(self.s.revealed):
+                    if self.goal_payable(p, j):
+                        out[n] = A_GOAL + j
+                        n += 1
+        elif sub == S_GOAL:
+            k = self.card(self.s.p_goal).supply
+            for t in range(N_PIECES):
+                if self.goal_ok(p, &self.card(self.s.p_goal).goal[k], t, self.s.p_count, self.s.p_mask):
+                    out[n] = A_PIECE + t
+                    n += 1
         elif sub == S_SUPPLY:
             if self.supply_complete(self.s.p_store):
                 out[0] = A_DONE
@@ -1168,9 +1475,13 @@ cdef class AlleyCatState(GameState):
                 self.s.p_left = c.dealer_fewer
                 memset(self.s.p_held, 0, sizeof(self.s.p_held))
                 self.s.sub = S_DEALER_OMIT
-            else:
+            elif action == A_SUPPLY:
                 k = self.emp_kind(p)
                 self.begin_supply(p, c.emp_store[a.employee], c.director_mult if k == E_DIRECTOR else 1)
+            else:
+                self.start_goal(p, action - A_GOAL)
+        elif sub == S_GOAL:
+            self.goal_piece(p, action - A_PIECE)
         elif sub == S_SUPPLY:
             if action == A_DONE:
                 self.finish_supply(p)
@@ -1271,6 +1582,11 @@ cdef class AlleyCatState(GameState):
         cdef int place[N_SEATS]
         cdef int p, k, q, best = 0, stores = 0, pieces
         parts[0] = a.money
+        if c.solo:
+            # Factory Manager has no final scoring: money comes only from orders.
+            for k in range(1, 6):
+                parts[k] = 0
+            return parts[0]
         for p in range(c.n):
             if self.s.seat[p].n_done > best:
                 best = self.s.seat[p].n_done
@@ -1305,6 +1621,10 @@ cdef class AlleyCatState(GameState):
         cdef int parts[6]
         for p in range(n):
             scores[p] = self.score_now(p, parts)
+        if self.cfg.solo:
+            # A lost week has no winner: rank 2, so the seat's win is 0.
+            ranks[0] = 1 if self.s.end == END_SOLO_WIN else 2
+            return
         for p in range(n):
             ranks[p] = 1
             for q in range(n):
@@ -1360,6 +1680,36 @@ cdef class AlleyCatState(GameState):
         out[i + 2] = a.m_salesman
         for k in range(1, 6):
             out[i + 2 + k] = parts[k]
+        if c.solo:
+            self.solo_features(out + i + 8)
+
+    cdef void solo_features(self, int* out) noexcept nogil:
+        # target, demand_<j>, target_met, demand_<j>_met, objectives, objectives_met,
+        # failed_<kind>: from the verdict of the end (all 0 before it).
+        cdef const AcCard* k
+        cdef int j, g, i, n = self.s.n_cards, all_met
+        cdef int failed[5]
+        memset(failed, 0, sizeof(failed))
+        out[0] = self.s.target + 1
+        for j in range(1, n):
+            out[j] = self.s.demand_deck[j - 1] + 1
+        i = n
+        out[2 * n] = 0
+        out[2 * n + 1] = 0
+        for j in range(n):
+            k = self.card(j)
+            all_met = self.s.phase == PH_OVER
+            for g in range(k.n_goals):
+                out[2 * n] += 1
+                if self.s.met[j][g]:
+                    out[2 * n + 1] += 1
+                else:
+                    all_met = 0
+                    failed[k.goal[g].kind] += self.s.phase == PH_OVER
+            out[i] = all_met
+            i += 1
+        for g in range(5):
+            out[2 * n + 2 + g] = failed[g]
 
     # ---- search support ----
 
@@ -1391,6 +1741,9 @@ cdef class AlleyCatState(GameState):
             shuffle_i8(rng, tmp, n)
             for i in range(n):
                 self.s.odeck[z][(h + i) % MAX_ORDERS] = tmp[i]
+        if c.solo:
+            # Daily Demands not yet revealed are any of the cards not seen.
+            shuffle_i8(rng, &self.s.demand_deck[self.s.revealed - 1], c.n_demands - self.s.revealed + 1)
         rng_seed(&self.s.rng, rng_next(rng))
 
     cdef int validate(self) noexcept nogil:
@@ -1462,7 +1815,7 @@ cdef class AlleyCatState(GameState):
                 count[self.s.p_drawn[z]] += 1
         for p in range(c.n):
             a = &self.s.seat[p]
-            for i in range(c.n_start):
+            for i in range(self.s.n_held):
                 if a.order[i] >= 0:
                     count[a.order[i]] += 1
                     if a.stage[i] < 0 or a.stage[i] >= c.orders[a.order[i]].n_stages:
@@ -1477,6 +1830,9 @@ cdef class AlleyCatState(GameState):
                 return 8
         elif self.s.to_move < 0 or self.s.to_move >= c.n:
             return 8
+        if c.solo and (self.s.revealed != 1 + c.initial + min(self.s.day + 1, c.daily)
+                       or self.s.n_cards != 1 + c.initial + c.daily):
+            return 10
         return 0
 
     # ---- Python API: names, descriptions, observation, trace, hand-built positions ----
@@ -1508,6 +1864,12 @@ cdef class AlleyCatState(GameState):
         out += [f"orders_{z}" for z in SIZES] + ["stages_completed"]
         out += ["money_orders", "money_salesman", "money_most_orders", "money_stores",
                 "money_diversity", "money_chocolate", "money_coal"]
+        if self.cfg.solo:
+            # Card ids are 1-based indexes into solo.targets / solo.demands.
+            n = 1 + self.cfg.initial + self.cfg.daily
+            out += ["target"] + [f"demand_{j}" for j in range(1, n)]
+            out += ["target_met"] + [f"demand_{j}_met" for j in range(1, n)]
+            out += ["objectives", "objectives_met"] + [f"failed_{k}" for k in GOAL_KINDS]
         return out
 
     def interim_names(self):
@@ -1550,6 +1912,8 @@ cdef class AlleyCatState(GameState):
             "operated": [self.slot_name(s) for s in range(self.cfg.slots) if a.ops[s]],
             "orders": [None if a.order[i] < 0 else {"order": texts[a.order[i]], "stage": a.stage[i] + 1}
                        for i in range(self.cfg.n_start)],
+            "special_orders": [None if a.order[i] < 0 else {"order": texts[a.order[i]], "stage": a.stage[i] + 1}
+                               for i in range(self.cfg.n_start, self.s.n_held)],
             "completed": {SIZES[z]: a.done_size[z] for z in range(N_SIZES)},
             "tracks": {STORES[z]: [a.track[z], place[z][p]] for z in range(N_STORES)},
             "standing": self.standing(p),
@@ -1594,7 +1958,29 @@ cdef class AlleyCatState(GameState):
         }
         if self.s.sub == S_REPLACE and self.s.to_move == seat:
             obs["offer"] = [texts[i] if i >= 0 else None for i in self.s.p_drawn]
+        if self.cfg.solo:
+            obs["solo"] = self.objectives()
         return obs
+
+    def card_text(self, int j):
+        """Text of Factory Manager card j in play: 0 the Weekly Target, then the Demands."""
+        so = self.params.solo
+        return so.targets[self.s.target] if j == 0 else so.demands[self.s.demand_deck[j - 1]]
+
+    def objectives(self):
+        """The Factory Manager cards face up, each with its objectives and whether each
+        holds if the week ended now (at the end: the verdict)."""
+        cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
+        if not self.cfg.solo:
+            raise ValueError("objectives are the solo game's (players = 1)")
+        self.judge(met)
+        out = []
+        for j in range(self.s.revealed):
+            text = self.card_text(j)
+            out.append({"card": "target" if j == 0 else f"demand {j}", "text": text,
+                        "supplied": bool(self.s.goal_supplied[j]),
+                        "met": [bool(met[j][g]) for g in range(len(parse_card(text)))]})
+        return out
 
     def to_dict(self):
         """The whole state (deck orders and offers included), for traces."""
@@ -1612,6 +1998,9 @@ cdef class AlleyCatState(GameState):
         }
         d["offer"] = ([texts[i] if i >= 0 else None for i in self.s.p_drawn]
                       if self.s.sub == S_REPLACE else [])
+        if self.cfg.solo:
+            d["decks"]["demands_unseen"] = [self.params.solo.demands[self.s.demand_deck[i]]
+                                            for i in range(self.s.revealed - 1, self.cfg.n_demands)]
         return d
 
     def render(self):
@@ -1655,7 +2044,8 @@ cdef class AlleyCatState(GameState):
             piece = PIECES[action - A_PIECE]
             verb = {S_INPUT: "use", S_OUTPUT: "make", S_COPY: "copy", S_CHUTE: "chute to the store room:",
                     S_MOVE_PIECE: "move", S_SUPPLY: "supply", S_AGENT_PIECE: "pay the stage with",
-                    S_DEALER_OMIT: "do the stage without", S_KEEP: "keep overnight:"}[sub]
+                    S_DEALER_OMIT: "do the stage without", S_KEEP: "keep overnight:",
+                    S_GOAL: "supply"}[sub]
             return f"{verb} {piece}"
         if A_TRADE <= action < A_SQUARE:
             return f"trade {PIECES[action - A_TRADE]} for coal"
@@ -1675,9 +2065,9 @@ cdef class AlleyCatState(GameState):
             k = action - A_UPGRADE
             return f"upgrade {PIECES[UPG_FROM[k]]} to {PIECES[UPG_TO[k]]}"
         if A_ORDER <= action < A_SUPPLY:
-            i = (action - A_ORDER) % 3
+            i = (action - A_ORDER) % MAX_HELD_ORDERS
             what = ("fulfil", "skip (Clerk)", "fulfil with any refined (Corner Shop Agent)",
-                    "fulfil with fewer pieces (Dealer)")[(action - A_ORDER) // 3]
+                    "fulfil with fewer pieces (Dealer)")[(action - A_ORDER) // MAX_HELD_ORDERS]
             return f"{what} stage {a.stage[i] + 1} of {texts[a.order[i]]}"
         if action == A_SUPPLY:
             z = self.cfg.emp_store[a.employee]
@@ -1686,8 +2076,11 @@ cdef class AlleyCatState(GameState):
             return f"supply {STORE_TITLES[action - A_STORE]} (Department Store Agent)"
         if action == A_EMPLOYEE:
             return f"use the {self._employee_name(a.employee)}"
-        if A_SIZE <= action < N_ACTION_CODES:
+        if A_SIZE <= action < A_GOAL:
             return f"keep the {SIZES[action - A_SIZE]} order {texts[self.s.p_drawn[action - A_SIZE]]}"
+        if A_GOAL <= action < N_ACTION_CODES:
+            j = action - A_GOAL
+            return f"supply the chocolate order of the {'target' if j == 0 else f'demand {j}'}: {self.card_text(j)}"
         return {S_MENU: "end the shift", S_UPGRADE: "stop upgrading", S_ORDERS: "done with orders",
                 S_SUPPLY: "finish the supply", S_AGENT_STORE: "no extra supply"}[sub]
 
@@ -1834,6 +2227,32 @@ cdef class AlleyCatState(GameState):
                     return card
         raise ValueError(f"no {EMPLOYEES[kind]} left in the decks or the display")
 
+    def set_solo(self, demands):
+        """Put the Demands `demands` (indexes into solo.demands) in play in this order:
+        Initial ones first, then Daily ones (revealed as the days come)."""
+        cdef int i
+        if not self.cfg.solo:
+            raise ValueError("set_solo is for the solo game (players = 1)")
+        deck = list(demands) + [self.s.demand_deck[i] for i in range(self.cfg.n_demands)
+                                if self.s.demand_deck[i] not in demands]
+        if sorted(deck) != list(range(self.cfg.n_demands)):
+            raise ValueError("demands must be distinct indexes into solo.demands")
+        for i, d in enumerate(deck):
+            self.s.demand_deck[i] = d
+
+    def complete_orders(self, int seat, sizes):
+        """Count an order of each size named (drawn from its deck) as completed."""
+        cdef AcSeat* a = &self.s.seat[seat]
+        cdef int z, id
+        for size in sizes:
+            z = SIZES.index(size)
+            id = self.draw_order(z)
+            if id < 0:
+                raise ValueError(f"the {size} deck is empty")
+            a.done[a.n_done] = id
+            a.n_done += 1
+            a.done_size[z] += 1
+
     def set_track(self, int seat, store, int position):
         """Move a marker to `position` now (it arrives after every marker moved before)."""
         cdef int z = STORES.index(store)
@@ -1847,6 +2266,8 @@ cdef class AlleyCatState(GameState):
         cdef int p, i
         if day is not None:
             self.s.day = day - 1
+            if self.cfg.solo:
+                self.s.revealed = 1 + self.cfg.initial + min(self.s.day + 1, self.cfg.daily)
         if start is not None:
             self.s.start = start
         # The day's draft counts as done: what is left of the display is discarded.
@@ -1881,4 +2302,4 @@ cdef class AlleyCatState(GameState):
 SUB_NAMES = ("packet", "pick", "place", "assign", "shift", "target square", "option", "input",
              "output", "upgrade", "copy", "chute", "employee square", "move piece", "move to",
              "orders", "supply", "shop agent piece", "dealer omit", "store agent", "keep",
-             "replace order")
+             "replace order", "chocolate order")
