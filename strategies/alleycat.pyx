@@ -7,7 +7,11 @@ places a part where it covers the least. Everything else is a one-move look-ahea
 copy of the state with a value function in money: money earned and store awards as they
 stand, each piece by its stage (more in the store room, where orders can use it), coal
 in reserve, steps on the store tracks, the part of each order's next stage already in
-the store room (and, for less, on the belt). A move that opens a chain of small decisions (a converter's option,
+the store room (and, for less, on the belt). In the solo game (Factory Manager) each
+objective of the cards face up that would hold if the week ended now is worth a bonus,
+and meeting them all a larger one, so the bot supplies chocolate orders, completes
+orders and moves along the tracks its objectives ask for; money counts as before (it
+pays the money objectives). A move that opens a chain of small decisions (a converter's option,
 inputs and outputs; a supply) is valued after completing the chain greedily. Ties keep
 the first legal move, so a move that gains nothing is not played.
 
@@ -22,7 +26,8 @@ from simcore.games.alleycat.rules cimport (
     K_CONVERTER, K_UPGRADER, K_REPEATER, K_CHUTE, stage_of, PH_ORDERS, S_PACKET, S_PICK,
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
-    S_AGENT_PIECE, S_DEALER_OMIT, A_PACKET, A_PICK, A_SLOT, E_MECHANIC)
+    S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
+    MAX_GOALS)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -40,6 +45,8 @@ cdef enum:
     W_CHUTE = 16
     W_ORDER_BELT = 17
     W_EMP = 18            # + employee kind
+    W_OBJECTIVE = 34      # after the 16 employee kinds
+    W_WIN = 35
     MAX_CHAIN = 64        # small decisions completed after a look-ahead move
 
 
@@ -48,7 +55,7 @@ cdef inline bint in_chain(int sub) noexcept nogil:
     return (sub == S_TARGET or sub == S_OPTION or sub == S_INPUT or sub == S_OUTPUT
             or sub == S_UPGRADE or sub == S_COPY or sub == S_CHUTE or sub == S_EMP_SQUARE
             or sub == S_MOVE_PIECE or sub == S_MOVE_TO or sub == S_SUPPLY
-            or sub == S_AGENT_PIECE or sub == S_DEALER_OMIT)
+            or sub == S_AGENT_PIECE or sub == S_DEALER_OMIT or sub == S_GOAL)
 
 
 cdef class AlleyCatHeuristic(Strategy):
@@ -73,6 +80,9 @@ cdef class AlleyCatHeuristic(Strategy):
         "order_belt": 0.5,     # a belt piece counts this much of a store-room one for order progress
         **{f"employee_{e}": v for e, v in zip(EMPLOYEES, (
             3.0, 1.4, 0.8, 2.0, 1.5, 1.5, 1.5, 2.0, 2.8, 1.6, 2.0, 3.0, 2.5, 2.5, 2.5, 1.2))},
+        # Solo: an objective that holds as things stand, and all of them (the win).
+        # Worth more than the pieces a chocolate order takes, so the bot supplies it.
+        "objective": 8.0, "win": 20.0,
     }
 
     cdef GameState seen     # the state as this seat may know it
@@ -199,7 +209,7 @@ cdef class AlleyCatHeuristic(Strategy):
         cdef int belt[N_PIECES]
         cdef double v, have
         if st.s.to_move < 0:
-            return st.standing(seat)
+            return st.standing(seat) + self.objectives_value(st)
         total = st.score_now(seat, parts)
         if st.s.day == c.days - 1 and st.s.phase >= PH_ORDERS:
             # The last orders: pieces and coal are worth what the final scoring pays.
@@ -219,7 +229,7 @@ cdef class AlleyCatHeuristic(Strategy):
             # Daily income and gifts arrive whatever the move; only coal spent or
             # traded for should count.
             v += (a.coal - a.income) * self.w[W_COAL]
-            for i in range(c.n_start):
+            for i in range(st.s.n_held):
                 if a.order[i] < 0:
                     continue
                 # The next stage's pieces at hand: in the store room, and (for less,
@@ -241,7 +251,16 @@ cdef class AlleyCatHeuristic(Strategy):
             # Pieces are supplied one by one and the first can narrow what may follow
             # (one kind only, say): among equal moves, keep the most supply open.
             v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
-        return v
+        return v + self.objectives_value(st)
+
+    cdef double objectives_value(self, AlleyCatState st) noexcept nogil:
+        # The judge reads only the cards face up: what the bot may know.
+        cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
+        cdef int k
+        if not st.cfg.solo:
+            return 0.0
+        k = st.judge(met)
+        return self.w[W_OBJECTIVE] * k + (self.w[W_WIN] if k == st.goal_count() else 0.0)
 
     cdef int supply_room(self, AlleyCatState st, int seat) noexcept nogil:
         # Pieces the supply in progress could still take.

@@ -2080,7 +2080,7 @@ cdef class AlleyCatState(GameState):
             return f"keep the {SIZES[action - A_SIZE]} order {texts[self.s.p_drawn[action - A_SIZE]]}"
         if A_GOAL <= action < N_ACTION_CODES:
             j = action - A_GOAL
-            return f"supply the chocolate order of the {'target' if j == 0 else f'demand {j}'}: {self.card_text(j)}"
+            return f"supply the chocolate order of {'the target' if j == 0 else f'demand {j}'}: {self.card_text(j)}"
         return {S_MENU: "end the shift", S_UPGRADE: "stop upgrading", S_ORDERS: "done with orders",
                 S_SUPPLY: "finish the supply", S_AGENT_STORE: "no extra supply"}[sub]
 
