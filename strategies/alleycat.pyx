@@ -26,7 +26,7 @@ from simcore.games.alleycat.rules cimport (
     K_CONVERTER, K_UPGRADER, K_REPEATER, K_CHUTE, stage_of, PH_ORDERS, S_PACKET, S_PICK,
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
-    S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
+    S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
     MAX_GOALS)
 
 from simcore.games.alleycat.params import EMPLOYEES
@@ -55,7 +55,8 @@ cdef inline bint in_chain(int sub) noexcept nogil:
     return (sub == S_TARGET or sub == S_OPTION or sub == S_INPUT or sub == S_OUTPUT
             or sub == S_UPGRADE or sub == S_COPY or sub == S_CHUTE or sub == S_EMP_SQUARE
             or sub == S_MOVE_PIECE or sub == S_MOVE_TO or sub == S_SUPPLY
-            or sub == S_AGENT_PIECE or sub == S_DEALER_OMIT or sub == S_GOAL)
+            or sub == S_AGENT_PIECE or sub == S_DEALER_OMIT or sub == S_GOAL
+            or sub == S_AS_STORE)
 
 
 cdef class AlleyCatHeuristic(Strategy):
@@ -266,8 +267,8 @@ cdef class AlleyCatHeuristic(Strategy):
         # Pieces the supply in progress could still take.
         cdef int t, n = 0
         for t in range(N_PIECES):
-            if st.supply_ok(seat, st.s.p_store, t, st.s.p_count, st.s.p_kind, st.s.p_mask):
-                n += st.s.seat[seat].store[t] if st.side_of(st.s.p_store).rule != R_DIFFERENT else 1
+            if st.supply_ok(seat, st.s.p_rule, t, st.s.p_count, st.s.p_kind, st.s.p_mask):
+                n += st.s.seat[seat].store[t] if st.side_of(st.s.p_rule).rule != R_DIFFERENT else 1
         return n
 
     cdef int best_move(self, AlleyCatState st, AlleyCatState scratch, AlleyCatState inner, int seat,

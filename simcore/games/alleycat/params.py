@@ -82,20 +82,29 @@ def parse_pieces(text: str) -> list[int]:
     return out
 
 
-def parse_option(text: str) -> tuple[str, int, list[int], list[int]]:
-    """(kind, amount, inputs, outputs) of one option of a part."""
+def parse_option(text: str) -> tuple[str, int, list[int], list[int], bool]:
+    """(kind, amount, inputs, outputs, moves) of one option of a part. "move" moves one
+    piece of the part's square to another square (a converter option without pieces);
+    "upgrade N move" / "copy N move" may then move the piece made to another square."""
     words = text.split()
     if words == ["chute"]:
-        return "chute", 0, [], []
-    if len(words) == 2 and words[0] in ("upgrade", "copy") and words[1].isdigit():
+        return "chute", 0, [], [], False
+    if words == ["move"]:
+        return "converter", 0, [], [], True
+    moves = words[-1:] == ["move"] and len(words) == 3
+    if len(words) in (2, 3) and words[0] in ("upgrade", "copy") and words[1].isdigit() \
+            and (len(words) == 2 or moves):
         n = int(words[1])
         if not 1 <= n <= 9:
             raise ValueError(f"{text!r}: the amount must be 1..9")
-        return ("upgrader" if words[0] == "upgrade" else "repeater"), n, [], []
+        if moves and n != 1:
+            raise ValueError(f"{text!r}: a part that moves what it made works on one piece")
+        return ("upgrader" if words[0] == "upgrade" else "repeater"), n, [], [], moves
     if text.count(">") != 1:
-        raise ValueError(f"{text!r} is not 'inputs > outputs', 'upgrade N', 'copy N' or 'chute'")
+        raise ValueError(f"{text!r} is not 'inputs > outputs', 'upgrade N [move]', 'copy N [move]', "
+                         "'move' or 'chute'")
     left, right = text.split(">")
-    return "converter", 0, parse_pieces(left), parse_pieces(right)
+    return "converter", 0, parse_pieces(left), parse_pieces(right), False
 
 
 def parse_order(text: str) -> list[tuple[list[int], int]]:
@@ -116,15 +125,67 @@ def parse_order(text: str) -> list[tuple[list[int], int]]:
     return stages
 
 
-STORE_RULES = ("each", "same", "different", "sets", "pair")
+STORE_RULES = ("each", "same", "different", "sets", "pair", "money", "as", "count", "chain",
+               "match", "pairs")
+MAX_STORE_PAIRS = 6
 
 
 def parse_store(text: str) -> tuple[str, int, int, list[tuple[int, int]]]:
-    """(rule, accepted mask, pieces per step, [(class mask, steps)] for pair)."""
+    """(rule, accepted mask, number, [(class mask, steps)]): the number is the pieces per
+    step (sets), the money per step (money) or the bit mask of the counts allowed
+    (count); the list holds pair's classes, chain's kinds in order with the steps for
+    each length, or match's sets of two kinds."""
     words = text.split()
     if not words or words[0] not in STORE_RULES:
         raise ValueError(f"{text!r}: a store side starts with one of {', '.join(STORE_RULES)}")
     rule = words[0]
+    if rule == "money":
+        if len(words) != 2 or not words[1].isdigit() or int(words[1]) < 1:
+            raise ValueError(f"{text!r}: expected 'money N' (a step per N of today's Corner Shop money)")
+        return rule, 0, int(words[1]), []
+    if rule == "as":
+        if words != ["as", "other"]:
+            raise ValueError(f"{text!r}: expected 'as other'")
+        return rule, 0, 1, []
+    if rule == "pairs":
+        if len(words) != 2:
+            raise ValueError(f"{text!r}: expected 'pairs CLASS'")
+        (mask,) = parse_pieces(words[1])
+        return rule, mask, 2, []
+    if rule == "count":
+        if len(words) != 3 or not all(w.isdigit() and 1 <= int(w) <= 9 for w in words[1].split("|")):
+            raise ValueError(f"{text!r}: expected 'count N|N|.. CLASS' (counts 1..9)")
+        (mask,) = parse_pieces(words[2])
+        return rule, mask, sum(1 << int(w) for w in words[1].split("|")), []
+    if rule == "chain":
+        if "steps" not in words:
+            raise ValueError(f"{text!r}: expected 'chain KIND.. steps N..'")
+        k = words.index("steps")
+        kinds, steps = words[1:k], words[k + 1:]
+        if not 1 <= len(kinds) <= MAX_STORE_PAIRS or len(steps) != len(kinds) \
+                or not all(s.isdigit() for s in steps):
+            raise ValueError(f"{text!r}: 1..{MAX_STORE_PAIRS} kinds and one step count per length")
+        masks = [parse_pieces(w)[0] for w in kinds]
+        if any(m & (m - 1) for m in masks) or len(set(masks)) != len(masks):
+            raise ValueError(f"{text!r}: a chain names different single kinds")
+        return rule, sum(masks), 1, list(zip(masks, map(int, steps)))
+    if rule == "match":
+        sets = []
+        for w in words[1:]:
+            kinds, _, steps = w.partition("=")
+            masks = parse_pieces(kinds)
+            if len(masks) != 2 or any(m & (m - 1) for m in masks) or masks[0] == masks[1] \
+                    or not steps.isdigit():
+                raise ValueError(f"{text!r}: expected sets 'kind+kind=steps' of two different kinds")
+            sets.append((masks[0] | masks[1], int(steps)))
+        if not 1 <= len(sets) <= MAX_STORE_PAIRS:
+            raise ValueError(f"{text!r}: 1..{MAX_STORE_PAIRS} sets")
+        mask = 0
+        for m, _ in sets:
+            if mask & m:
+                raise ValueError(f"{text!r}: the sets overlap")
+            mask |= m
+        return rule, mask, 2, sets
     if rule == "pair":
         pairs = []
         for w in words[1:]:
@@ -237,6 +298,12 @@ class Parts(Params):
     deck_b: list[Part] = Field(min_length=1, max_length=MAX_PARTS)
 
 
+class Expansion(Params):
+    deck_a: list[Part] = Field(max_length=MAX_PARTS)
+    deck_b: list[Part] = Field(max_length=MAX_PARTS)
+    removed: int = Field(ge=0, le=MAX_PARTS)
+
+
 class Orders(Params):
     small: list[str] = Field(min_length=1, max_length=MAX_ORDERS)
     medium: list[str] = Field(min_length=1, max_length=MAX_ORDERS)
@@ -254,8 +321,10 @@ class Orders(Params):
 class Side(Params):
     a: str
     b: str
+    c: str
+    d: str
 
-    @field_validator("a", "b")
+    @field_validator("a", "b", "c", "d")
     @classmethod
     def _parse(cls, v: str) -> str:
         parse_store(v)
@@ -263,7 +332,7 @@ class Side(Params):
 
 
 class Stores(Params):
-    sides: str = Field(pattern=r"^(A|B|random|[AB]{5})$")
+    sides: str = Field(pattern=r"^(A|B|random|[ABCD]{5})$")
     track: int = Field(ge=1, le=99)
     awards: list[int] = Field(min_length=1, max_length=4)
     follow_divisor: int = Field(ge=1, le=9)
@@ -367,6 +436,8 @@ class AlleyCatParams(Params):
     stores: Stores
     scoring: Scoring
     solo: Solo
+    master_chocolatier: bool
+    expansion: Expansion
 
     @field_validator("coal_per_day")
     @classmethod
@@ -383,9 +454,13 @@ class AlleyCatParams(Params):
         # The display is one employee from each store's deck and as many parts, split
         # into the same packets.
         display = len(STORES)
+        if not self.master_chocolatier and any(x in self.stores.sides for x in "CD"):
+            raise ValueError("stores.sides: C and D sides need master_chocolatier = true")
         for deck in ("A", "B"):
             need = self.deck_per_day.count(deck) * display
             have = len(getattr(self.parts, f"deck_{deck.lower()}"))
+            if self.master_chocolatier:
+                have += len(getattr(self.expansion, f"deck_{deck.lower()}")) - self.expansion.removed
             if need > have:
                 raise ValueError(f"parts deck {deck} has {have} parts; {need} are drawn")
         for n in (2, 3, 4):
@@ -411,7 +486,8 @@ class AlleyCatParams(Params):
         for name in STORES:
             if len(getattr(self.employees.decks, name)) < days:
                 raise ValueError(f"employees.decks.{name} has fewer employees than there are days")
-        n_parts = len(self.parts.printed) + len(self.parts.deck_a) + len(self.parts.deck_b)
+        n_parts = (len(self.parts.printed) + len(self.parts.deck_a) + len(self.parts.deck_b)
+                   + len(self.expansion.deck_a) + len(self.expansion.deck_b))
         if n_parts > MAX_PARTS:
             raise ValueError(f"{n_parts} parts; at most {MAX_PARTS}")
         slots = [p.slot for p in self.parts.printed]

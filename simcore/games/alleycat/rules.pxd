@@ -70,6 +70,12 @@ cdef enum Rule:
     R_DIFFERENT = 2         # pieces each of a different kind, a step each
     R_SETS = 3              # a step per `per` matching pieces
     R_PAIR = 4              # exactly two pieces of one class: that class's steps
+    R_MONEY = 5             # C sides: a step per `per` of today's Corner Shop money, no pieces
+    R_AS = 6                # Palace D: by the rule of another store in play, chosen each time
+    R_COUNT = 7             # Fresh Fancies D: a count whose bit is set in `per`, a step each
+    R_CHAIN = 8             # Salter's D: kinds pair_mask[0..] in order; steps by length
+    R_MATCH = 9             # House of Luxury D: sets of the two kinds of pair_mask[j]
+    R_PAIRS = 10            # Dunstan & Gilbert's D: matching pairs, each a different kind
 
 cdef enum Emp:
     E_DIRECTOR = 0
@@ -122,6 +128,7 @@ cdef enum Sub:
     S_KEEP = 20             # cleanup: a store-room piece kept overnight
     S_REPLACE = 21          # cleanup: the size of the replacement order kept
     S_GOAL = 22             # solo chocolate order: its kind (same) or next piece (different)
+    S_AS_STORE = 23         # Palace D: the store whose rule the supply follows
 
 cdef enum End:
     END_SCORING = 0
@@ -146,6 +153,8 @@ cdef struct AcPart:
     int coal
     int amount                               # upgrades (upgrader) or copies (repeater)
     int n_options
+    bint moves[MAX_OPTIONS]                  # the option moves a piece to another square
+                                             # (alone, or after an upgrade / a copy)
     int n_in[MAX_OPTIONS]
     int n_out[MAX_OPTIONS]
     int in_mask[MAX_OPTIONS][MAX_SYMBOLS]    # bit k: piece k fits the symbol
@@ -165,8 +174,8 @@ cdef struct AcSide:
     int mask                                 # pieces accepted
     int per                                  # R_SETS: pieces per step
     int n_pairs
-    int pair_mask[4]                         # R_PAIR: the classes and their steps
-    int pair_steps[4]
+    int pair_mask[6]                         # R_PAIR, R_CHAIN, R_MATCH: classes, kinds or
+    int pair_steps[6]                        # sets, and their steps
 
 
 cdef struct AcGoal:
@@ -204,7 +213,8 @@ cdef struct AcConfig:
     AcPart parts[MAX_PARTS]                  # printed, then deck A, then deck B
     int n_printed
     int printed_slot[MAX_SLOTS]              # part id p < n_printed sits on this slot
-    int a_first, a_count, b_first, b_count
+    int a_first, a_count, b_first, b_count   # the decks in play (after the expansion's removal)
+    int a_total, b_total                     # their cards, the ones left in the box included
     int n_emp_cards
     int emp_kind[MAX_EMPLOYEE_CARDS]         # card id -> Emp
     int emp_store[MAX_EMPLOYEE_CARDS]        # card id -> the store whose deck it is in
@@ -220,8 +230,9 @@ cdef struct AcConfig:
     int order_count[N_SIZES]
     int n_start
     int start_size[MAX_HELD_ORDERS]
-    int sides                                # -1 random, else bit k set = store k on side B
-    AcSide side[N_STORES][2]
+    int sides_random                         # each store's side drawn from A and B
+    int sides[N_STORES]                      # else the side of each store, 0..3
+    AcSide side[N_STORES][4]                 # sides A, B, C, D
     int track
     int n_awards
     int awards[4]
@@ -244,6 +255,7 @@ cdef struct AcSeat:
     short store[N_PIECES]                    # the store room
     int coal
     int money                                # earned so far (Corner Shop stages, Salesman)
+    int money_today                          # of it, earned today (C sides)
     signed char slot[MAX_SLOTS]              # part id, -1 = empty
     unsigned char ops[MAX_SLOTS]             # operations of each slot this shift
     int n_covered
@@ -284,7 +296,7 @@ cdef struct Ac:
     int to_move                              # -1 when over
     int turn                                 # index in turn order (run, orders, agents, cleanup)
     int draft_k                              # draft turn, 0 .. 2n-1
-    int side[N_STORES]                       # 0 = A, 1 = B
+    int side[N_STORES]                       # 0 = A, 1 = B, 2 = C, 3 = D
     signed char deck_a[MAX_PARTS]
     signed char deck_b[MAX_PARTS]
     int a_pos, b_pos                         # next part to draw
@@ -327,6 +339,8 @@ cdef struct Ac:
     bint p_first
     int p_emp                                # employee kind whose action is in progress
     int p_store
+    int p_rule                               # the store whose supply rule applies (Palace D)
+    bint p_move                              # the part at work may move its piece (S_MOVE_TO)
     int p_mult
     int p_count
     int p_kind                               # first piece supplied (R_SAME, R_PAIR)

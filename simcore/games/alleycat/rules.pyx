@@ -222,20 +222,27 @@ cdef class AlleyCatState(GameState):
         c.beans = f.beans_per_load
         c.keep = params.solo.keep if n == 1 else f.keep
         c.coal_per_choc = f.coal_per_chocolate
-        all_parts = list(params.parts.printed) + list(params.parts.deck_a) + list(params.parts.deck_b)
+        all_parts = self._all_parts()
         c.n_parts = len(all_parts)
         c.n_printed = len(params.parts.printed)
+        # Each deck's ids are contiguous: its own parts, then the expansion's. The first
+        # a_count of the shuffled deck are in play, the rest went back to the box.
+        ex = params.master_chocolatier
+        removed = params.expansion.removed if ex else 0
         c.a_first = c.n_printed
-        c.a_count = len(params.parts.deck_a)
-        c.b_first = c.a_first + c.a_count
-        c.b_count = len(params.parts.deck_b)
+        c.a_total = len(params.parts.deck_a) + (len(params.expansion.deck_a) if ex else 0)
+        c.a_count = c.a_total - removed
+        c.b_first = c.a_first + c.a_total
+        c.b_total = len(params.parts.deck_b) + (len(params.expansion.deck_b) if ex else 0)
+        c.b_count = c.b_total - removed
         for i, part in enumerate(all_parts):
             c.parts[i].coal = part.coal
             c.parts[i].n_options = len(part.does)
             for o, text in enumerate(part.does):
-                kind, amount, ins, outs = parse_option(text)
+                kind, amount, ins, outs, moves = parse_option(text)
                 c.parts[i].kind = KIND_NAMES.index(kind)
                 c.parts[i].amount = amount
+                c.parts[i].moves[o] = moves
                 c.parts[i].n_in[o] = len(ins)
                 c.parts[i].n_out[o] = len(outs)
                 for j, m in enumerate(ins):
@@ -291,13 +298,14 @@ cdef class AlleyCatState(GameState):
         for i, size in enumerate(params.orders.start):
             c.start_size[i] = SIZES.index(size)
         st = params.stores
-        if st.sides == "random":
-            c.sides = -1
-        else:
+        c.sides_random = st.sides == "random"
+        if not c.sides_random:
             letters = st.sides * 5 if len(st.sides) == 1 else st.sides
-            c.sides = sum(1 << z for z in range(N_STORES) if letters[z] == "B")
+            for z in range(N_STORES):
+                c.sides[z] = "ABCD".index(letters[z])
         for z, store in enumerate(STORES):
-            for j, text in enumerate((getattr(st, store).a, getattr(st, store).b)):
+            side = getattr(st, store)
+            for j, text in enumerate((side.a, side.b, side.c, side.d)):
                 rule, mask, per, pairs = parse_store(text)
                 c.side[z][j].rule = STORE_RULES.index(rule)
                 c.side[z][j].mask = mask
@@ -341,16 +349,16 @@ cdef class AlleyCatState(GameState):
         memset(&self.s, 0, sizeof(Ac))
         rng_seed(&self.s.rng, seed)
         for z in range(N_STORES):
-            if c.sides < 0:
+            if c.sides_random:
                 self.s.side[z] = rng_below(&self.s.rng, 2)
             else:
-                self.s.side[z] = (c.sides >> z) & 1
-        for i in range(c.a_count):
+                self.s.side[z] = c.sides[z]
+        for i in range(c.a_total):
             self.s.deck_a[i] = c.a_first + i
-        for i in range(c.b_count):
+        for i in range(c.b_total):
             self.s.deck_b[i] = c.b_first + i
-        shuffle_i8(&self.s.rng, self.s.deck_a, c.a_count)
-        shuffle_i8(&self.s.rng, self.s.deck_b, c.b_count)
+        shuffle_i8(&self.s.rng, self.s.deck_a, c.a_total)
+        shuffle_i8(&self.s.rng, self.s.deck_b, c.b_total)
         for z in range(N_STORES):
             for i in range(c.emp_deck_len[z]):
                 self.s.emp_deck[z][i] = c.emp_deck_first[z] + i
@@ -443,6 +451,7 @@ cdef class AlleyCatState(GameState):
             a.emp_uses = 0
             a.assigned = -1
             a.supplied = False
+            a.money_today = 0
             self.s.has_part[p] = False
             self.s.has_emp[p] = False
         for i in range(DISPLAY):
@@ -685,6 +694,7 @@ cdef class AlleyCatState(GameState):
         self.s.p_slot = slot
         self.s.p_square = square
         self.s.p_part = a.slot[slot]
+        self.s.p_move = k.moves[0] and k.kind != K_CONVERTER
         if k.kind == K_CONVERTER:
             if k.n_options == 1:
                 self.choose_option(p, 0)
@@ -702,6 +712,11 @@ cdef class AlleyCatState(GameState):
     cdef void choose_option(self, int p, int o) noexcept nogil:
         self.s.p_option = o
         self.s.p_sym = 0
+        if self.cfg.parts[self.s.p_part].moves[o]:
+            # "move": a piece of the part's square goes to another square.
+            self.s.p_move = True
+            self.s.sub = S_MOVE_PIECE
+            return
         self.advance_inputs(p)
 
     cdef void advance_inputs(self, int p) noexcept nogil:
@@ -812,8 +827,10 @@ cdef class AlleyCatState(GameState):
         for t in range(N_PIECES):
             a.store[t] -= need[t]
         a.money += o.money[a.stage[i]]
+        a.money_today += o.money[a.stage[i]]
         if self.emp_kind(p) == E_SALESMAN:
             a.money += self.cfg.salesman_bonus
+            a.money_today += self.cfg.salesman_bonus
             a.m_salesman += self.cfg.salesman_bonus
         a.stages_done += 1
         self.advance_stage(p, i)
@@ -840,6 +857,28 @@ cdef class AlleyCatState(GameState):
         cdef int u, j, have = 0
         if st[t] == 0 or not (d.mask >> t) & 1:
             return False
+        if d.rule == R_COUNT:
+            for u in range(N_PIECES):
+                if (d.mask >> u) & 1:
+                    have += st[u]
+            for j in range(count + 1, count + have + 1):
+                if (d.per >> j) & 1:
+                    return True
+            return False
+        if d.rule == R_CHAIN:
+            return count < d.n_pairs and d.pair_mask[count] == 1 << t
+        if d.rule == R_MATCH:
+            # Set by set: a set's first piece needs its partner at hand, the second is it.
+            for j in range(d.n_pairs):
+                if (d.pair_mask[j] >> t) & 1:
+                    if count % 2 == 1:
+                        return (d.pair_mask[j] >> first) & 1 and t != first
+                    return st[lowest_bit(d.pair_mask[j] & ~(1 << t))] > 0
+            return False
+        if d.rule == R_PAIRS:
+            if count % 2 == 1:
+                return t == first
+            return not (mask >> t) & 1 and st[t] >= 2
         if d.rule == R_SAME:
             return count == 0 or t == first
         if d.rule == R_DIFFERENT:
@@ -866,7 +905,15 @@ cdef class AlleyCatState(GameState):
         return True
 
     cdef bint can_supply(self, int p, int z) noexcept nogil:
-        cdef int t
+        cdef const AcSide* d = self.side_of(z)
+        cdef int t, w
+        if d.rule == R_MONEY:
+            return self.s.seat[p].money_today >= d.per
+        if d.rule == R_AS:
+            for w in range(N_STORES):
+                if w != z and self.side_of(w).rule != R_AS and self.can_supply(p, w):
+                    return True
+            return False
         for t in range(N_PIECES):
             if self.supply_ok(p, z, t, 0, 0, 0):
                 return True
@@ -880,21 +927,44 @@ cdef class AlleyCatState(GameState):
             return self.s.p_count % d.per == 0
         if d.rule == R_PAIR:
             return self.s.p_count == 2
+        if d.rule == R_COUNT:
+            return (d.per >> self.s.p_count) & 1
+        if d.rule == R_MATCH or d.rule == R_PAIRS:
+            return self.s.p_count % 2 == 0
         return True
 
     cdef void begin_supply(self, int p, int z, int mult) noexcept nogil:
+        cdef int rule = self.side_of(z).rule
         self.s.p_store = z
+        self.s.p_rule = z
         self.s.p_mult = mult
         self.s.p_count = 0
         self.s.p_kind = 0
         self.s.p_mask = 0
+        memset(self.s.p_held, 0, sizeof(self.s.p_held))
         self.s.sub = S_SUPPLY
+        if rule == R_AS:
+            self.s.sub = S_AS_STORE
+        elif rule == R_MONEY:
+            # No pieces: the day's Corner Shop money decides the steps.
+            self.finish_supply(p)
 
     cdef int supply_steps(self) noexcept nogil:
         # Steps the supply in progress earns (the Director's multiplier included).
-        cdef int j, steps = self.s.p_count
-        cdef const AcSide* d = self.side_of(self.s.p_store)
-        if d.rule == R_SETS:
+        cdef int j, u, steps = self.s.p_count
+        cdef const AcSide* d = self.side_of(self.s.p_rule)
+        if d.rule == R_MONEY:
+            steps = self.s.seat[self.s.to_move].money_today // d.per
+        elif d.rule == R_CHAIN:
+            steps = d.pair_steps[self.s.p_count - 1] if self.s.p_count > 0 else 0
+        elif d.rule == R_PAIRS:
+            steps = self.s.p_count // 2
+        elif d.rule == R_MATCH:
+            steps = 0
+            for j in range(d.n_pairs):
+                u = lowest_bit(d.pair_mask[j])
+                steps += d.pair_steps[j] * min(self.s.p_held[u], self.s.p_held[lowest_bit(d.pair_mask[j] & ~(1 << u))])
+        elif d.rule == R_SETS:
             steps = self.s.p_count // d.per
         elif d.rule == R_PAIR:
             steps = 0
@@ -1280,6 +1350,10 @@ cdef class AlleyCatState(GameState):
                     out[n] = A_SQUARE + q
                     n += 1
         elif sub == S_MOVE_TO:
+            if self.s.p_move:
+                # A part's move is optional once it has worked (the piece may stay).
+                out[0] = A_DONE
+                n = 1
             for q in range(c.squares):
                 if q != self.s.p_square:
                     out[n] = A_SQUARE + q
@@ -1323,12 +1397,17 @@ cdef class AlleyCatState(GameState):
                     out[n] = A_PIECE + t
                     n += 1
         elif sub == S_SUPPLY:
-            if self.supply_complete(self.s.p_store):
+            if self.supply_complete(self.s.p_rule):
                 out[0] = A_DONE
                 n = 1
             for t in range(N_PIECES):
-                if self.supply_ok(p, self.s.p_store, t, self.s.p_count, self.s.p_kind, self.s.p_mask):
+                if self.supply_ok(p, self.s.p_rule, t, self.s.p_count, self.s.p_kind, self.s.p_mask):
                     out[n] = A_PIECE + t
+                    n += 1
+        elif sub == S_AS_STORE:
+            for z in range(N_STORES):
+                if z != self.s.p_store and self.side_of(z).rule != R_AS and self.can_supply(p, z):
+                    out[n] = A_STORE + z
                     n += 1
         elif sub == S_AGENT_PIECE:
             for t in range(2, N_PIECES):
@@ -1418,10 +1497,17 @@ cdef class AlleyCatState(GameState):
                 k = action - A_UPGRADE
                 a.belt[self.s.p_square][UPG_FROM[k]] -= 1
                 a.belt[self.s.p_square][UPG_TO[k]] += 1
-                self.after_upgrade(p)
+                if self.s.p_move:
+                    self.s.p_kind = UPG_TO[k]
+                    self.s.sub = S_MOVE_TO
+                else:
+                    self.after_upgrade(p)
         elif sub == S_COPY:
             a.belt[self.s.p_square][action - A_PIECE] += c.parts[self.s.p_part].amount
             self.s.sub = S_MENU
+            if self.s.p_move:
+                self.s.p_kind = action - A_PIECE
+                self.s.sub = S_MOVE_TO
         elif sub == S_CHUTE:
             t = action - A_PIECE
             a.belt[self.s.p_square][t] -= 1
@@ -1430,6 +1516,7 @@ cdef class AlleyCatState(GameState):
         elif sub == S_EMP_SQUARE:
             q = action - A_SQUARE
             self.s.p_square = q
+            self.s.p_move = False
             a.emp_uses -= 1
             if self.s.p_emp == E_PACKER:
                 for t in range(N_PIECES):
@@ -1445,8 +1532,9 @@ cdef class AlleyCatState(GameState):
             self.s.p_kind = action - A_PIECE
             self.s.sub = S_MOVE_TO
         elif sub == S_MOVE_TO:
-            a.belt[self.s.p_square][self.s.p_kind] -= 1
-            a.belt[action - A_SQUARE][self.s.p_kind] += 1
+            if action != A_DONE:
+                a.belt[self.s.p_square][self.s.p_kind] -= 1
+                a.belt[action - A_SQUARE][self.s.p_kind] += 1
             self.s.sub = S_MENU
         elif sub == S_ORDERS:
             if action == A_DONE:
@@ -1488,10 +1576,17 @@ cdef class AlleyCatState(GameState):
             else:
                 t = action - A_PIECE
                 a.store[t] -= 1
-                if self.s.p_count == 0:
-                    self.s.p_kind = t
+                # The last piece: the kind a same-kind supply, a pair or a set goes on with.
+                self.s.p_kind = t
+                self.s.p_held[t] += 1
                 self.s.p_count += 1
                 self.s.p_mask |= 1 << t
+        elif sub == S_AS_STORE:
+            self.s.p_rule = action - A_STORE
+            if self.side_of(self.s.p_rule).rule == R_MONEY:
+                self.finish_supply(p)
+            else:
+                self.s.sub = S_SUPPLY
         elif sub == S_AGENT_PIECE:
             # The pieces stay in the store room until the stage is paid with them.
             self.s.p_held[action - A_PIECE] += 1
@@ -1641,7 +1736,7 @@ cdef class AlleyCatState(GameState):
         # In the order of feature_names().
         cdef AcConfig* c = &self.cfg
         cdef AcSeat* a = &self.s.seat[seat]
-        cdef int i = 0, d, k, s, n_deck = c.a_count + c.b_count
+        cdef int i = 0, d, k, s, n_deck = c.a_total + c.b_total
         cdef int parts[6]
         cdef int money[N_SEATS]
         cdef int place[N_SEATS]
@@ -1723,8 +1818,9 @@ cdef class AlleyCatState(GameState):
         cdef AcConfig* c = &self.cfg
         cdef signed char tmp[MAX_ORDERS]
         cdef int z, i, j, t, n, h
-        shuffle_i8(rng, &self.s.deck_a[self.s.a_pos], c.a_count - self.s.a_pos)
-        shuffle_i8(rng, &self.s.deck_b[self.s.b_pos], c.b_count - self.s.b_pos)
+        # The parts removed to the box were never seen either.
+        shuffle_i8(rng, &self.s.deck_a[self.s.a_pos], c.a_total - self.s.a_pos)
+        shuffle_i8(rng, &self.s.deck_b[self.s.b_pos], c.b_total - self.s.b_pos)
         for z in range(N_STORES):
             shuffle_i8(rng, &self.s.emp_deck[z][self.s.emp_pos[z]], c.emp_deck_len[z] - self.s.emp_pos[z])
         for z in range(N_SIZES):
@@ -1771,9 +1867,9 @@ cdef class AlleyCatState(GameState):
                     return 4
         # Parts: printed ones once per player, deck ones once.
         memset(count, 0, sizeof(count))
-        for i in range(self.s.a_pos, c.a_count):
+        for i in range(self.s.a_pos, c.a_total):
             count[self.s.deck_a[i]] += 1
-        for i in range(self.s.b_pos, c.b_count):
+        for i in range(self.s.b_pos, c.b_total):
             count[self.s.deck_b[i]] += 1
         for i in range(DISPLAY):
             if self.s.disp_part[i] >= 0:
@@ -1837,10 +1933,16 @@ cdef class AlleyCatState(GameState):
 
     # ---- Python API: names, descriptions, observation, trace, hand-built positions ----
 
+    def _all_parts(self):
+        # By id: printed, deck A (and the expansion's A parts), deck B (and its B parts).
+        p, e = self.params.parts, self.params.expansion
+        ex = self.params.master_chocolatier
+        return (list(p.printed) + list(p.deck_a) + (list(e.deck_a) if ex else [])
+                + list(p.deck_b) + (list(e.deck_b) if ex else []))
+
     def part_names(self):
-        """Names of the parts by id: printed, deck A, deck B."""
-        p = self.params.parts
-        return [x.name for x in list(p.printed) + list(p.deck_a) + list(p.deck_b)]
+        """Names of the parts by id: printed, deck A, deck B (expansion parts after each deck's own)."""
+        return [x.name for x in self._all_parts()]
 
     def order_texts(self):
         """Text of the Corner Shop orders by id: small, medium, large."""
@@ -1946,7 +2048,7 @@ cdef class AlleyCatState(GameState):
             "decision": SUB_NAMES[self.s.sub],
             "to_move": self.s.to_move,
             "start": self.s.start,
-            "sides": {STORES[z]: "AB"[self.s.side[z]] for z in range(N_STORES)},
+            "sides": {STORES[z]: "ABCD"[self.s.side[z]] for z in range(N_STORES)},
             "display": self._display(),
             "players": [self._seat_view(p) for p in range(self.cfg.n)],
             "deck_sizes": {
@@ -2058,8 +2160,7 @@ cdef class AlleyCatState(GameState):
             return f"the {EMPLOYEES[self.s.p_emp]} works on square {q + 1}"
         if A_OPTION <= action < A_UPGRADE:
             o = action - A_OPTION
-            part = (list(self.params.parts.printed) + list(self.params.parts.deck_a)
-                    + list(self.params.parts.deck_b))[self.s.p_part]
+            part = self._all_parts()[self.s.p_part]
             return f"option {part.does[o]}"
         if A_UPGRADE <= action < A_PACKET:
             k = action - A_UPGRADE
@@ -2073,6 +2174,8 @@ cdef class AlleyCatState(GameState):
             z = self.cfg.emp_store[a.employee]
             return f"supply {STORE_TITLES[z]}"
         if A_STORE <= action < A_EMPLOYEE:
+            if sub == S_AS_STORE:
+                return f"supply as {STORE_TITLES[action - A_STORE]}"
             return f"supply {STORE_TITLES[action - A_STORE]} (Department Store Agent)"
         if action == A_EMPLOYEE:
             return f"use the {self._employee_name(a.employee)}"
@@ -2082,6 +2185,7 @@ cdef class AlleyCatState(GameState):
             j = action - A_GOAL
             return f"supply the chocolate order of {'the target' if j == 0 else f'demand {j}'}: {self.card_text(j)}"
         return {S_MENU: "end the shift", S_UPGRADE: "stop upgrading", S_ORDERS: "done with orders",
+                S_MOVE_TO: "leave it on its square",
                 S_SUPPLY: "finish the supply", S_AGENT_STORE: "no extra supply"}[sub]
 
     def store_money(self):
@@ -2302,4 +2406,4 @@ cdef class AlleyCatState(GameState):
 SUB_NAMES = ("packet", "pick", "place", "assign", "shift", "target square", "option", "input",
              "output", "upgrade", "copy", "chute", "employee square", "move piece", "move to",
              "orders", "supply", "shop agent piece", "dealer omit", "store agent", "keep",
-             "replace order", "chocolate order")
+             "replace order", "chocolate order", "supply as")
