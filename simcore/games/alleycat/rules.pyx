@@ -2093,6 +2093,8 @@ cdef class AlleyCatState(GameState):
         d["decks"] = {
             "parts_a": [names[self.s.deck_a[i]] for i in range(self.s.a_pos, self.cfg.a_count)],
             "parts_b": [names[self.s.deck_b[i]] for i in range(self.s.b_pos, self.cfg.b_count)],
+            "parts_box": ([names[self.s.deck_a[i]] for i in range(self.cfg.a_count, self.cfg.a_total)]
+                          + [names[self.s.deck_b[i]] for i in range(self.cfg.b_count, self.cfg.b_total)]),
             "employees": [[EMPLOYEES[self.cfg.emp_kind[self.s.emp_deck[z][i]]]
                            for i in range(self.s.emp_pos[z], self.cfg.emp_deck_len[z])] for z in range(N_STORES)],
             "orders": [[texts[self.s.odeck[z][(self.s.ohead[z] + i) % MAX_ORDERS]] for i in range(self.s.olen[z])]
@@ -2211,12 +2213,13 @@ cdef class AlleyCatState(GameState):
     # card stays accounted for.
 
     def set_seat(self, int seat, coal=None, money=None, belt=None, store=None, parts=None,
-                 employee=None, orders=None):
+                 employee=None, orders=None, today=None):
         """Set parts of a player's position. belt: one list of piece names per square
         (square 1 by the entrance); store: piece names; parts: {slot name: part name}
         placed as in the draft (covering what is there); employee: a name, or (name,
         store) for the Director, hired now (gifts included); orders: one (size, index within the size, stage) per order
-        slot, stage 1-based."""
+        slot, stage 1-based; today: Corner Shop money earned today (C sides), counted in
+        money too."""
         cdef AcSeat* a = &self.s.seat[seat]
         cdef int q, t, i, card
         index = {name: t for t, name in enumerate(PIECES)}
@@ -2224,6 +2227,9 @@ cdef class AlleyCatState(GameState):
             a.coal = coal
         if money is not None:
             a.money = money
+        if today is not None:
+            a.money += today - a.money_today
+            a.money_today = today
         if belt is not None:
             if len(belt) != self.cfg.squares:
                 raise ValueError(f"the belt has {self.cfg.squares} squares")
@@ -2300,13 +2306,14 @@ cdef class AlleyCatState(GameState):
             if self.s.disp_part[i] == id:
                 self.s.disp_part[i] = -1
                 return id
-        for i in range(self.s.a_pos, self.cfg.a_count):
+        # A part in the box swaps places with the next card of its deck.
+        for i in range(self.s.a_pos, self.cfg.a_total):
             if self.s.deck_a[i] == id:
                 self.s.deck_a[i] = self.s.deck_a[self.s.a_pos]
                 self.s.deck_a[self.s.a_pos] = id
                 self.s.a_pos += 1
                 return id
-        for i in range(self.s.b_pos, self.cfg.b_count):
+        for i in range(self.s.b_pos, self.cfg.b_total):
             if self.s.deck_b[i] == id:
                 self.s.deck_b[i] = self.s.deck_b[self.s.b_pos]
                 self.s.deck_b[self.s.b_pos] = id
