@@ -26,7 +26,7 @@ from simcore.games.alleycat.rules cimport (
     K_CONVERTER, K_UPGRADER, K_REPEATER, K_CHUTE, stage_of, PH_ORDERS, S_PACKET, S_PICK,
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
-    S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
+    S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
     MAX_GOALS)
 
 from simcore.games.alleycat.params import EMPLOYEES
@@ -45,8 +45,8 @@ cdef enum:
     W_CHUTE = 16
     W_ORDER_BELT = 17
     W_EMP = 18            # + employee kind
-    W_OBJECTIVE = 34      # after the 16 employee kinds
-    W_WIN = 35
+    W_OBJECTIVE = 37      # after the 19 employee kinds
+    W_WIN = 38
     MAX_CHAIN = 64        # small decisions completed after a look-ahead move
 
 
@@ -56,7 +56,7 @@ cdef inline bint in_chain(int sub) noexcept nogil:
             or sub == S_UPGRADE or sub == S_COPY or sub == S_CHUTE or sub == S_EMP_SQUARE
             or sub == S_MOVE_PIECE or sub == S_MOVE_TO or sub == S_SUPPLY
             or sub == S_AGENT_PIECE or sub == S_DEALER_OMIT or sub == S_GOAL
-            or sub == S_AS_STORE)
+            or sub == S_AS_STORE or sub == S_FREE_SLOT)
 
 
 cdef class AlleyCatHeuristic(Strategy):
@@ -80,7 +80,8 @@ cdef class AlleyCatHeuristic(Strategy):
         "chute": 3.0,          # keeping the Chute (free moves to the store room)
         "order_belt": 0.5,     # a belt piece counts this much of a store-room one for order progress
         **{f"employee_{e}": v for e, v in zip(EMPLOYEES, (
-            3.0, 1.4, 0.8, 2.0, 1.5, 1.5, 1.5, 2.0, 2.8, 1.6, 2.0, 3.0, 2.5, 2.5, 2.5, 1.2))},
+            3.0, 1.4, 0.8, 2.0, 1.5, 1.5, 1.5, 2.0, 2.8, 1.6, 2.0, 3.0, 2.5, 2.5, 2.5, 1.2,
+            2.0, 1.5, 1.8))},
         # Solo: an objective that holds as things stand, and all of them (the win).
         # Worth more than the pieces a chocolate order takes, so the bot supplies it.
         "objective": 8.0, "win": 20.0,
@@ -170,7 +171,11 @@ cdef class AlleyCatHeuristic(Strategy):
         cdef const AcConfig* c = &st.cfg
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef int z = c.emp_store[card], t, q, owned = 0
-        cdef int mask = c.side[z][st.s.side[z]].mask
+        cdef int mask
+        if z < 0:
+            # The expansion's employees open no store.
+            return self.w[W_EMP + c.emp_kind[card]]
+        mask = c.side[z][st.s.side[z]].mask
         for t in range(N_PIECES):
             if (mask >> t) & 1:
                 owned += a.store[t]

@@ -89,6 +89,64 @@ def test_upgrade_then_move_and_copy_onto_another_square():
     assert seat(state, 0)["coal"] == 0
 
 
+# ---- the employees ----
+
+@pytest.mark.parametrize("players, parts, employees", [
+    (1, [4], [5]),                      # solo: the extra employee joins, no extra part
+    (2, [3, 2], [3, 3]),
+    (3, [2, 2, 1], [2, 2, 2]),
+    (4, [2, 1, 1, 1], [2, 2, 1, 1]),
+])
+def test_one_extra_employee_a_day_and_the_packets(players, parts, employees):
+    state = new(players=players, seed=2)
+    display = state.observation(0)["display"]
+    assert [len(d["cards"]) for d in display if d["kind"] == "parts"] == parts
+    assert [len(d["cards"]) for d in display if d["kind"] == "employees"] == employees
+    extra = [c for d in display if d["kind"] == "employees" for c in d["cards"] if "(no store)" in c]
+    assert len(extra) == 1 and extra[0].split()[0] in ("owner", "helpers", "prodigy")
+
+
+def test_new_employees_open_no_store():
+    state = new()
+    state.set_seat(0, employee="owner", store=["chunks", "boxed"])
+    state.enter("orders", 0, start=0)
+    assert not any(t.startswith("supply ") for t in texts(state))
+
+
+def test_owner_operates_a_part_without_coal():
+    # A4 (2 coal) on B1 faces square 1; no coal left, the Owner pays it once.
+    state = new()
+    state.set_seat(0, parts={"B1": "A4"}, coal=0, employee="owner", belt=[["cocoa"], [], [], []])
+    state.enter("run", 0, start=0)
+    state.set_seat(0, belt=[["cocoa"], [], [], []])
+    assert "operate A4 on B1" not in texts(state)
+    do(state, "use the owner", "operate A4 on B1 without coal (Owner)")
+    assert seat(state, 0)["belt"][0] == ["boxed"] and seat(state, 0)["coal"] == 0
+    assert "use the owner" not in texts(state)
+
+
+def test_helpers_operate_a_part_a_second_time_in_a_shift():
+    state = new()
+    state.set_seat(0, coal=3, employee="helpers")
+    state.enter("run", 0, start=0)
+    state.set_seat(0, belt=[["bean", "bean"], [], [], []])
+    do(state, "operate Roaster on T1")
+    assert "operate Roaster on T1" not in texts(state)
+    do(state, "use the helpers", "operate Roaster on T1 a second time (Helpers)")
+    assert seat(state, 0)["belt"][0] == ["cocoa", "cocoa"] and seat(state, 0)["coal"] == 1
+    assert "use the helpers" not in texts(state)
+
+
+def test_prodigy_makes_two_upgrades_on_one_square():
+    state = new()
+    state.set_seat(0, coal=0, employee="prodigy")
+    state.enter("run", 0, start=0)
+    state.set_seat(0, belt=[[], [], ["cocoa"], []])
+    do(state, "use the prodigy", "the prodigy works on square 3", "upgrade cocoa to fingers",
+       "upgrade fingers to nuts")
+    assert seat(state, 0)["belt"][2] == ["nuts"] and "use the prodigy" not in texts(state)
+
+
 # ---- C sides ----
 
 def test_c_side_moves_a_step_per_value_of_today_s_money():

@@ -39,7 +39,9 @@ SIZES = ("small", "medium", "large")
 # its amounts are params under `employees`).
 EMPLOYEES = ("director", "miner", "operator", "salesman", "clerk", "decorator", "mechanic",
              "shop_agent", "expert_miner", "expert_operator", "dealer", "engineer",
-             "supervisor", "store_agent", "packer", "technician")
+             "supervisor", "store_agent", "packer", "technician", "owner", "helpers", "prodigy")
+# The Master Chocolatier's employees: no Department Store access.
+STORELESS = ("owner", "helpers", "prodigy")
 
 MAX_PARTS = 48          # printed + deck A + deck B
 MAX_OPTIONS = 4
@@ -302,6 +304,25 @@ class Expansion(Params):
     deck_a: list[Part] = Field(max_length=MAX_PARTS)
     deck_b: list[Part] = Field(max_length=MAX_PARTS)
     removed: int = Field(ge=0, le=MAX_PARTS)
+    employees: list[str] = Field(min_length=1, max_length=MAX_DECK_EMPLOYEES)
+    packets: "EmployeePackets"
+    owner_uses: int = Field(ge=1, le=9)
+    helpers_uses: int = Field(ge=1, le=9)
+    prodigy_upgrades: int = Field(ge=1, le=9)
+
+    @field_validator("employees")
+    @classmethod
+    def _storeless(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if name not in STORELESS:
+                raise ValueError(f"{name!r}: the extra deck holds {', '.join(STORELESS)}")
+        return v
+
+
+class EmployeePackets(Params):
+    players_2: list[int] = Field(min_length=2, max_length=2)
+    players_3: list[int] = Field(min_length=3, max_length=3)
+    players_4: list[int] = Field(min_length=4, max_length=4)
 
 
 class Orders(Params):
@@ -355,6 +376,8 @@ class Decks(Params):
     @classmethod
     def _known(cls, v: list[str]) -> list[str]:
         for name in v:
+            if name in STORELESS:
+                raise ValueError(f"{name!r} belongs to the expansion's own deck (expansion.employees)")
             if name not in EMPLOYEES:
                 raise ValueError(f"unknown employee {name!r}; known: {', '.join(EMPLOYEES)}")
         return v
@@ -467,6 +490,12 @@ class AlleyCatParams(Params):
             sizes = getattr(self.packets, f"players_{n}")
             if sum(sizes) != display or min(sizes) < 1 or max(sizes) > 3:
                 raise ValueError(f"packets.players_{n} must be {n} sizes of 1..3 adding up to {display}")
+            sizes = getattr(self.expansion.packets, f"players_{n}")
+            if sum(sizes) != display + 1 or min(sizes) < 1 or max(sizes) > 3:
+                raise ValueError(f"expansion.packets.players_{n} must be {n} sizes of 1..3 adding up to "
+                                 f"{display + 1} (the employees and the extra one)")
+        if self.master_chocolatier and len(self.expansion.employees) < days:
+            raise ValueError("expansion.employees has fewer employees than there are days")
         solo = self.solo
         if solo.daily_demands > days or len(solo.discard) > days:
             raise ValueError(f"solo: daily_demands and discard name at most one per day ({days} days)")
@@ -494,3 +523,6 @@ class AlleyCatParams(Params):
         if len(set(slots)) != len(slots) or max(slots, default=0) >= 2 * self.factory.squares:
             raise ValueError("printed parts need distinct slots of the factory")
         return self
+
+
+Expansion.model_rebuild()

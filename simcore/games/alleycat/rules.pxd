@@ -13,7 +13,7 @@ cdef enum:
     REFINED_MASK = 0x7C     # chunks..boxed
     N_STORES = 5
     N_SIZES = 3
-    N_EMPLOYEES = 16
+    N_EMPLOYEES = 19
     N_SEATS = 4
     N_UPGRADES = 9          # the upgrade steps of the bookkeeping board (UPG_FROM/UPG_TO)
     MAX_PARTS = 48
@@ -26,7 +26,9 @@ cdef enum:
     MAX_SQUARES = 6
     MAX_SLOTS = 12
     MAX_DECK_EMPLOYEES = 12
-    MAX_EMPLOYEE_CARDS = 60 # N_STORES * MAX_DECK_EMPLOYEES
+    N_EMP_DECKS = 6         # one per store, then the Master Chocolatier's extra deck
+    EXTRA_DECK = 5
+    MAX_EMPLOYEE_CARDS = 72 # N_EMP_DECKS * MAX_DECK_EMPLOYEES
     MAX_HELD_ORDERS = 5     # Corner Shop orders in front of a player: 3 regular, Special Orders
     MAX_GOALS = 4           # objectives on one Factory Manager card
     MAX_TARGETS = 16
@@ -35,6 +37,7 @@ cdef enum:
     MAX_DONE = 64           # completed orders of one player
     MAX_PACKETS = 8         # parts packets then employee packets
     DISPLAY = 5             # parts (and employees: one per store) laid out each day
+    MAX_DISP_EMP = 6        # employees laid out: one per deck (the extra deck included)
 
 # Actions: one code space for every decision, so each code means one thing.
 cdef enum:
@@ -94,6 +97,9 @@ cdef enum Emp:
     E_STORE_AGENT = 13
     E_PACKER = 14
     E_TECHNICIAN = 15
+    E_OWNER = 16            # Master Chocolatier: operate a part without paying coal
+    E_HELPERS = 17          # operate a part a second time in a shift
+    E_PRODIGY = 18          # upgrades on one belt square
 
 cdef enum Phase:
     PH_DRAFT = 0
@@ -129,6 +135,7 @@ cdef enum Sub:
     S_REPLACE = 21          # cleanup: the size of the replacement order kept
     S_GOAL = 22             # solo chocolate order: its kind (same) or next piece (different)
     S_AS_STORE = 23         # Palace D: the store whose rule the supply follows
+    S_FREE_SLOT = 24        # Owner / Helpers: the part operated
 
 cdef enum End:
     END_SCORING = 0
@@ -217,9 +224,12 @@ cdef struct AcConfig:
     int a_total, b_total                     # their cards, the ones left in the box included
     int n_emp_cards
     int emp_kind[MAX_EMPLOYEE_CARDS]         # card id -> Emp
-    int emp_store[MAX_EMPLOYEE_CARDS]        # card id -> the store whose deck it is in
-    int emp_deck_first[N_STORES]
-    int emp_deck_len[N_STORES]
+    int emp_store[MAX_EMPLOYEE_CARDS]        # card id -> the store whose deck it is in, -1
+    int n_emp_decks                          # N_STORES, + 1 with the expansion
+    int emp_deck_first[N_EMP_DECKS]
+    int emp_deck_len[N_EMP_DECKS]
+    int emp_packet[N_SEATS]                  # employee packet sizes for this table
+    int owner_uses, helpers_uses, prodigy_upgrades
     int director_mult, miner_coal, expert_miner_coal, operator_moves, expert_operator_moves
     int salesman_bonus, clerk_skips, decorator_upgrades, mechanic_div, shop_agent_uses
     int dealer_uses, dealer_fewer, engineer_shifts, supervisor_beans, packer_uses
@@ -263,6 +273,7 @@ cdef struct AcSeat:
     int employee                             # card id today, -1
     int emp_uses                             # uses left of today's action
     int assigned                             # Mechanic / Technician slot, -1
+    int helped                               # slot the Helpers operated twice this shift, -1
     bint supplied                            # today's store supplied
     int shifts_left                          # tiles still beside the entrance
     int tiles                                # tiles today (shifts + Engineer)
@@ -300,10 +311,10 @@ cdef struct Ac:
     signed char deck_a[MAX_PARTS]
     signed char deck_b[MAX_PARTS]
     int a_pos, b_pos                         # next part to draw
-    signed char emp_deck[N_STORES][MAX_DECK_EMPLOYEES]
-    int emp_pos[N_STORES]
+    signed char emp_deck[N_EMP_DECKS][MAX_DECK_EMPLOYEES]
+    int emp_pos[N_EMP_DECKS]
     signed char disp_part[DISPLAY]           # -1 once taken or discarded
-    signed char disp_emp[DISPLAY]
+    signed char disp_emp[MAX_DISP_EMP]
     int pk_first[MAX_PACKETS]                # packet j: display index of its first card
     int pk_len[MAX_PACKETS]
     bint pk_taken[MAX_PACKETS]
@@ -384,6 +395,7 @@ cdef class AlleyCatState(GameState):
     cdef void after_upgrade(self, int p) noexcept nogil
     cdef bint employee_action(self, int p) noexcept nogil
     cdef bint emp_square_ok(self, int p, int kind, int square) noexcept nogil
+    cdef bint free_slot_ok(self, int p, int slot) noexcept nogil
     # Orders.
     cdef void begin_orders(self) noexcept nogil
     cdef const AcOrder* held(self, int p, int i) noexcept nogil

@@ -187,7 +187,7 @@ cdef class AlleyCatState(GameState):
     END_REASONS = ("scoring", "solo_win", "solo_loss")
     INVARIANTS = (
         "coal, money and chocolate counts are never negative",
-        "each part is operated at most once a shift (the Chute excepted)",
+        "each part is operated at most once a shift (the Chute excepted; twice by the Helpers)",
         "the belt keeps its length: tiles waiting and pushed out add up to the day's tiles",
         "store tracks stay within 0 .. track",
         "every part is in exactly one place (deck, display, a factory, covered, discarded)",
@@ -261,6 +261,23 @@ cdef class AlleyCatState(GameState):
                 c.emp_kind[k] = EMPLOYEES.index(name)
                 c.emp_store[k] = z
                 k += 1
+        ex = params.expansion
+        c.n_emp_decks = N_STORES
+        if params.master_chocolatier:
+            c.n_emp_decks = N_STORES + 1
+            c.emp_deck_first[EXTRA_DECK] = k
+            c.emp_deck_len[EXTRA_DECK] = len(ex.employees)
+            for name in ex.employees:
+                c.emp_kind[k] = EMPLOYEES.index(name)
+                c.emp_store[k] = -1
+                k += 1
+        sizes = ([c.n_emp_decks] if n == 1 else
+                 getattr(ex.packets if params.master_chocolatier else params.packets, f"players_{n}"))
+        for i in range(n):
+            c.emp_packet[i] = sizes[i]
+        c.owner_uses = ex.owner_uses
+        c.helpers_uses = ex.helpers_uses
+        c.prodigy_upgrades = ex.prodigy_upgrades
         c.n_emp_cards = k
         c.director_mult = e.director_multiplier
         c.miner_coal = e.miner_coal
@@ -359,7 +376,7 @@ cdef class AlleyCatState(GameState):
             self.s.deck_b[i] = c.b_first + i
         shuffle_i8(&self.s.rng, self.s.deck_a, c.a_total)
         shuffle_i8(&self.s.rng, self.s.deck_b, c.b_total)
-        for z in range(N_STORES):
+        for z in range(c.n_emp_decks):
             for i in range(c.emp_deck_len[z]):
                 self.s.emp_deck[z][i] = c.emp_deck_first[z] + i
             shuffle_i8(&self.s.rng, self.s.emp_deck[z], c.emp_deck_len[z])
@@ -461,10 +478,14 @@ cdef class AlleyCatState(GameState):
             else:
                 self.s.disp_part[i] = self.s.deck_b[self.s.b_pos]
                 self.s.b_pos += 1
-        for z in range(N_STORES):
+        for z in range(c.n_emp_decks):
             self.s.disp_emp[z] = self.s.emp_deck[z][self.s.emp_pos[z]]
             self.s.emp_pos[z] += 1
-        shuffle_i8(&self.s.rng, self.s.disp_emp, DISPLAY)
+        for z in range(c.n_emp_decks, MAX_DISP_EMP):
+            self.s.disp_emp[z] = -1
+        # Solo lays a part on each store's employee, so the extra one stays out of the
+        # shuffle (it gets no part and is never discarded).
+        shuffle_i8(&self.s.rng, self.s.disp_emp, DISPLAY if c.solo else c.n_emp_decks)
         if c.solo:
             if self.s.day < c.daily:
                 self.s.revealed += 1
@@ -473,11 +494,14 @@ cdef class AlleyCatState(GameState):
             for i in range(c.n):
                 self.s.pk_first[i] = first
                 self.s.pk_len[i] = c.packet[i]
-                self.s.pk_first[c.n + i] = first
-                self.s.pk_len[c.n + i] = c.packet[i]
                 self.s.pk_taken[i] = False
                 self.s.pk_taken[c.n + i] = False
                 first += c.packet[i]
+            first = 0
+            for i in range(c.n):
+                self.s.pk_first[c.n + i] = first
+                self.s.pk_len[c.n + i] = c.emp_packet[i]
+                first += c.emp_packet[i]
         self.s.draft_k = 0
         self.s.phase = PH_DRAFT
         self.s.sub = S_PACKET
@@ -504,6 +528,11 @@ cdef class AlleyCatState(GameState):
             self.s.pk_first[i] = 0
             self.s.pk_len[i] = m
             self.s.pk_taken[i] = False
+        if self.cfg.n_emp_decks > N_STORES:
+            self.s.disp_emp[m] = self.s.disp_emp[EXTRA_DECK]
+            if m != EXTRA_DECK:
+                self.s.disp_emp[EXTRA_DECK] = -1
+            self.s.pk_len[1] = m + 1
 
     cdef void take_card(self, int p, int j, int i) noexcept nogil:
         # Keep card i of packet j; the rest of the packet leaves the game.
@@ -558,6 +587,12 @@ cdef class AlleyCatState(GameState):
         elif k == E_PACKER:
             a.emp_uses = c.packer_uses
         elif k == E_STORE_AGENT:
+            a.emp_uses = 1
+        elif k == E_OWNER:
+            a.emp_uses = c.owner_uses
+        elif k == E_HELPERS:
+            a.emp_uses = c.helpers_uses
+        elif k == E_PRODIGY:
             a.emp_uses = 1
 
     cdef void place_part(self, int p, int slot) noexcept nogil:
@@ -619,6 +654,7 @@ cdef class AlleyCatState(GameState):
         memset(a.belt[0], 0, sizeof(a.belt[0]))
         a.belt[0][BEAN] = self.cfg.supervisor_beans if self.emp_kind(p) == E_SUPERVISOR else self.cfg.beans
         memset(a.ops, 0, sizeof(a.ops))
+        a.helped = -1
         self.s.sub = S_MENU
         self.s.to_move = p
 
@@ -768,8 +804,13 @@ cdef class AlleyCatState(GameState):
     cdef bint employee_action(self, int p) noexcept nogil:
         # Whether today's employee has an action usable in this shift.
         cdef AcSeat* a = &self.s.seat[p]
-        cdef int k = self.emp_kind(p), q
+        cdef int k = self.emp_kind(p), q, s
         if a.emp_uses <= 0:
+            return False
+        if k == E_OWNER or k == E_HELPERS:
+            for s in range(self.cfg.slots):
+                if self.free_slot_ok(p, s):
+                    return True
             return False
         for q in range(self.cfg.squares):
             if self.emp_square_ok(p, k, q):
@@ -780,9 +821,22 @@ cdef class AlleyCatState(GameState):
         cdef short* c = self.s.seat[p].belt[q]
         if k == E_OPERATOR or k == E_EXPERT_OPERATOR or k == E_PACKER:
             return total(c) > 0
-        if k == E_DECORATOR:
+        if k == E_DECORATOR or k == E_PRODIGY:
             return upgradable(c)
         return False
+
+    cdef bint free_slot_ok(self, int p, int s) noexcept nogil:
+        # The Owner: a part not yet operated this shift that costs coal, at no cost; the
+        # Helpers: a part already operated once, again, paying as usual.
+        cdef AcSeat* a = &self.s.seat[p]
+        cdef int id = a.slot[s], q = s % self.cfg.squares
+        if id < 0 or self.cfg.parts[id].kind == K_CHUTE:
+            return False
+        if not part_can_work(&self.cfg.parts[id], a.belt[q], present(a.belt[q])):
+            return False
+        if self.emp_kind(p) == E_OWNER:
+            return a.ops[s] == 0 and self.operate_cost(p, s, q) > 0
+        return a.ops[s] == 1 and a.coal >= self.operate_cost(p, s, q)
 
     # ---- orders ----
 
@@ -1382,7 +1436,8 @@ cdef class AlleyCatState(GameState):
                                 out[n] = A_DEALER + i
                                 n += 1
                                 break
-            if a.employee >= 0 and not a.supplied and self.can_supply(p, c.emp_store[a.employee]):
+            if (a.employee >= 0 and c.emp_store[a.employee] >= 0 and not a.supplied
+                    and self.can_supply(p, c.emp_store[a.employee])):
                 out[n] = A_SUPPLY
                 n += 1
             if c.solo:
@@ -1403,6 +1458,11 @@ cdef class AlleyCatState(GameState):
             for t in range(N_PIECES):
                 if self.supply_ok(p, self.s.p_rule, t, self.s.p_count, self.s.p_kind, self.s.p_mask):
                     out[n] = A_PIECE + t
+                    n += 1
+        elif sub == S_FREE_SLOT:
+            for i in range(c.slots):
+                if self.free_slot_ok(p, i):
+                    out[n] = A_SLOT + i
                     n += 1
         elif sub == S_AS_STORE:
             for z in range(N_STORES):
@@ -1477,7 +1537,20 @@ cdef class AlleyCatState(GameState):
                 a.coal += c.coal_per_choc
             else:
                 self.s.p_emp = self.emp_kind(p)
-                self.s.sub = S_EMP_SQUARE
+                if self.s.p_emp == E_OWNER or self.s.p_emp == E_HELPERS:
+                    self.s.sub = S_FREE_SLOT
+                else:
+                    self.s.sub = S_EMP_SQUARE
+        elif sub == S_FREE_SLOT:
+            i = action - A_SLOT
+            q = i % c.squares
+            a.emp_uses -= 1
+            if self.s.p_emp == E_OWNER:
+                # begin_operation pays the cost: hand it over first.
+                a.coal += self.operate_cost(p, i, q)
+            else:
+                a.helped = i
+            self.begin_operation(p, i, q)
         elif sub == S_TARGET:
             self.begin_operation(p, self.s.p_slot, action - A_SQUARE)
         elif sub == S_OPTION:
@@ -1522,8 +1595,9 @@ cdef class AlleyCatState(GameState):
                 for t in range(N_PIECES):
                     a.belt[q][t] *= 2
                 self.s.sub = S_MENU
-            elif self.s.p_emp == E_DECORATOR:
-                self.s.p_left = 1
+            elif self.s.p_emp == E_DECORATOR or self.s.p_emp == E_PRODIGY:
+                # The Decorator's uses are single upgrades; the Prodigy's one use is several.
+                self.s.p_left = c.prodigy_upgrades if self.s.p_emp == E_PRODIGY else 1
                 self.s.p_first = True
                 self.s.sub = S_UPGRADE
             else:
@@ -1821,7 +1895,7 @@ cdef class AlleyCatState(GameState):
         # The parts removed to the box were never seen either.
         shuffle_i8(rng, &self.s.deck_a[self.s.a_pos], c.a_total - self.s.a_pos)
         shuffle_i8(rng, &self.s.deck_b[self.s.b_pos], c.b_total - self.s.b_pos)
-        for z in range(N_STORES):
+        for z in range(c.n_emp_decks):
             shuffle_i8(rng, &self.s.emp_deck[z][self.s.emp_pos[z]], c.emp_deck_len[z] - self.s.emp_pos[z])
         for z in range(N_SIZES):
             n = self.s.ounseen[z]
@@ -1858,7 +1932,8 @@ cdef class AlleyCatState(GameState):
                     if a.belt[q][t] < 0:
                         return 1
             for i in range(c.slots):
-                if a.ops[i] > 1 and a.slot[i] >= 0 and c.parts[a.slot[i]].kind != K_CHUTE:
+                if (a.ops[i] > (2 if i == a.helped else 1) and a.slot[i] >= 0
+                        and c.parts[a.slot[i]].kind != K_CHUTE):
                     return 2
             if a.shifts_left < 0 or a.shifts_left > a.tiles:
                 return 3
@@ -1889,10 +1964,10 @@ cdef class AlleyCatState(GameState):
             if count[i] != (c.n if i < c.n_printed else 1):
                 return 5
         memset(count, 0, sizeof(count))
-        for z in range(N_STORES):
+        for z in range(c.n_emp_decks):
             for i in range(self.s.emp_pos[z], c.emp_deck_len[z]):
                 count[self.s.emp_deck[z][i]] += 1
-        for i in range(DISPLAY):
+        for i in range(MAX_DISP_EMP):
             if self.s.disp_emp[i] >= 0:
                 count[self.s.disp_emp[i]] += 1
         for i in range(self.s.n_emp_discard):
@@ -1989,6 +2064,10 @@ cdef class AlleyCatState(GameState):
             out += [PIECES[t]] * n
         return out
 
+    def _employee_label(self, int card):
+        z = self.cfg.emp_store[card]
+        return f"{EMPLOYEES[self.cfg.emp_kind[card]]} ({STORES[z] if z >= 0 else 'no store'})"
+
     def _employee_name(self, int card):
         if card < 0:
             return None
@@ -2031,8 +2110,7 @@ cdef class AlleyCatState(GameState):
                 i = self.s.pk_first[j] + x
                 card = self.s.disp_part[i] if j < n else self.s.disp_emp[i]
                 if card >= 0:
-                    cards.append(names[card] if j < n else
-                                 f"{EMPLOYEES[self.cfg.emp_kind[card]]} ({STORES[self.cfg.emp_store[card]]})")
+                    cards.append(names[card] if j < n else self._employee_label(card))
             out.append({"kind": "parts" if j < n else "employees", "cards": cards,
                         "taken": bool(self.s.pk_taken[j])})
         return out
@@ -2054,7 +2132,7 @@ cdef class AlleyCatState(GameState):
             "deck_sizes": {
                 "parts_a": self.cfg.a_count - self.s.a_pos,
                 "parts_b": self.cfg.b_count - self.s.b_pos,
-                "employees": [self.cfg.emp_deck_len[z] - self.s.emp_pos[z] for z in range(N_STORES)],
+                "employees": [self.cfg.emp_deck_len[z] - self.s.emp_pos[z] for z in range(self.cfg.n_emp_decks)],
                 "orders": [self.s.olen[z] for z in range(N_SIZES)],
             },
         }
@@ -2096,7 +2174,8 @@ cdef class AlleyCatState(GameState):
             "parts_box": ([names[self.s.deck_a[i]] for i in range(self.cfg.a_count, self.cfg.a_total)]
                           + [names[self.s.deck_b[i]] for i in range(self.cfg.b_count, self.cfg.b_total)]),
             "employees": [[EMPLOYEES[self.cfg.emp_kind[self.s.emp_deck[z][i]]]
-                           for i in range(self.s.emp_pos[z], self.cfg.emp_deck_len[z])] for z in range(N_STORES)],
+                           for i in range(self.s.emp_pos[z], self.cfg.emp_deck_len[z])]
+                          for z in range(self.cfg.n_emp_decks)],
             "orders": [[texts[self.s.odeck[z][(self.s.ohead[z] + i) % MAX_ORDERS]] for i in range(self.s.olen[z])]
                        for z in range(N_SIZES)],
         }
@@ -2143,6 +2222,9 @@ cdef class AlleyCatState(GameState):
                 return f"place {names[self.s.p_part]} on {self.slot_name(s)}" + (f", covering {here}" if here else "")
             if sub == S_ASSIGN:
                 return f"assign the {self._employee_name(a.employee)} to {here} on {self.slot_name(s)}"
+            if sub == S_FREE_SLOT:
+                how = "without coal (Owner)" if self.s.p_emp == E_OWNER else "a second time (Helpers)"
+                return f"operate {here} on {self.slot_name(s)} {how}"
             return f"operate {here} on {self.slot_name(s)}"
         if A_PIECE <= action < A_TRADE:
             piece = PIECES[action - A_PIECE]
@@ -2323,12 +2405,12 @@ cdef class AlleyCatState(GameState):
 
     def _take_employee(self, int kind, int store):
         cdef int i, z, card
-        for i in range(DISPLAY):
+        for i in range(MAX_DISP_EMP):
             card = self.s.disp_emp[i]
             if card >= 0 and self.cfg.emp_kind[card] == kind and store in (-1, self.cfg.emp_store[card]):
                 self.s.disp_emp[i] = -1
                 return card
-        for z in range(N_STORES):
+        for z in range(self.cfg.n_emp_decks):
             for i in range(self.s.emp_pos[z], self.cfg.emp_deck_len[z]):
                 card = self.s.emp_deck[z][i]
                 if self.cfg.emp_kind[card] == kind and store in (-1, z):
@@ -2385,8 +2467,8 @@ cdef class AlleyCatState(GameState):
         for p in range(self.cfg.n):
             self.s.has_part[p] = True
             self.s.has_emp[p] = True
-        for i in range(DISPLAY):
-            if self.s.disp_part[i] >= 0:
+        for i in range(MAX_DISP_EMP):
+            if i < DISPLAY and self.s.disp_part[i] >= 0:
                 self.s.part_discard[self.s.n_part_discard] = self.s.disp_part[i]
                 self.s.n_part_discard += 1
                 self.s.disp_part[i] = -1
@@ -2413,4 +2495,4 @@ cdef class AlleyCatState(GameState):
 SUB_NAMES = ("packet", "pick", "place", "assign", "shift", "target square", "option", "input",
              "output", "upgrade", "copy", "chute", "employee square", "move piece", "move to",
              "orders", "supply", "shop agent piece", "dealer omit", "store agent", "keep",
-             "replace order", "chocolate order", "supply as")
+             "replace order", "chocolate order", "supply as", "employee part")
