@@ -4,7 +4,8 @@
 Draft: scores each card directly (a part by what its best option adds per operation, an
 employee by a weight per kind and the pieces it lets the player sell to its store) and
 places a part where it covers the least. Everything else is a one-move look-ahead on a
-copy of the state with a value function in money: money earned and store awards as they
+copy of the state with a value function in money (a C side store is supplied only once no
+Corner Shop stage can be paid, as it pays by the day's stage money): money earned and store awards as they
 stand, each piece by its stage (more in the store room, where orders can use it), coal
 in reserve, steps on the store tracks, the part of each order's next stage already in
 the store room (and, for less, on the belt). In the solo game (Factory Manager) each
@@ -26,7 +27,7 @@ from simcore.games.alleycat.rules cimport (
     K_CONVERTER, K_UPGRADER, K_REPEATER, K_CHUTE, stage_of, PH_ORDERS, S_PACKET, S_PICK,
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
-    S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
+    S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
     MAX_GOALS)
 
 from simcore.games.alleycat.params import EMPLOYEES
@@ -305,6 +306,7 @@ cdef class AlleyCatHeuristic(Strategy):
     cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
                     AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
         cdef int sub = state.s.sub, i, s, pick = legal[0]
+        cdef int kept[MAX_ACTIONS]
         cdef double v, best = -1e18
         cdef const AcConfig* c = &state.cfg
         if n == 1:
@@ -345,8 +347,29 @@ cdef class AlleyCatHeuristic(Strategy):
         state.copy_into(seen)
         if state.s.phase >= PH_ORDERS:
             seen.determinize(seat, rng)
+        if sub == S_ORDERS and self.c_side_early(state, seat, legal, n):
+            # A C side pays by the day's Corner Shop money: the stages come first.
+            n = self.without(A_SUPPLY, legal, n, kept)
+            return self.best_move(seen, trial, scratch, seat, kept, n, True)
         return self.best_move(seen, trial, scratch, seat, legal, n, in_chain(sub) or sub == S_MENU
                               or sub == S_ORDERS or sub == S_AGENT_STORE)
+
+    cdef bint c_side_early(self, AlleyCatState st, int seat, const int* legal, int n) noexcept nogil:
+        # Whether today's store is a C side while a Corner Shop stage can still be paid.
+        cdef int i, e = st.s.seat[seat].employee
+        cdef bint supply = False, stage = False
+        for i in range(n):
+            supply = supply or legal[i] == A_SUPPLY
+            stage = stage or A_ORDER <= legal[i] < A_SUPPLY
+        return supply and stage and st.side_of(st.cfg.emp_store[e]).rule == R_MONEY
+
+    cdef int without(self, int action, const int* legal, int n, int* out) noexcept nogil:
+        cdef int i, m = 0
+        for i in range(n):
+            if legal[i] != action:
+                out[m] = legal[i]
+                m += 1
+        return m
 
 
 STRATEGIES = (AlleyCatHeuristic,)
