@@ -28,7 +28,7 @@ from simcore.games.alleycat.rules cimport (
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
     S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
-    MAX_GOALS)
+    MAX_GOALS, AcCard, AcGoal, G_STEPS)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -48,6 +48,7 @@ cdef enum:
     W_EMP = 18            # + employee kind
     W_OBJECTIVE = 37      # after the 19 employee kinds
     W_WIN = 38
+    W_STORE_GOAL = 39
     MAX_CHAIN = 64        # small decisions completed after a look-ahead move
 
 
@@ -86,6 +87,8 @@ cdef class AlleyCatHeuristic(Strategy):
         # Solo: an objective that holds as things stand, and all of them (the win).
         # Worth more than the pieces a chocolate order takes, so the bot supplies it.
         "objective": 8.0, "win": 20.0,
+        # Solo draft: per open step objective the employee's store could help pay.
+        "store_goal": 2.0,
     }
 
     cdef GameState seen     # the state as this seat may know it
@@ -182,7 +185,27 @@ cdef class AlleyCatHeuristic(Strategy):
                 owned += a.store[t]
                 for q in range(c.squares):
                     owned += a.belt[q][t]
-        return self.w[W_EMP + c.emp_kind[card]] + self.w[W_ACCESS] * owned
+        return (self.w[W_EMP + c.emp_kind[card]] + self.w[W_ACCESS] * owned
+                + self.w[W_STORE_GOAL] * self.open_store_goals(st, z))
+
+    cdef int open_store_goals(self, AlleyCatState st, int z) noexcept nogil:
+        # Solo: face-up step objectives not met yet that store z could help pay (it is
+        # named, or any store will do and z is still short of the steps).
+        cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
+        cdef const AcCard* k
+        cdef const AcGoal* g
+        cdef int j, i, n = 0
+        if not st.cfg.solo:
+            return 0
+        st.judge(met)
+        for j in range(st.s.revealed):
+            k = st.card(j)
+            for i in range(k.n_goals):
+                g = &k.goal[i]
+                if g.kind == G_STEPS and not met[j][i] and (
+                        g.store == z or g.store < 0 and st.s.seat[0].track[z] < g.amount):
+                    n += 1
+        return n
 
     cdef double card_value(self, AlleyCatState st, int seat, int packet, int i) noexcept nogil:
         cdef int x = st.s.pk_first[packet] + i, s, card
