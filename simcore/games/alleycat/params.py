@@ -300,12 +300,18 @@ class Parts(Params):
     deck_b: list[Part] = Field(min_length=1, max_length=MAX_PARTS)
 
 
+class EmployeePackets(Params):
+    players_2: list[int] = Field(min_length=2, max_length=2)
+    players_3: list[int] = Field(min_length=3, max_length=3)
+    players_4: list[int] = Field(min_length=4, max_length=4)
+
+
 class Expansion(Params):
     deck_a: list[Part] = Field(max_length=MAX_PARTS)
     deck_b: list[Part] = Field(max_length=MAX_PARTS)
     removed: int = Field(ge=0, le=MAX_PARTS)
     employees: list[str] = Field(min_length=1, max_length=MAX_DECK_EMPLOYEES)
-    packets: "EmployeePackets"
+    packets: EmployeePackets
     owner_uses: int = Field(ge=1, le=9)
     helpers_uses: int = Field(ge=1, le=9)
     prodigy_upgrades: int = Field(ge=1, le=9)
@@ -318,11 +324,6 @@ class Expansion(Params):
                 raise ValueError(f"{name!r}: the extra deck holds {', '.join(STORELESS)}")
         return v
 
-
-class EmployeePackets(Params):
-    players_2: list[int] = Field(min_length=2, max_length=2)
-    players_3: list[int] = Field(min_length=3, max_length=3)
-    players_4: list[int] = Field(min_length=4, max_length=4)
 
 
 class Orders(Params):
@@ -523,6 +524,3 @@ class AlleyCatParams(Params):
         if len(set(slots)) != len(slots) or max(slots, default=0) >= 2 * self.factory.squares:
             raise ValueError("printed parts need distinct slots of the factory")
         return self
-
-
-Expansion.model_rebuild()
