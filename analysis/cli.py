@@ -187,7 +187,10 @@ def _print_summary(s: Summary) -> None:
         and not s.complete else ""
     console.print(f"{m.get('game')}  run {m.get('run_id')}  seed {m.get('seed')}  "
                   f"seating {m.get('seating')}  games {s.games:,}{done}", soft_wrap=True)
-    for key, df, n in (("seat", s.by_seat, "games"), ("strategy", s.by_strategy, "plays")):
+    tables = [("seat", s.by_seat, "games"), ("strategy", s.by_strategy, "plays")]
+    if s.by_group is not None:
+        tables.append((s.by_group.columns[0], s.by_group, "plays"))
+    for key, df, n in tables:
         table = Table(key, n, "wins", "win rate  [95% CI]", "mean score",
                       title=f"by {key}", title_justify="left")
         for r in df.iter_rows(named=True):

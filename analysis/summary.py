@@ -1,5 +1,7 @@
 """The summary of a run directory: win rates (with 95% Wilson intervals), shared
-victories, mean scores and end reasons, computed lazily over its parquet parts."""
+victories, mean scores and end reasons, computed lazily over its parquet parts. When the
+results have a feature column named like GROUPING (a game's way of saying which scenario
+a game was dealt, e.g. a solo game's goal card), win rates per value of it too."""
 from __future__ import annotations
 
 import json
@@ -16,6 +18,9 @@ from simcore.runner import MANIFEST
 __all__ = ["Summary", "summarize", "wilson", "scan_run"]
 
 CONFIDENCE = 0.95
+# Feature columns that name the scenario a game was dealt; the summary breaks win rates
+# down by the first one a run has.
+GROUPING = ("target",)
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,9 @@ class Summary:
     by_strategy: pl.DataFrame  # strategy, plays (games x seats it held), wins, win_rate, ci..., mean_score
     draws: pl.DataFrame  # one row: games, shared (victories), rate, ci_low, ci_high
     end_reasons: pl.DataFrame  # end_reason, games, share
+    # <grouping column>, plays (games x seats), wins, win_rate, ci..., mean_score; None
+    # when the results have no GROUPING column.
+    by_group: pl.DataFrame | None = None
 
     @property
     def complete(self) -> bool:
@@ -63,6 +71,18 @@ def _win_table(cells: pl.DataFrame, key: str, n: str) -> pl.DataFrame:
         key, n, "wins", "win_rate", "ci_low", "ci_high", "mean_score")
 
 
+def _by_group(out: Path) -> pl.DataFrame | None:
+    lazy = scan_run(out)
+    key = next((k for k in GROUPING if k in lazy.collect_schema().names()), None)
+    if key is None:
+        return None
+    cells = (lazy.group_by(key)
+             .agg(rows=pl.len().cast(pl.Int64), wins=pl.col("win").cast(pl.Float64).sum(),
+                  score_sum=pl.col("score").cast(pl.Int64).sum())
+             .collect(engine="streaming"))
+    return _win_table(cells, key, "plays")
+
+
 def _read_manifest(out: Path) -> dict[str, Any]:
     try:
         return json.loads((out / MANIFEST).read_text())
@@ -98,7 +118,7 @@ def summarize(out: Path | str) -> Summary:
     draws = pl.DataFrame({"games": [n], "shared": [n_shared], "rate": [n_shared / n],
                           "ci_low": [low], "ci_high": [high]})
     return Summary(
-        manifest=manifest, games=n,
+        manifest=manifest, games=n, by_group=_by_group(out),
         by_seat=_win_table(cells, "seat", "games"),
         by_strategy=_win_table(cells, "strategy", "plays"),
         draws=draws, end_reasons=end_reasons.with_columns(share=pl.col("games") / n),

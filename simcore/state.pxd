@@ -51,7 +51,8 @@ cdef class GameState:
     cdef int first_player(self) noexcept nogil
     # Why the game ended, an index into the game's END_REASONS.
     cdef int end_reason(self) noexcept nogil
-    # Final scores and ranks (1 = winner; equal ranks share the victory).
+    # Final scores and ranks (1 = winner; equal ranks share the victory). A one-player
+    # game may be lost: its seat then ranks 2 and nobody wins (win 0).
     cdef void outcome(self, int* scores, int* ranks) noexcept nogil
     # The score `seat` would have if the game were scored now (greedy bots, standings).
     cdef int standing(self, int seat) noexcept nogil

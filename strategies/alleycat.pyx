@@ -4,10 +4,15 @@
 Draft: scores each card directly (a part by what its best option adds per operation, an
 employee by a weight per kind and the pieces it lets the player sell to its store) and
 places a part where it covers the least. Everything else is a one-move look-ahead on a
-copy of the state with a value function in money: money earned and store awards as they
+copy of the state with a value function in money (a C side store is supplied only once no
+Corner Shop stage can be paid, as it pays by the day's stage money): money earned and store awards as they
 stand, each piece by its stage (more in the store room, where orders can use it), coal
 in reserve, steps on the store tracks, the part of each order's next stage already in
-the store room (and, for less, on the belt). A move that opens a chain of small decisions (a converter's option,
+the store room (and, for less, on the belt). In the solo game (Factory Manager) each
+objective of the cards face up that would hold if the week ended now is worth a bonus,
+and meeting them all a larger one, so the bot supplies chocolate orders, completes
+orders and moves along the tracks its objectives ask for; money counts as before (it
+pays the money objectives). A move that opens a chain of small decisions (a converter's option,
 inputs and outputs; a supply) is valued after completing the chain greedily. Ties keep
 the first legal move, so a move that gains nothing is not played.
 
@@ -22,7 +27,8 @@ from simcore.games.alleycat.rules cimport (
     K_CONVERTER, K_UPGRADER, K_REPEATER, K_CHUTE, stage_of, PH_ORDERS, S_PACKET, S_PICK,
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
-    S_AGENT_PIECE, S_DEALER_OMIT, A_PACKET, A_PICK, A_SLOT, E_MECHANIC)
+    S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
+    MAX_GOALS, AcCard, AcGoal, G_STEPS)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -40,6 +46,9 @@ cdef enum:
     W_CHUTE = 16
     W_ORDER_BELT = 17
     W_EMP = 18            # + employee kind
+    W_OBJECTIVE = 37      # after the 19 employee kinds
+    W_WIN = 38
+    W_STORE_GOAL = 39
     MAX_CHAIN = 64        # small decisions completed after a look-ahead move
 
 
@@ -48,7 +57,8 @@ cdef inline bint in_chain(int sub) noexcept nogil:
     return (sub == S_TARGET or sub == S_OPTION or sub == S_INPUT or sub == S_OUTPUT
             or sub == S_UPGRADE or sub == S_COPY or sub == S_CHUTE or sub == S_EMP_SQUARE
             or sub == S_MOVE_PIECE or sub == S_MOVE_TO or sub == S_SUPPLY
-            or sub == S_AGENT_PIECE or sub == S_DEALER_OMIT)
+            or sub == S_AGENT_PIECE or sub == S_DEALER_OMIT or sub == S_GOAL
+            or sub == S_AS_STORE or sub == S_FREE_SLOT)
 
 
 cdef class AlleyCatHeuristic(Strategy):
@@ -72,7 +82,13 @@ cdef class AlleyCatHeuristic(Strategy):
         "chute": 3.0,          # keeping the Chute (free moves to the store room)
         "order_belt": 0.5,     # a belt piece counts this much of a store-room one for order progress
         **{f"employee_{e}": v for e, v in zip(EMPLOYEES, (
-            3.0, 1.4, 0.8, 2.0, 1.5, 1.5, 1.5, 2.0, 2.8, 1.6, 2.0, 3.0, 2.5, 2.5, 2.5, 1.2))},
+            3.0, 1.4, 0.8, 2.0, 1.5, 1.5, 1.5, 2.0, 2.8, 1.6, 2.0, 3.0, 2.5, 2.5, 2.5, 1.2,
+            2.0, 1.5, 1.8))},
+        # Solo: an objective that holds as things stand, and all of them (the win).
+        # Worth more than the pieces a chocolate order takes, so the bot supplies it.
+        "objective": 8.0, "win": 20.0,
+        # Solo draft: per open step objective the employee's store could help pay.
+        "store_goal": 2.0,
     }
 
     cdef GameState seen     # the state as this seat may know it
@@ -159,13 +175,37 @@ cdef class AlleyCatHeuristic(Strategy):
         cdef const AcConfig* c = &st.cfg
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef int z = c.emp_store[card], t, q, owned = 0
-        cdef int mask = c.side[z][st.s.side[z]].mask
+        cdef int mask
+        if z < 0:
+            # The expansion's employees open no store.
+            return self.w[W_EMP + c.emp_kind[card]]
+        mask = c.side[z][st.s.side[z]].mask
         for t in range(N_PIECES):
             if (mask >> t) & 1:
                 owned += a.store[t]
                 for q in range(c.squares):
                     owned += a.belt[q][t]
-        return self.w[W_EMP + c.emp_kind[card]] + self.w[W_ACCESS] * owned
+        return (self.w[W_EMP + c.emp_kind[card]] + self.w[W_ACCESS] * owned
+                + self.w[W_STORE_GOAL] * self.open_store_goals(st, z))
+
+    cdef int open_store_goals(self, AlleyCatState st, int z) noexcept nogil:
+        # Solo: face-up step objectives not met yet that store z could help pay (it is
+        # named, or any store will do and z is still short of the steps).
+        cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
+        cdef const AcCard* k
+        cdef const AcGoal* g
+        cdef int j, i, n = 0
+        if not st.cfg.solo:
+            return 0
+        st.judge(met)
+        for j in range(st.s.revealed):
+            k = st.card(j)
+            for i in range(k.n_goals):
+                g = &k.goal[i]
+                if g.kind == G_STEPS and not met[j][i] and (
+                        g.store == z or g.store < 0 and st.s.seat[0].track[z] < g.amount):
+                    n += 1
+        return n
 
     cdef double card_value(self, AlleyCatState st, int seat, int packet, int i) noexcept nogil:
         cdef int x = st.s.pk_first[packet] + i, s, card
@@ -199,7 +239,7 @@ cdef class AlleyCatHeuristic(Strategy):
         cdef int belt[N_PIECES]
         cdef double v, have
         if st.s.to_move < 0:
-            return st.standing(seat)
+            return st.standing(seat) + self.objectives_value(st)
         total = st.score_now(seat, parts)
         if st.s.day == c.days - 1 and st.s.phase >= PH_ORDERS:
             # The last orders: pieces and coal are worth what the final scoring pays.
@@ -219,7 +259,7 @@ cdef class AlleyCatHeuristic(Strategy):
             # Daily income and gifts arrive whatever the move; only coal spent or
             # traded for should count.
             v += (a.coal - a.income) * self.w[W_COAL]
-            for i in range(c.n_start):
+            for i in range(st.s.n_held):
                 if a.order[i] < 0:
                     continue
                 # The next stage's pieces at hand: in the store room, and (for less,
@@ -241,14 +281,23 @@ cdef class AlleyCatHeuristic(Strategy):
             # Pieces are supplied one by one and the first can narrow what may follow
             # (one kind only, say): among equal moves, keep the most supply open.
             v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
-        return v
+        return v + self.objectives_value(st)
+
+    cdef double objectives_value(self, AlleyCatState st) noexcept nogil:
+        # The judge reads only the cards face up: what the bot may know.
+        cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
+        cdef int k
+        if not st.cfg.solo:
+            return 0.0
+        k = st.judge(met)
+        return self.w[W_OBJECTIVE] * k + (self.w[W_WIN] if k == st.goal_count() else 0.0)
 
     cdef int supply_room(self, AlleyCatState st, int seat) noexcept nogil:
         # Pieces the supply in progress could still take.
         cdef int t, n = 0
         for t in range(N_PIECES):
-            if st.supply_ok(seat, st.s.p_store, t, st.s.p_count, st.s.p_kind, st.s.p_mask):
-                n += st.s.seat[seat].store[t] if st.side_of(st.s.p_store).rule != R_DIFFERENT else 1
+            if st.supply_ok(seat, st.s.p_rule, t, st.s.p_count, st.s.p_kind, st.s.p_mask):
+                n += st.s.seat[seat].store[t] if st.side_of(st.s.p_rule).rule != R_DIFFERENT else 1
         return n
 
     cdef int best_move(self, AlleyCatState st, AlleyCatState scratch, AlleyCatState inner, int seat,
@@ -280,6 +329,7 @@ cdef class AlleyCatHeuristic(Strategy):
     cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
                     AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
         cdef int sub = state.s.sub, i, s, pick = legal[0]
+        cdef int kept[MAX_ACTIONS]
         cdef double v, best = -1e18
         cdef const AcConfig* c = &state.cfg
         if n == 1:
@@ -320,8 +370,29 @@ cdef class AlleyCatHeuristic(Strategy):
         state.copy_into(seen)
         if state.s.phase >= PH_ORDERS:
             seen.determinize(seat, rng)
+        if sub == S_ORDERS and self.c_side_early(state, seat, legal, n):
+            # A C side pays by the day's Corner Shop money: the stages come first.
+            n = self.without(A_SUPPLY, legal, n, kept)
+            return self.best_move(seen, trial, scratch, seat, kept, n, True)
         return self.best_move(seen, trial, scratch, seat, legal, n, in_chain(sub) or sub == S_MENU
                               or sub == S_ORDERS or sub == S_AGENT_STORE)
+
+    cdef bint c_side_early(self, AlleyCatState st, int seat, const int* legal, int n) noexcept nogil:
+        # Whether today's store is a C side while a Corner Shop stage can still be paid.
+        cdef int i, e = st.s.seat[seat].employee
+        cdef bint supply = False, stage = False
+        for i in range(n):
+            supply = supply or legal[i] == A_SUPPLY
+            stage = stage or A_ORDER <= legal[i] < A_SUPPLY
+        return supply and stage and st.side_of(st.cfg.emp_store[e]).rule == R_MONEY
+
+    cdef int without(self, int action, const int* legal, int n, int* out) noexcept nogil:
+        cdef int i, m = 0
+        for i in range(n):
+            if legal[i] != action:
+                out[m] = legal[i]
+                m += 1
+        return m
 
 
 STRATEGIES = (AlleyCatHeuristic,)

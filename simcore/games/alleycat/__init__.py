@@ -12,5 +12,5 @@ GAME = GameSpec(
     state_cls=AlleyCatState,
     params_cls=AlleyCatParams,
     defaults_path=Path(__file__).parent / "data" / "rules.toml",
-    players=(2, 4),
+    players=(1, 4),
 )

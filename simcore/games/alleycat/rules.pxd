@@ -13,7 +13,7 @@ cdef enum:
     REFINED_MASK = 0x7C     # chunks..boxed
     N_STORES = 5
     N_SIZES = 3
-    N_EMPLOYEES = 16
+    N_EMPLOYEES = 19
     N_SEATS = 4
     N_UPGRADES = 9          # the upgrade steps of the bookkeeping board (UPG_FROM/UPG_TO)
     MAX_PARTS = 48
@@ -26,11 +26,18 @@ cdef enum:
     MAX_SQUARES = 6
     MAX_SLOTS = 12
     MAX_DECK_EMPLOYEES = 12
-    MAX_EMPLOYEE_CARDS = 60 # N_STORES * MAX_DECK_EMPLOYEES
-    MAX_HELD_ORDERS = 3     # Corner Shop orders in front of a player
+    N_EMP_DECKS = 6         # one per store, then the Master Chocolatier's extra deck
+    EXTRA_DECK = 5
+    MAX_EMPLOYEE_CARDS = 72 # N_EMP_DECKS * MAX_DECK_EMPLOYEES
+    MAX_HELD_ORDERS = 5     # Corner Shop orders in front of a player: 3 regular, Special Orders
+    MAX_GOALS = 4           # objectives on one Factory Manager card
+    MAX_TARGETS = 16
+    MAX_DEMANDS = 32
+    MAX_SOLO_CARDS = 12     # the Weekly Target, then the Demands in play
     MAX_DONE = 64           # completed orders of one player
     MAX_PACKETS = 8         # parts packets then employee packets
     DISPLAY = 5             # parts (and employees: one per store) laid out each day
+    MAX_DISP_EMP = 6        # employees laid out: one per deck (the extra deck included)
 
 # Actions: one code space for every decision, so each code means one thing.
 cdef enum:
@@ -44,14 +51,15 @@ cdef enum:
     A_PACKET = 46           # + packet (parts packets first, then employee packets)
     A_PICK = 54             # + card of the chosen packet
     A_ORDER = 57            # + order slot: fulfil its next stage
-    A_SKIP = 60             # + order slot: Clerk skips its next stage
-    A_SHOP_AGENT = 63       # + order slot: Corner Shop Agent fulfils it with any refined
-    A_DEALER = 66           # + order slot: Dealer fulfils it with fewer pieces
-    A_SUPPLY = 69           # supply today's Department Store
-    A_STORE = 70            # + store: Department Store Agent supplies that store
-    A_EMPLOYEE = 75         # use today's employee's action (Operator, Decorator, Packer)
-    A_SIZE = 76             # + size: the replacement Corner Shop order kept
-    N_ACTION_CODES = 79
+    A_SKIP = 62             # + order slot: Clerk skips its next stage
+    A_SHOP_AGENT = 67       # + order slot: Corner Shop Agent fulfils it with any refined
+    A_DEALER = 72           # + order slot: Dealer fulfils it with fewer pieces
+    A_SUPPLY = 77           # supply today's Department Store
+    A_STORE = 78            # + store: Department Store Agent supplies that store
+    A_EMPLOYEE = 83         # use today's employee's action (Operator, Decorator, Packer)
+    A_SIZE = 84             # + size: the replacement Corner Shop order kept
+    A_GOAL = 87             # + solo card: supply that card's chocolate order
+    N_ACTION_CODES = 99
 
 cdef enum Kind:
     K_CONVERTER = 0
@@ -65,6 +73,12 @@ cdef enum Rule:
     R_DIFFERENT = 2         # pieces each of a different kind, a step each
     R_SETS = 3              # a step per `per` matching pieces
     R_PAIR = 4              # exactly two pieces of one class: that class's steps
+    R_MONEY = 5             # C sides: a step per `per` of today's Corner Shop money, no pieces
+    R_AS = 6                # Palace D: by the rule of another store in play, chosen each time
+    R_COUNT = 7             # Fresh Fancies D: a count whose bit is set in `per`, a step each
+    R_CHAIN = 8             # Salter's D: kinds pair_mask[0..] in order; steps by length
+    R_MATCH = 9             # House of Luxury D: sets of the two kinds of pair_mask[j]
+    R_PAIRS = 10            # Dunstan & Gilbert's D: matching pairs, each a different kind
 
 cdef enum Emp:
     E_DIRECTOR = 0
@@ -83,6 +97,9 @@ cdef enum Emp:
     E_STORE_AGENT = 13
     E_PACKER = 14
     E_TECHNICIAN = 15
+    E_OWNER = 16            # Master Chocolatier: operate a part without paying coal
+    E_HELPERS = 17          # operate a part a second time in a shift
+    E_PRODIGY = 18          # upgrades on one belt square
 
 cdef enum Phase:
     PH_DRAFT = 0
@@ -116,9 +133,26 @@ cdef enum Sub:
     S_AGENT_STORE = 19      # Department Store Agent: the store, or done
     S_KEEP = 20             # cleanup: a store-room piece kept overnight
     S_REPLACE = 21          # cleanup: the size of the replacement order kept
+    S_GOAL = 22             # solo chocolate order: its kind (same) or next piece (different)
+    S_AS_STORE = 23         # Palace D: the store whose rule the supply follows
+    S_FREE_SLOT = 24        # Owner / Helpers: the part operated
 
 cdef enum End:
     END_SCORING = 0
+    END_SOLO_WIN = 1
+    END_SOLO_LOSS = 2
+
+cdef enum GoalKind:
+    G_MONEY = 0             # Corner Shop money
+    G_ORDERS = 1            # completed regular orders (of a size, or any)
+    G_STEPS = 2             # markers moved back on `stores` different stores (or `store`)
+    G_SUPPLY = 3            # a chocolate order supplied during the game
+    G_SPECIAL = 4           # a Special Order completed
+
+cdef enum SupplyRule:
+    SR_EXACT = 0            # exactly the pieces `need`
+    SR_SAME = 1             # `amount` pieces of one kind within `mask`
+    SR_DIFFERENT = 2        # `amount` pieces of different kinds within `mask`
 
 
 cdef struct AcPart:
@@ -126,6 +160,8 @@ cdef struct AcPart:
     int coal
     int amount                               # upgrades (upgrader) or copies (repeater)
     int n_options
+    bint moves[MAX_OPTIONS]                  # the option moves a piece to another square
+                                             # (alone, or after an upgrade / a copy)
     int n_in[MAX_OPTIONS]
     int n_out[MAX_OPTIONS]
     int in_mask[MAX_OPTIONS][MAX_SYMBOLS]    # bit k: piece k fits the symbol
@@ -145,8 +181,25 @@ cdef struct AcSide:
     int mask                                 # pieces accepted
     int per                                  # R_SETS: pieces per step
     int n_pairs
-    int pair_mask[4]                         # R_PAIR: the classes and their steps
-    int pair_steps[4]
+    int pair_mask[6]                         # R_PAIR, R_CHAIN, R_MATCH: classes, kinds or
+    int pair_steps[6]                        # sets, and their steps
+
+
+cdef struct AcGoal:
+    int kind                                 # GoalKind
+    int amount                               # money, orders, steps per store, or pieces
+    int size                                 # G_ORDERS: size or -1 (any); G_SPECIAL: size
+    int stores                               # G_STEPS: how many different stores
+    int store                                # G_STEPS: the named store, or -1
+    int rule                                 # G_SUPPLY: SupplyRule
+    int mask                                 # G_SUPPLY same / different: kinds allowed
+    int need[N_PIECES]                       # G_SUPPLY exact
+
+
+cdef struct AcCard:
+    int n_goals
+    AcGoal goal[MAX_GOALS]
+    int supply                               # index of its G_SUPPLY goal, -1
 
 
 cdef struct AcConfig:
@@ -167,12 +220,16 @@ cdef struct AcConfig:
     AcPart parts[MAX_PARTS]                  # printed, then deck A, then deck B
     int n_printed
     int printed_slot[MAX_SLOTS]              # part id p < n_printed sits on this slot
-    int a_first, a_count, b_first, b_count
+    int a_first, a_count, b_first, b_count   # the decks in play (after the expansion's removal)
+    int a_total, b_total                     # their cards, the ones left in the box included
     int n_emp_cards
     int emp_kind[MAX_EMPLOYEE_CARDS]         # card id -> Emp
-    int emp_store[MAX_EMPLOYEE_CARDS]        # card id -> the store whose deck it is in
-    int emp_deck_first[N_STORES]
-    int emp_deck_len[N_STORES]
+    int emp_store[MAX_EMPLOYEE_CARDS]        # card id -> the store whose deck it is in, -1
+    int n_emp_decks                          # N_STORES, + 1 with the expansion
+    int emp_deck_first[N_EMP_DECKS]
+    int emp_deck_len[N_EMP_DECKS]
+    int emp_packet[N_SEATS]                  # employee packet sizes for this table
+    int owner_uses, helpers_uses, prodigy_upgrades
     int director_mult, miner_coal, expert_miner_coal, operator_moves, expert_operator_moves
     int salesman_bonus, clerk_skips, decorator_upgrades, mechanic_div, shop_agent_uses
     int dealer_uses, dealer_fewer, engineer_shifts, supervisor_beans, packer_uses
@@ -183,14 +240,24 @@ cdef struct AcConfig:
     int order_count[N_SIZES]
     int n_start
     int start_size[MAX_HELD_ORDERS]
-    int sides                                # -1 random, else bit k set = store k on side B
-    AcSide side[N_STORES][2]
+    int sides_random                         # each store's side drawn from A and B
+    int sides[N_STORES]                      # else the side of each store, 0..3
+    AcSide side[N_STORES][4]                 # sides A, B, C, D
     int track
     int n_awards
     int awards[4]
     int follow_div
     int diversity[N_STORES + 1]
     int most_orders, per_choc, per_coal
+    # Factory Manager (solo: n == 1).
+    bint solo
+    int initial                              # Initial Demands
+    int daily                                # Daily Demands, one revealed a day from Monday
+    int discard[MAX_DAYS]                    # store whose employee leaves the display, -1
+    int n_targets
+    AcCard targets[MAX_TARGETS]
+    int n_demands
+    AcCard demands[MAX_DEMANDS]
 
 
 cdef struct AcSeat:
@@ -198,6 +265,7 @@ cdef struct AcSeat:
     short store[N_PIECES]                    # the store room
     int coal
     int money                                # earned so far (Corner Shop stages, Salesman)
+    int money_today                          # of it, earned today (C sides)
     signed char slot[MAX_SLOTS]              # part id, -1 = empty
     unsigned char ops[MAX_SLOTS]             # operations of each slot this shift
     int n_covered
@@ -205,10 +273,12 @@ cdef struct AcSeat:
     int employee                             # card id today, -1
     int emp_uses                             # uses left of today's action
     int assigned                             # Mechanic / Technician slot, -1
+    int helped                               # slot the Helpers operated twice this shift, -1
     bint supplied                            # today's store supplied
     int shifts_left                          # tiles still beside the entrance
     int tiles                                # tiles today (shifts + Engineer)
-    int order[MAX_HELD_ORDERS]               # order id, -1 = completed, replaced at cleanup
+    int order[MAX_HELD_ORDERS]               # order id, -1 = completed (a regular one is
+                                             # replaced at cleanup, a Special Order never)
     int stage[MAX_HELD_ORDERS]               # next stage of that order
     int n_done
     signed char done[MAX_DONE]               # completed order ids
@@ -224,6 +294,7 @@ cdef struct AcSeat:
     int slot_day[MAX_DAYS]
     int emp_day[MAX_DAYS]                    # employee kind hired each day, -1
     int covers[MAX_SLOTS]                    # placements that covered a part, per slot
+    int special[MAX_HELD_ORDERS]             # Special Order id dealt to held slot n_start + k, -1
 
 
 cdef struct Ac:
@@ -236,14 +307,14 @@ cdef struct Ac:
     int to_move                              # -1 when over
     int turn                                 # index in turn order (run, orders, agents, cleanup)
     int draft_k                              # draft turn, 0 .. 2n-1
-    int side[N_STORES]                       # 0 = A, 1 = B
+    int side[N_STORES]                       # 0 = A, 1 = B, 2 = C, 3 = D
     signed char deck_a[MAX_PARTS]
     signed char deck_b[MAX_PARTS]
     int a_pos, b_pos                         # next part to draw
-    signed char emp_deck[N_STORES][MAX_DECK_EMPLOYEES]
-    int emp_pos[N_STORES]
+    signed char emp_deck[N_EMP_DECKS][MAX_DECK_EMPLOYEES]
+    int emp_pos[N_EMP_DECKS]
     signed char disp_part[DISPLAY]           # -1 once taken or discarded
-    signed char disp_emp[DISPLAY]
+    signed char disp_emp[MAX_DISP_EMP]
     int pk_first[MAX_PACKETS]                # packet j: display index of its first card
     int pk_len[MAX_PACKETS]
     bint pk_taken[MAX_PACKETS]
@@ -258,6 +329,15 @@ cdef struct Ac:
     int olen[N_SIZES]
     int ounseen[N_SIZES]                     # cards from the head never revealed
     int stamps                               # arrival counter of store markers
+    int n_held                               # order slots: the regular ones, then Special Orders
+    # Factory Manager: card 0 is the Weekly Target, card j > 0 is demand_deck[j - 1].
+    int target
+    signed char demand_deck[MAX_DEMANDS]     # shuffled; Initial, then Daily Demands, then the box
+    int n_cards                              # cards in play (target + Initial + Daily)
+    int revealed                             # cards face up: 1 + Initial + Daily revealed so far
+    bint goal_supplied[MAX_SOLO_CARDS]       # that card's chocolate order was supplied
+    bint met[MAX_SOLO_CARDS][MAX_GOALS]      # set at the end: each objective met
+    int p_goal                               # the card whose chocolate order is in progress
     AcSeat seat[N_SEATS]
     # The pending decision.
     int p_packet
@@ -270,6 +350,8 @@ cdef struct Ac:
     bint p_first
     int p_emp                                # employee kind whose action is in progress
     int p_store
+    int p_rule                               # the store whose supply rule applies (Palace D)
+    bint p_move                              # the part at work may move its piece (S_MOVE_TO)
     int p_mult
     int p_count
     int p_kind                               # first piece supplied (R_SAME, R_PAIR)
@@ -290,7 +372,9 @@ cdef class AlleyCatState(GameState):
     cdef void order_to_bottom(self, int id) noexcept nogil
     cdef int seat_at(self, int index) noexcept nogil
     cdef int draft_seat(self, int k) noexcept nogil
+    cdef void deal_solo(self) noexcept nogil
     cdef void begin_day(self) noexcept nogil
+    cdef void solo_display(self) noexcept nogil
     cdef void take_card(self, int p, int packet, int i) noexcept nogil
     cdef void hire(self, int p, int card) noexcept nogil
     cdef void place_part(self, int p, int slot) noexcept nogil
@@ -311,6 +395,7 @@ cdef class AlleyCatState(GameState):
     cdef void after_upgrade(self, int p) noexcept nogil
     cdef bint employee_action(self, int p) noexcept nogil
     cdef bint emp_square_ok(self, int p, int kind, int square) noexcept nogil
+    cdef bint free_slot_ok(self, int p, int slot) noexcept nogil
     # Orders.
     cdef void begin_orders(self) noexcept nogil
     cdef const AcOrder* held(self, int p, int i) noexcept nogil
@@ -334,6 +419,18 @@ cdef class AlleyCatState(GameState):
     cdef void next_replacement(self) noexcept nogil
     cdef void end_day(self) noexcept nogil
     cdef void finish(self) noexcept nogil
+    # Factory Manager.
+    cdef const AcCard* card(self, int j) noexcept nogil
+    cdef int goal_count(self) noexcept nogil
+    cdef void solo_features(self, int* out) noexcept nogil
+    cdef bint goal_ok(self, int p, const AcGoal* g, int t, int count, int mask) noexcept nogil
+    cdef bint goal_payable(self, int p, int j) noexcept nogil
+    cdef void start_goal(self, int p, int j) noexcept nogil
+    cdef void goal_piece(self, int p, int t) noexcept nogil
+    # Which objectives of the cards in play hold if the week ended now, each paid
+    # separately in card order (Target, Initial, Daily): writes met[card][goal] and
+    # returns how many hold. Chocolate orders and Special Orders count once done.
+    cdef int judge(self, bint (*met)[MAX_GOALS]) noexcept nogil
     # Money of `seat` if the game were scored now; parts[0..6): Corner Shop stages (the
     # Salesman's bonus included), most orders, stores, diversity, chocolate, coal.
     cdef int score_now(self, int seat, int* parts) noexcept nogil

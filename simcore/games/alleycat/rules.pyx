@@ -13,8 +13,8 @@ from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
 from simcore.state cimport GameState
 
 from simcore.games.alleycat.params import (
-    PIECES, STORES, STORE_TITLES, SIZES, EMPLOYEES, STORE_RULES,
-    parse_option, parse_order, parse_store)
+    PIECES, STORES, STORE_TITLES, SIZES, EMPLOYEES, STORE_RULES, GOAL_KINDS,
+    parse_option, parse_order, parse_store, parse_card)
 
 __all__ = ["AlleyCatState"]
 
@@ -101,6 +101,65 @@ cdef inline int present(const short* c) noexcept nogil:
     return m
 
 
+cdef bint steps_fit(int* track, const int* steps, const int* count, const int* store, int n) noexcept nogil:
+    # Whether the step objectives [0, n) can all be paid from `track`, each from its own
+    # stores: a named store, or `count` different stores of the player's choice. Named
+    # ones come first in the lists, so when the rest are tried stores differ only by
+    # their track and a choice among stores at the same position is made in index order.
+    cdef int m, z, y, picked
+    cdef bint ok
+    if n == 0:
+        return True
+    if store[0] >= 0:
+        if track[store[0]] < steps[0]:
+            return False
+        track[store[0]] -= steps[0]
+        ok = steps_fit(track, steps + 1, count + 1, store + 1, n - 1)
+        track[store[0]] += steps[0]
+        return ok
+    for m in range(1, 1 << N_STORES):
+        picked = 0
+        ok = True
+        for z in range(N_STORES):
+            if (m >> z) & 1:
+                picked += 1
+                if track[z] < steps[0]:
+                    ok = False
+                for y in range(z):
+                    if not (m >> y) & 1 and track[y] == track[z]:
+                        ok = False
+        if not ok or picked != count[0]:
+            continue
+        for z in range(N_STORES):
+            if (m >> z) & 1:
+                track[z] -= steps[0]
+        ok = steps_fit(track, steps + 1, count + 1, store + 1, n - 1)
+        for z in range(N_STORES):
+            if (m >> z) & 1:
+                track[z] += steps[0]
+        if ok:
+            return True
+    return False
+
+
+cdef void fill_card(AcCard* card, text):
+    goals = parse_card(text)
+    card.n_goals = len(goals)
+    card.supply = -1
+    for i, g in enumerate(goals):
+        card.goal[i].kind = GOAL_KINDS.index(g["kind"])
+        card.goal[i].amount = g["amount"]
+        card.goal[i].size = g["size"]
+        card.goal[i].stores = g["stores"]
+        card.goal[i].store = g["store"]
+        card.goal[i].rule = g["rule"]
+        card.goal[i].mask = g["mask"]
+        for t in range(N_PIECES):
+            card.goal[i].need[t] = g["need"][t]
+        if g["kind"] == "supply":
+            card.supply = i
+
+
 cdef bint part_can_work(const AcPart* k, const short* c, int kinds) noexcept nogil:
     # Whether part k can do anything with the pieces c (whose kinds are `kinds`): the
     # shift menu asks this of every slot at every decision, so one-piece inputs are a
@@ -122,12 +181,13 @@ cdef bint part_can_work(const AcPart* k, const short* c, int kinds) noexcept nog
 
 
 cdef class AlleyCatState(GameState):
-    """Chocolate Factory (Alley Cat Games), 2 to 4 players."""
+    """Chocolate Factory (Alley Cat Games), 2 to 4 players, or the Factory Manager solo
+    game with 1."""
 
-    END_REASONS = ("scoring",)
+    END_REASONS = ("scoring", "solo_win", "solo_loss")
     INVARIANTS = (
         "coal, money and chocolate counts are never negative",
-        "each part is operated at most once a shift (the Chute excepted)",
+        "each part is operated at most once a shift (the Chute excepted; twice by the Helpers)",
         "the belt keeps its length: tiles waiting and pushed out add up to the day's tiles",
         "store tracks stay within 0 .. track",
         "every part is in exactly one place (deck, display, a factory, covered, discarded)",
@@ -135,6 +195,7 @@ cdef class AlleyCatState(GameState):
         "every Corner Shop order is in exactly one place (deck, on offer, held, completed)",
         "the seat to move is a player while the game runs and none once it is over",
         "held orders are at a stage within them",
+        "solo: the Demands revealed are within those in play, one more each day to Friday",
     )
 
     def __init__(self, params):
@@ -149,7 +210,8 @@ cdef class AlleyCatState(GameState):
         for i in range(c.days):
             c.coal_day[i] = params.coal_per_day[i]
             c.deck_day[i] = 0 if params.deck_per_day[i] == "A" else 1
-        sizes = getattr(params.packets, f"players_{n}")
+        # Solo has no packets: every card of the display is on offer (see begin_day).
+        sizes = [DISPLAY] if n == 1 else getattr(params.packets, f"players_{n}")
         c.n_packets = n
         for i in range(n):
             c.packet[i] = sizes[i]
@@ -158,22 +220,29 @@ cdef class AlleyCatState(GameState):
         c.slots = 2 * f.squares
         c.shifts = f.shifts
         c.beans = f.beans_per_load
-        c.keep = f.keep
+        c.keep = params.solo.keep if n == 1 else f.keep
         c.coal_per_choc = f.coal_per_chocolate
-        all_parts = list(params.parts.printed) + list(params.parts.deck_a) + list(params.parts.deck_b)
+        all_parts = self._all_parts()
         c.n_parts = len(all_parts)
         c.n_printed = len(params.parts.printed)
+        # Each deck's ids are contiguous: its own parts, then the expansion's. The first
+        # a_count of the shuffled deck are in play, the rest went back to the box.
+        ex = params.master_chocolatier
+        removed = params.expansion.removed if ex else 0
         c.a_first = c.n_printed
-        c.a_count = len(params.parts.deck_a)
-        c.b_first = c.a_first + c.a_count
-        c.b_count = len(params.parts.deck_b)
+        c.a_total = len(params.parts.deck_a) + (len(params.expansion.deck_a) if ex else 0)
+        c.a_count = c.a_total - removed
+        c.b_first = c.a_first + c.a_total
+        c.b_total = len(params.parts.deck_b) + (len(params.expansion.deck_b) if ex else 0)
+        c.b_count = c.b_total - removed
         for i, part in enumerate(all_parts):
             c.parts[i].coal = part.coal
             c.parts[i].n_options = len(part.does)
             for o, text in enumerate(part.does):
-                kind, amount, ins, outs = parse_option(text)
+                kind, amount, ins, outs, moves = parse_option(text)
                 c.parts[i].kind = KIND_NAMES.index(kind)
                 c.parts[i].amount = amount
+                c.parts[i].moves[o] = moves
                 c.parts[i].n_in[o] = len(ins)
                 c.parts[i].n_out[o] = len(outs)
                 for j, m in enumerate(ins):
@@ -192,6 +261,23 @@ cdef class AlleyCatState(GameState):
                 c.emp_kind[k] = EMPLOYEES.index(name)
                 c.emp_store[k] = z
                 k += 1
+        ex = params.expansion
+        c.n_emp_decks = N_STORES
+        if params.master_chocolatier:
+            c.n_emp_decks = N_STORES + 1
+            c.emp_deck_first[EXTRA_DECK] = k
+            c.emp_deck_len[EXTRA_DECK] = len(ex.employees)
+            for name in ex.employees:
+                c.emp_kind[k] = EMPLOYEES.index(name)
+                c.emp_store[k] = -1
+                k += 1
+        sizes = ([c.n_emp_decks] if n == 1 else
+                 getattr(ex.packets if params.master_chocolatier else params.packets, f"players_{n}"))
+        for i in range(n):
+            c.emp_packet[i] = sizes[i]
+        c.owner_uses = ex.owner_uses
+        c.helpers_uses = ex.helpers_uses
+        c.prodigy_upgrades = ex.prodigy_upgrades
         c.n_emp_cards = k
         c.director_mult = e.director_multiplier
         c.miner_coal = e.miner_coal
@@ -229,13 +315,14 @@ cdef class AlleyCatState(GameState):
         for i, size in enumerate(params.orders.start):
             c.start_size[i] = SIZES.index(size)
         st = params.stores
-        if st.sides == "random":
-            c.sides = -1
-        else:
+        c.sides_random = st.sides == "random"
+        if not c.sides_random:
             letters = st.sides * 5 if len(st.sides) == 1 else st.sides
-            c.sides = sum(1 << z for z in range(N_STORES) if letters[z] == "B")
+            for z in range(N_STORES):
+                c.sides[z] = "ABCD".index(letters[z])
         for z, store in enumerate(STORES):
-            for j, text in enumerate((getattr(st, store).a, getattr(st, store).b)):
+            side = getattr(st, store)
+            for j, text in enumerate((side.a, side.b, side.c, side.d)):
                 rule, mask, per, pairs = parse_store(text)
                 c.side[z][j].rule = STORE_RULES.index(rule)
                 c.side[z][j].mask = mask
@@ -254,6 +341,18 @@ cdef class AlleyCatState(GameState):
         c.most_orders = params.scoring.most_orders
         c.per_choc = params.scoring.per_chocolate
         c.per_coal = params.scoring.per_coal
+        so = params.solo
+        c.solo = n == 1
+        c.initial = so.initial_demands
+        c.daily = so.daily_demands
+        for i in range(MAX_DAYS):
+            c.discard[i] = STORES.index(so.discard[i]) if i < len(so.discard) else -1
+        c.n_targets = len(so.targets)
+        for i, text in enumerate(so.targets):
+            fill_card(&c.targets[i], text)
+        c.n_demands = len(so.demands)
+        for i, text in enumerate(so.demands):
+            fill_card(&c.demands[i], text)
         self.n_features = len(self.feature_names())
         self.n_interim = c.days
         self.reset(0)
@@ -267,17 +366,17 @@ cdef class AlleyCatState(GameState):
         memset(&self.s, 0, sizeof(Ac))
         rng_seed(&self.s.rng, seed)
         for z in range(N_STORES):
-            if c.sides < 0:
+            if c.sides_random:
                 self.s.side[z] = rng_below(&self.s.rng, 2)
             else:
-                self.s.side[z] = (c.sides >> z) & 1
-        for i in range(c.a_count):
+                self.s.side[z] = c.sides[z]
+        for i in range(c.a_total):
             self.s.deck_a[i] = c.a_first + i
-        for i in range(c.b_count):
+        for i in range(c.b_total):
             self.s.deck_b[i] = c.b_first + i
-        shuffle_i8(&self.s.rng, self.s.deck_a, c.a_count)
-        shuffle_i8(&self.s.rng, self.s.deck_b, c.b_count)
-        for z in range(N_STORES):
+        shuffle_i8(&self.s.rng, self.s.deck_a, c.a_total)
+        shuffle_i8(&self.s.rng, self.s.deck_b, c.b_total)
+        for z in range(c.n_emp_decks):
             for i in range(c.emp_deck_len[z]):
                 self.s.emp_deck[z][i] = c.emp_deck_first[z] + i
             shuffle_i8(&self.s.rng, self.s.emp_deck[z], c.emp_deck_len[z])
@@ -300,11 +399,38 @@ cdef class AlleyCatState(GameState):
                 self.s.seat[p].part_day[i] = -1
                 self.s.seat[p].slot_day[i] = -1
                 self.s.seat[p].emp_day[i] = -1
+            for i in range(MAX_HELD_ORDERS):
+                self.s.seat[p].special[i] = -1
             for i in range(c.n_start):
                 self.s.seat[p].order[i] = self.draw_order(c.start_size[i])
+        self.s.n_held = c.n_start
+        if c.solo:
+            self.deal_solo()
         self.s.start = rng_below(&self.s.rng, c.n)
         self.s.first = self.s.start
         self.begin_day()
+
+    cdef void deal_solo(self) noexcept nogil:
+        # A Weekly Target, its Special Orders (held after the regular orders, never
+        # replaced), and the Demand deck whose top cards are the Initial, then the Daily
+        # Demands.
+        cdef AcConfig* c = &self.cfg
+        cdef AcSeat* a = &self.s.seat[0]
+        cdef const AcCard* t
+        cdef int i
+        self.s.target = rng_below(&self.s.rng, c.n_targets)
+        for i in range(c.n_demands):
+            self.s.demand_deck[i] = i
+        shuffle_i8(&self.s.rng, self.s.demand_deck, c.n_demands)
+        self.s.n_cards = 1 + c.initial + c.daily
+        self.s.revealed = 1 + c.initial
+        t = &c.targets[self.s.target]
+        for i in range(t.n_goals):
+            if t.goal[i].kind == G_SPECIAL:
+                a.order[self.s.n_held] = self.draw_order(t.goal[i].size)
+                a.special[self.s.n_held - c.n_start] = a.order[self.s.n_held]
+                a.stage[self.s.n_held] = 0
+                self.s.n_held += 1
 
     cdef int draw_order(self, int z) noexcept nogil:
         cdef int id
@@ -342,6 +468,7 @@ cdef class AlleyCatState(GameState):
             a.emp_uses = 0
             a.assigned = -1
             a.supplied = False
+            a.money_today = 0
             self.s.has_part[p] = False
             self.s.has_emp[p] = False
         for i in range(DISPLAY):
@@ -351,22 +478,61 @@ cdef class AlleyCatState(GameState):
             else:
                 self.s.disp_part[i] = self.s.deck_b[self.s.b_pos]
                 self.s.b_pos += 1
-        for z in range(N_STORES):
+        for z in range(c.n_emp_decks):
             self.s.disp_emp[z] = self.s.emp_deck[z][self.s.emp_pos[z]]
             self.s.emp_pos[z] += 1
-        shuffle_i8(&self.s.rng, self.s.disp_emp, DISPLAY)
-        for i in range(c.n):
-            self.s.pk_first[i] = first
-            self.s.pk_len[i] = c.packet[i]
-            self.s.pk_first[c.n + i] = first
-            self.s.pk_len[c.n + i] = c.packet[i]
-            self.s.pk_taken[i] = False
-            self.s.pk_taken[c.n + i] = False
-            first += c.packet[i]
+        for z in range(c.n_emp_decks, MAX_DISP_EMP):
+            self.s.disp_emp[z] = -1
+        # Solo lays a part on each store's employee, so the extra one stays out of the
+        # shuffle (it gets no part and is never discarded).
+        shuffle_i8(&self.s.rng, self.s.disp_emp, DISPLAY if c.solo else c.n_emp_decks)
+        if c.solo:
+            if self.s.day < c.daily:
+                self.s.revealed += 1
+            self.solo_display()
+        else:
+            for i in range(c.n):
+                self.s.pk_first[i] = first
+                self.s.pk_len[i] = c.packet[i]
+                self.s.pk_taken[i] = False
+                self.s.pk_taken[c.n + i] = False
+                first += c.packet[i]
+            first = 0
+            for i in range(c.n):
+                self.s.pk_first[c.n + i] = first
+                self.s.pk_len[c.n + i] = c.emp_packet[i]
+                first += c.emp_packet[i]
         self.s.draft_k = 0
         self.s.phase = PH_DRAFT
         self.s.sub = S_PACKET
         self.s.to_move = self.draft_seat(0)
+
+    cdef void solo_display(self) noexcept nogil:
+        # Part i lies on employee i. The day's store's employee leaves with its part; the
+        # rest close up into one packet of parts and one of employees, to take one of each.
+        cdef int i, m = 0, z = self.cfg.discard[self.s.day]
+        for i in range(DISPLAY):
+            if z >= 0 and self.cfg.emp_store[self.s.disp_emp[i]] == z:
+                self.s.emp_discard[self.s.n_emp_discard] = self.s.disp_emp[i]
+                self.s.n_emp_discard += 1
+                self.s.part_discard[self.s.n_part_discard] = self.s.disp_part[i]
+                self.s.n_part_discard += 1
+            else:
+                self.s.disp_emp[m] = self.s.disp_emp[i]
+                self.s.disp_part[m] = self.s.disp_part[i]
+                m += 1
+        for i in range(m, DISPLAY):
+            self.s.disp_emp[i] = -1
+            self.s.disp_part[i] = -1
+        for i in range(2):
+            self.s.pk_first[i] = 0
+            self.s.pk_len[i] = m
+            self.s.pk_taken[i] = False
+        if self.cfg.n_emp_decks > N_STORES:
+            self.s.disp_emp[m] = self.s.disp_emp[EXTRA_DECK]
+            if m != EXTRA_DECK:
+                self.s.disp_emp[EXTRA_DECK] = -1
+            self.s.pk_len[1] = m + 1
 
     cdef void take_card(self, int p, int j, int i) noexcept nogil:
         # Keep card i of packet j; the rest of the packet leaves the game.
@@ -421,6 +587,12 @@ cdef class AlleyCatState(GameState):
         elif k == E_PACKER:
             a.emp_uses = c.packer_uses
         elif k == E_STORE_AGENT:
+            a.emp_uses = 1
+        elif k == E_OWNER:
+            a.emp_uses = c.owner_uses
+        elif k == E_HELPERS:
+            a.emp_uses = c.helpers_uses
+        elif k == E_PRODIGY:
             a.emp_uses = 1
 
     cdef void place_part(self, int p, int slot) noexcept nogil:
@@ -482,6 +654,7 @@ cdef class AlleyCatState(GameState):
         memset(a.belt[0], 0, sizeof(a.belt[0]))
         a.belt[0][BEAN] = self.cfg.supervisor_beans if self.emp_kind(p) == E_SUPERVISOR else self.cfg.beans
         memset(a.ops, 0, sizeof(a.ops))
+        a.helped = -1
         self.s.sub = S_MENU
         self.s.to_move = p
 
@@ -557,6 +730,7 @@ cdef class AlleyCatState(GameState):
         self.s.p_slot = slot
         self.s.p_square = square
         self.s.p_part = a.slot[slot]
+        self.s.p_move = k.moves[0] and k.kind != K_CONVERTER
         if k.kind == K_CONVERTER:
             if k.n_options == 1:
                 self.choose_option(p, 0)
@@ -574,6 +748,11 @@ cdef class AlleyCatState(GameState):
     cdef void choose_option(self, int p, int o) noexcept nogil:
         self.s.p_option = o
         self.s.p_sym = 0
+        if self.cfg.parts[self.s.p_part].moves[o]:
+            # "move": a piece of the part's square goes to another square.
+            self.s.p_move = True
+            self.s.sub = S_MOVE_PIECE
+            return
         self.advance_inputs(p)
 
     cdef void advance_inputs(self, int p) noexcept nogil:
@@ -625,8 +804,13 @@ cdef class AlleyCatState(GameState):
     cdef bint employee_action(self, int p) noexcept nogil:
         # Whether today's employee has an action usable in this shift.
         cdef AcSeat* a = &self.s.seat[p]
-        cdef int k = self.emp_kind(p), q
+        cdef int k = self.emp_kind(p), q, s
         if a.emp_uses <= 0:
+            return False
+        if k == E_OWNER or k == E_HELPERS:
+            for s in range(self.cfg.slots):
+                if self.free_slot_ok(p, s):
+                    return True
             return False
         for q in range(self.cfg.squares):
             if self.emp_square_ok(p, k, q):
@@ -637,9 +821,22 @@ cdef class AlleyCatState(GameState):
         cdef short* c = self.s.seat[p].belt[q]
         if k == E_OPERATOR or k == E_EXPERT_OPERATOR or k == E_PACKER:
             return total(c) > 0
-        if k == E_DECORATOR:
+        if k == E_DECORATOR or k == E_PRODIGY:
             return upgradable(c)
         return False
+
+    cdef bint free_slot_ok(self, int p, int s) noexcept nogil:
+        # The Owner: a part not yet operated this shift that costs coal, at no cost; the
+        # Helpers: a part already operated once, again, paying as usual.
+        cdef AcSeat* a = &self.s.seat[p]
+        cdef int id = a.slot[s], q = s % self.cfg.squares
+        if id < 0 or self.cfg.parts[id].kind == K_CHUTE:
+            return False
+        if not part_can_work(&self.cfg.parts[id], a.belt[q], present(a.belt[q])):
+            return False
+        if self.emp_kind(p) == E_OWNER:
+            return a.ops[s] == 0 and self.operate_cost(p, s, q) > 0
+        return a.ops[s] == 1 and a.coal >= self.operate_cost(p, s, q)
 
     # ---- orders ----
 
@@ -684,8 +881,10 @@ cdef class AlleyCatState(GameState):
         for t in range(N_PIECES):
             a.store[t] -= need[t]
         a.money += o.money[a.stage[i]]
+        a.money_today += o.money[a.stage[i]]
         if self.emp_kind(p) == E_SALESMAN:
             a.money += self.cfg.salesman_bonus
+            a.money_today += self.cfg.salesman_bonus
             a.m_salesman += self.cfg.salesman_bonus
         a.stages_done += 1
         self.advance_stage(p, i)
@@ -712,6 +911,28 @@ cdef class AlleyCatState(GameState):
         cdef int u, j, have = 0
         if st[t] == 0 or not (d.mask >> t) & 1:
             return False
+        if d.rule == R_COUNT:
+            for u in range(N_PIECES):
+                if (d.mask >> u) & 1:
+                    have += st[u]
+            for j in range(count + 1, count + have + 1):
+                if (d.per >> j) & 1:
+                    return True
+            return False
+        if d.rule == R_CHAIN:
+            return count < d.n_pairs and d.pair_mask[count] == 1 << t
+        if d.rule == R_MATCH:
+            # Set by set: a set's first piece needs its partner at hand, the second is it.
+            for j in range(d.n_pairs):
+                if (d.pair_mask[j] >> t) & 1:
+                    if count % 2 == 1:
+                        return (d.pair_mask[j] >> first) & 1 and t != first
+                    return st[lowest_bit(d.pair_mask[j] & ~(1 << t))] > 0
+            return False
+        if d.rule == R_PAIRS:
+            if count % 2 == 1:
+                return t == first
+            return not (mask >> t) & 1 and st[t] >= 2
         if d.rule == R_SAME:
             return count == 0 or t == first
         if d.rule == R_DIFFERENT:
@@ -738,7 +959,15 @@ cdef class AlleyCatState(GameState):
         return True
 
     cdef bint can_supply(self, int p, int z) noexcept nogil:
-        cdef int t
+        cdef const AcSide* d = self.side_of(z)
+        cdef int t, w
+        if d.rule == R_MONEY:
+            return self.s.seat[p].money_today >= d.per
+        if d.rule == R_AS:
+            for w in range(N_STORES):
+                if w != z and self.side_of(w).rule != R_AS and self.can_supply(p, w):
+                    return True
+            return False
         for t in range(N_PIECES):
             if self.supply_ok(p, z, t, 0, 0, 0):
                 return True
@@ -752,21 +981,44 @@ cdef class AlleyCatState(GameState):
             return self.s.p_count % d.per == 0
         if d.rule == R_PAIR:
             return self.s.p_count == 2
+        if d.rule == R_COUNT:
+            return (d.per >> self.s.p_count) & 1
+        if d.rule == R_MATCH or d.rule == R_PAIRS:
+            return self.s.p_count % 2 == 0
         return True
 
     cdef void begin_supply(self, int p, int z, int mult) noexcept nogil:
+        cdef int rule = self.side_of(z).rule
         self.s.p_store = z
+        self.s.p_rule = z
         self.s.p_mult = mult
         self.s.p_count = 0
         self.s.p_kind = 0
         self.s.p_mask = 0
+        memset(self.s.p_held, 0, sizeof(self.s.p_held))
         self.s.sub = S_SUPPLY
+        if rule == R_AS:
+            self.s.sub = S_AS_STORE
+        elif rule == R_MONEY:
+            # No pieces: the day's Corner Shop money decides the steps.
+            self.finish_supply(p)
 
     cdef int supply_steps(self) noexcept nogil:
         # Steps the supply in progress earns (the Director's multiplier included).
-        cdef int j, steps = self.s.p_count
-        cdef const AcSide* d = self.side_of(self.s.p_store)
-        if d.rule == R_SETS:
+        cdef int j, u, steps = self.s.p_count
+        cdef const AcSide* d = self.side_of(self.s.p_rule)
+        if d.rule == R_MONEY:
+            steps = self.s.seat[self.s.to_move].money_today // d.per
+        elif d.rule == R_CHAIN:
+            steps = d.pair_steps[self.s.p_count - 1] if self.s.p_count > 0 else 0
+        elif d.rule == R_PAIRS:
+            steps = self.s.p_count // 2
+        elif d.rule == R_MATCH:
+            steps = 0
+            for j in range(d.n_pairs):
+                u = lowest_bit(d.pair_mask[j])
+                steps += d.pair_steps[j] * min(self.s.p_held[u], self.s.p_held[lowest_bit(d.pair_mask[j] & ~(1 << u))])
+        elif d.rule == R_SETS:
             steps = self.s.p_count // d.per
         elif d.rule == R_PAIR:
             steps = 0
@@ -879,13 +1131,181 @@ cdef class AlleyCatState(GameState):
         self.begin_day()
 
     cdef void finish(self) noexcept nogil:
-        cdef int p
+        cdef int p, k
         cdef int parts[6]
         self.s.phase = PH_OVER
         self.s.to_move = -1
         self.s.end = END_SCORING
+        if self.cfg.solo:
+            k = self.judge(self.s.met)
+            self.s.end = END_SOLO_WIN if k == self.goal_count() else END_SOLO_LOSS
         for p in range(self.cfg.n):
             self.s.seat[p].interim[self.s.day] = self.score_now(p, parts)
+
+    # ---- Factory Manager objectives ----
+
+    cdef const AcCard* card(self, int j) noexcept nogil:
+        if j == 0:
+            return &self.cfg.targets[self.s.target]
+        return &self.cfg.demands[self.s.demand_deck[j - 1]]
+
+    cdef int goal_count(self) noexcept nogil:
+        # Objectives on the cards face up.
+        cdef int j, n = 0
+        for j in range(self.s.revealed):
+            n += self.card(j).n_goals
+        return n
+
+    cdef bint goal_ok(self, int p, const AcGoal* g, int t, int count, int mask) noexcept nogil:
+        # Whether piece t may go next to chocolate order g after `count` pieces of the
+        # kinds `mask`, keeping a way to finish it (exact orders are paid in one move).
+        cdef const short* st = self.s.seat[p].store
+        cdef int u, other = 0
+        if not (g.mask >> t) & 1:
+            return False
+        if g.rule == SR_SAME:
+            return st[t] >= g.amount
+        if (mask >> t) & 1 or st[t] == 0:
+            return False
+        for u in range(N_PIECES):
+            if u != t and (g.mask >> u) & 1 and not (mask >> u) & 1 and st[u] > 0:
+                other += 1
+        return other >= g.amount - count - 1
+
+    cdef bint goal_payable(self, int p, int j) noexcept nogil:
+        cdef const AcCard* k = self.card(j)
+        cdef const AcGoal* g
+        cdef int t
+        if k.supply < 0 or self.s.goal_supplied[j]:
+            return False
+        g = &k.goal[k.supply]
+        if g.rule == SR_EXACT:
+            return self.has_pieces(p, g.need)
+        for t in range(N_PIECES):
+            if self.goal_ok(p, g, t, 0, 0):
+                return True
+        return False
+
+    cdef void start_goal(self, int p, int j) noexcept nogil:
+        cdef const AcCard* k = self.card(j)
+        cdef const AcGoal* g = &k.goal[k.supply]
+        cdef int t
+        if g.rule == SR_EXACT:
+            for t in range(N_PIECES):
+                self.s.seat[p].store[t] -= g.need[t]
+            self.s.goal_supplied[j] = True
+            return
+        self.s.p_goal = j
+        self.s.p_count = 0
+        self.s.p_mask = 0
+        self.s.sub = S_GOAL
+
+    cdef void goal_piece(self, int p, int t) noexcept nogil:
+        # The pieces go back to the supply as they are chosen: each one offered keeps
+        # the order completable, so the sequence always ends with it supplied.
+        cdef const AcCard* k = self.card(self.s.p_goal)
+        cdef const AcGoal* g = &k.goal[k.supply]
+        if g.rule == SR_SAME:
+            self.s.seat[p].store[t] -= g.amount
+            self.s.p_count = g.amount
+        else:
+            self.s.seat[p].store[t] -= 1
+            self.s.p_count += 1
+            self.s.p_mask |= 1 << t
+        if self.s.p_count == g.amount:
+            self.s.goal_supplied[self.s.p_goal] = True
+            self.s.sub = S_ORDERS
+
+    cdef int judge(self, bint (*met)[MAX_GOALS]) noexcept nogil:
+        # Objectives are paid in card order, each from what the earlier ones left (the
+        # summary: nothing is counted twice): money and completed orders are spent,
+        # markers moved back. An objective is met if it can be paid on top of every
+        # earlier one that was met.
+        cdef AcConfig* c = &self.cfg
+        cdef AcSeat* a = &self.s.seat[0]
+        cdef const AcCard* k
+        cdef const AcGoal* g
+        cdef int have[N_SIZES]
+        cdef int spec[N_SIZES]
+        cdef int track[N_STORES]
+        cdef int steps[MAX_SOLO_CARDS * MAX_GOALS]
+        cdef int count[MAX_SOLO_CARDS * MAX_GOALS]
+        cdef int store[MAX_SOLO_CARDS * MAX_GOALS]
+        cdef int j, i, z, x, y, money = a.money, anyc = 0, n_steps = 0, n_named = 0
+        cdef int special = 0, n_met = 0, held = 0, all_done = 0
+        cdef bint ok
+        for z in range(N_SIZES):
+            have[z] = a.done_size[z]
+            spec[z] = 0
+        # Special Orders are kept apart from the regular ones: they meet their own
+        # objective and count for nothing else.
+        for i in range(MAX_HELD_ORDERS):
+            if a.special[i] < 0:
+                continue
+            for x in range(a.n_done):
+                if a.done[x] == a.special[i]:
+                    have[c.orders[a.special[i]].size] -= 1
+        for z in range(N_SIZES):
+            all_done += have[z]
+        for z in range(N_STORES):
+            track[z] = a.track[z]
+        for j in range(MAX_SOLO_CARDS):
+            for i in range(MAX_GOALS):
+                met[j][i] = False
+        for j in range(self.s.revealed):
+            k = self.card(j)
+            for i in range(k.n_goals):
+                g = &k.goal[i]
+                if g.kind == G_MONEY:
+                    ok = money >= g.amount
+                    if ok:
+                        money -= g.amount
+                elif g.kind == G_ORDERS:
+                    if g.size >= 0:
+                        ok = spec[g.size] + g.amount <= have[g.size]
+                    else:
+                        ok = True
+                    held = anyc + g.amount
+                    for z in range(N_SIZES):
+                        held += spec[z]
+                    ok = ok and held <= all_done
+                    if ok:
+                        if g.size >= 0:
+                            spec[g.size] += g.amount
+                        else:
+                            anyc += g.amount
+                elif g.kind == G_STEPS:
+                    # Named stores first (see steps_fit): insert this one at the end of
+                    # its group, try, and take it out again if it does not fit.
+                    x = n_named if g.store >= 0 else n_steps
+                    for y in range(n_steps, x, -1):
+                        steps[y] = steps[y - 1]
+                        count[y] = count[y - 1]
+                        store[y] = store[y - 1]
+                    steps[x] = g.amount
+                    count[x] = g.stores
+                    store[x] = g.store
+                    ok = steps_fit(track, steps, count, store, n_steps + 1)
+                    if ok:
+                        n_steps += 1
+                        n_named += g.store >= 0
+                    else:
+                        for y in range(x, n_steps):
+                            steps[y] = steps[y + 1]
+                            count[y] = count[y + 1]
+                            store[y] = store[y + 1]
+                elif g.kind == G_SUPPLY:
+                    ok = self.s.goal_supplied[j]
+                else:
+                    ok = False
+                    x = a.special[special]
+                    for y in range(a.n_done):
+                        if a.done[y] == x and x >= 0:
+                            ok = True
+                    special += 1
+                met[j][i] = ok
+                n_met += ok
+        return n_met
 
     # ---- the contract: legal actions and apply ----
 
@@ -984,6 +1404,10 @@ cdef class AlleyCatState(GameState):
                     out[n] = A_SQUARE + q
                     n += 1
         elif sub == S_MOVE_TO:
+            if self.s.p_move:
+                # A part's move is optional once it has worked (the piece may stay).
+                out[0] = A_DONE
+                n = 1
             for q in range(c.squares):
                 if q != self.s.p_square:
                     out[n] = A_SQUARE + q
@@ -992,7 +1416,7 @@ cdef class AlleyCatState(GameState):
             out[0] = A_DONE
             n = 1
             k = self.emp_kind(p)
-            for i in range(c.n_start):
+            for i in range(self.s.n_held):
                 if a.order[i] < 0:
                     continue
                 o = self.held(p, i)
@@ -1012,16 +1436,38 @@ cdef class AlleyCatState(GameState):
                                 out[n] = A_DEALER + i
                                 n += 1
                                 break
-            if a.employee >= 0 and not a.supplied and self.can_supply(p, c.emp_store[a.employee]):
+            if (a.employee >= 0 and c.emp_store[a.employee] >= 0 and not a.supplied
+                    and self.can_supply(p, c.emp_store[a.employee])):
                 out[n] = A_SUPPLY
                 n += 1
+            if c.solo:
+                for j in range(self.s.revealed):
+                    if self.goal_payable(p, j):
+                        out[n] = A_GOAL + j
+                        n += 1
+        elif sub == S_GOAL:
+            k = self.card(self.s.p_goal).supply
+            for t in range(N_PIECES):
+                if self.goal_ok(p, &self.card(self.s.p_goal).goal[k], t, self.s.p_count, self.s.p_mask):
+                    out[n] = A_PIECE + t
+                    n += 1
         elif sub == S_SUPPLY:
-            if self.supply_complete(self.s.p_store):
+            if self.supply_complete(self.s.p_rule):
                 out[0] = A_DONE
                 n = 1
             for t in range(N_PIECES):
-                if self.supply_ok(p, self.s.p_store, t, self.s.p_count, self.s.p_kind, self.s.p_mask):
+                if self.supply_ok(p, self.s.p_rule, t, self.s.p_count, self.s.p_kind, self.s.p_mask):
                     out[n] = A_PIECE + t
+                    n += 1
+        elif sub == S_FREE_SLOT:
+            for i in range(c.slots):
+                if self.free_slot_ok(p, i):
+                    out[n] = A_SLOT + i
+                    n += 1
+        elif sub == S_AS_STORE:
+            for z in range(N_STORES):
+                if z != self.s.p_store and self.side_of(z).rule != R_AS and self.can_supply(p, z):
+                    out[n] = A_STORE + z
                     n += 1
         elif sub == S_AGENT_PIECE:
             for t in range(2, N_PIECES):
@@ -1091,7 +1537,20 @@ cdef class AlleyCatState(GameState):
                 a.coal += c.coal_per_choc
             else:
                 self.s.p_emp = self.emp_kind(p)
-                self.s.sub = S_EMP_SQUARE
+                if self.s.p_emp == E_OWNER or self.s.p_emp == E_HELPERS:
+                    self.s.sub = S_FREE_SLOT
+                else:
+                    self.s.sub = S_EMP_SQUARE
+        elif sub == S_FREE_SLOT:
+            i = action - A_SLOT
+            q = i % c.squares
+            a.emp_uses -= 1
+            if self.s.p_emp == E_OWNER:
+                # begin_operation pays the cost: hand it over first.
+                a.coal += self.operate_cost(p, i, q)
+            else:
+                a.helped = i
+            self.begin_operation(p, i, q)
         elif sub == S_TARGET:
             self.begin_operation(p, self.s.p_slot, action - A_SQUARE)
         elif sub == S_OPTION:
@@ -1111,10 +1570,17 @@ cdef class AlleyCatState(GameState):
                 k = action - A_UPGRADE
                 a.belt[self.s.p_square][UPG_FROM[k]] -= 1
                 a.belt[self.s.p_square][UPG_TO[k]] += 1
-                self.after_upgrade(p)
+                if self.s.p_move:
+                    self.s.p_kind = UPG_TO[k]
+                    self.s.sub = S_MOVE_TO
+                else:
+                    self.after_upgrade(p)
         elif sub == S_COPY:
             a.belt[self.s.p_square][action - A_PIECE] += c.parts[self.s.p_part].amount
             self.s.sub = S_MENU
+            if self.s.p_move:
+                self.s.p_kind = action - A_PIECE
+                self.s.sub = S_MOVE_TO
         elif sub == S_CHUTE:
             t = action - A_PIECE
             a.belt[self.s.p_square][t] -= 1
@@ -1123,13 +1589,15 @@ cdef class AlleyCatState(GameState):
         elif sub == S_EMP_SQUARE:
             q = action - A_SQUARE
             self.s.p_square = q
+            self.s.p_move = False
             a.emp_uses -= 1
             if self.s.p_emp == E_PACKER:
                 for t in range(N_PIECES):
                     a.belt[q][t] *= 2
                 self.s.sub = S_MENU
-            elif self.s.p_emp == E_DECORATOR:
-                self.s.p_left = 1
+            elif self.s.p_emp == E_DECORATOR or self.s.p_emp == E_PRODIGY:
+                # The Decorator's uses are single upgrades; the Prodigy's one use is several.
+                self.s.p_left = c.prodigy_upgrades if self.s.p_emp == E_PRODIGY else 1
                 self.s.p_first = True
                 self.s.sub = S_UPGRADE
             else:
@@ -1138,8 +1606,9 @@ cdef class AlleyCatState(GameState):
             self.s.p_kind = action - A_PIECE
             self.s.sub = S_MOVE_TO
         elif sub == S_MOVE_TO:
-            a.belt[self.s.p_square][self.s.p_kind] -= 1
-            a.belt[action - A_SQUARE][self.s.p_kind] += 1
+            if action != A_DONE:
+                a.belt[self.s.p_square][self.s.p_kind] -= 1
+                a.belt[action - A_SQUARE][self.s.p_kind] += 1
             self.s.sub = S_MENU
         elif sub == S_ORDERS:
             if action == A_DONE:
@@ -1168,19 +1637,30 @@ cdef class AlleyCatState(GameState):
                 self.s.p_left = c.dealer_fewer
                 memset(self.s.p_held, 0, sizeof(self.s.p_held))
                 self.s.sub = S_DEALER_OMIT
-            else:
+            elif action == A_SUPPLY:
                 k = self.emp_kind(p)
                 self.begin_supply(p, c.emp_store[a.employee], c.director_mult if k == E_DIRECTOR else 1)
+            else:
+                self.start_goal(p, action - A_GOAL)
+        elif sub == S_GOAL:
+            self.goal_piece(p, action - A_PIECE)
         elif sub == S_SUPPLY:
             if action == A_DONE:
                 self.finish_supply(p)
             else:
                 t = action - A_PIECE
                 a.store[t] -= 1
-                if self.s.p_count == 0:
-                    self.s.p_kind = t
+                # The last piece: the kind a same-kind supply, a pair or a set goes on with.
+                self.s.p_kind = t
+                self.s.p_held[t] += 1
                 self.s.p_count += 1
                 self.s.p_mask |= 1 << t
+        elif sub == S_AS_STORE:
+            self.s.p_rule = action - A_STORE
+            if self.side_of(self.s.p_rule).rule == R_MONEY:
+                self.finish_supply(p)
+            else:
+                self.s.sub = S_SUPPLY
         elif sub == S_AGENT_PIECE:
             # The pieces stay in the store room until the stage is paid with them.
             self.s.p_held[action - A_PIECE] += 1
@@ -1271,6 +1751,11 @@ cdef class AlleyCatState(GameState):
         cdef int place[N_SEATS]
         cdef int p, k, q, best = 0, stores = 0, pieces
         parts[0] = a.money
+        if c.solo:
+            # Factory Manager has no final scoring: money comes only from orders.
+            for k in range(1, 6):
+                parts[k] = 0
+            return parts[0]
         for p in range(c.n):
             if self.s.seat[p].n_done > best:
                 best = self.s.seat[p].n_done
@@ -1305,6 +1790,10 @@ cdef class AlleyCatState(GameState):
         cdef int parts[6]
         for p in range(n):
             scores[p] = self.score_now(p, parts)
+        if self.cfg.solo:
+            # A lost week has no winner: rank 2, so the seat's win is 0.
+            ranks[0] = 1 if self.s.end == END_SOLO_WIN else 2
+            return
         for p in range(n):
             ranks[p] = 1
             for q in range(n):
@@ -1321,7 +1810,7 @@ cdef class AlleyCatState(GameState):
         # In the order of feature_names().
         cdef AcConfig* c = &self.cfg
         cdef AcSeat* a = &self.s.seat[seat]
-        cdef int i = 0, d, k, s, n_deck = c.a_count + c.b_count
+        cdef int i = 0, d, k, s, n_deck = c.a_total + c.b_total
         cdef int parts[6]
         cdef int money[N_SEATS]
         cdef int place[N_SEATS]
@@ -1360,6 +1849,36 @@ cdef class AlleyCatState(GameState):
         out[i + 2] = a.m_salesman
         for k in range(1, 6):
             out[i + 2 + k] = parts[k]
+        if c.solo:
+            self.solo_features(out + i + 8)
+
+    cdef void solo_features(self, int* out) noexcept nogil:
+        # target, demand_<j>, target_met, demand_<j>_met, objectives, objectives_met,
+        # failed_<kind>: from the verdict of the end (all 0 before it).
+        cdef const AcCard* k
+        cdef int j, g, i, n = self.s.n_cards, all_met
+        cdef int failed[5]
+        memset(failed, 0, sizeof(failed))
+        out[0] = self.s.target + 1
+        for j in range(1, n):
+            out[j] = self.s.demand_deck[j - 1] + 1
+        i = n
+        out[2 * n] = 0
+        out[2 * n + 1] = 0
+        for j in range(n):
+            k = self.card(j)
+            all_met = self.s.phase == PH_OVER
+            for g in range(k.n_goals):
+                out[2 * n] += 1
+                if self.s.met[j][g]:
+                    out[2 * n + 1] += 1
+                else:
+                    all_met = 0
+                    failed[k.goal[g].kind] += self.s.phase == PH_OVER
+            out[i] = all_met
+            i += 1
+        for g in range(5):
+            out[2 * n + 2 + g] = failed[g]
 
     # ---- search support ----
 
@@ -1373,9 +1892,10 @@ cdef class AlleyCatState(GameState):
         cdef AcConfig* c = &self.cfg
         cdef signed char tmp[MAX_ORDERS]
         cdef int z, i, j, t, n, h
-        shuffle_i8(rng, &self.s.deck_a[self.s.a_pos], c.a_count - self.s.a_pos)
-        shuffle_i8(rng, &self.s.deck_b[self.s.b_pos], c.b_count - self.s.b_pos)
-        for z in range(N_STORES):
+        # The parts removed to the box were never seen either.
+        shuffle_i8(rng, &self.s.deck_a[self.s.a_pos], c.a_total - self.s.a_pos)
+        shuffle_i8(rng, &self.s.deck_b[self.s.b_pos], c.b_total - self.s.b_pos)
+        for z in range(c.n_emp_decks):
             shuffle_i8(rng, &self.s.emp_deck[z][self.s.emp_pos[z]], c.emp_deck_len[z] - self.s.emp_pos[z])
         for z in range(N_SIZES):
             n = self.s.ounseen[z]
@@ -1391,6 +1911,9 @@ cdef class AlleyCatState(GameState):
             shuffle_i8(rng, tmp, n)
             for i in range(n):
                 self.s.odeck[z][(h + i) % MAX_ORDERS] = tmp[i]
+        if c.solo:
+            # Daily Demands not yet revealed are any of the cards not seen.
+            shuffle_i8(rng, &self.s.demand_deck[self.s.revealed - 1], c.n_demands - self.s.revealed + 1)
         rng_seed(&self.s.rng, rng_next(rng))
 
     cdef int validate(self) noexcept nogil:
@@ -1409,7 +1932,8 @@ cdef class AlleyCatState(GameState):
                     if a.belt[q][t] < 0:
                         return 1
             for i in range(c.slots):
-                if a.ops[i] > 1 and a.slot[i] >= 0 and c.parts[a.slot[i]].kind != K_CHUTE:
+                if (a.ops[i] > (2 if i == a.helped else 1) and a.slot[i] >= 0
+                        and c.parts[a.slot[i]].kind != K_CHUTE):
                     return 2
             if a.shifts_left < 0 or a.shifts_left > a.tiles:
                 return 3
@@ -1418,9 +1942,9 @@ cdef class AlleyCatState(GameState):
                     return 4
         # Parts: printed ones once per player, deck ones once.
         memset(count, 0, sizeof(count))
-        for i in range(self.s.a_pos, c.a_count):
+        for i in range(self.s.a_pos, c.a_total):
             count[self.s.deck_a[i]] += 1
-        for i in range(self.s.b_pos, c.b_count):
+        for i in range(self.s.b_pos, c.b_total):
             count[self.s.deck_b[i]] += 1
         for i in range(DISPLAY):
             if self.s.disp_part[i] >= 0:
@@ -1440,10 +1964,10 @@ cdef class AlleyCatState(GameState):
             if count[i] != (c.n if i < c.n_printed else 1):
                 return 5
         memset(count, 0, sizeof(count))
-        for z in range(N_STORES):
+        for z in range(c.n_emp_decks):
             for i in range(self.s.emp_pos[z], c.emp_deck_len[z]):
                 count[self.s.emp_deck[z][i]] += 1
-        for i in range(DISPLAY):
+        for i in range(MAX_DISP_EMP):
             if self.s.disp_emp[i] >= 0:
                 count[self.s.disp_emp[i]] += 1
         for i in range(self.s.n_emp_discard):
@@ -1462,7 +1986,7 @@ cdef class AlleyCatState(GameState):
                 count[self.s.p_drawn[z]] += 1
         for p in range(c.n):
             a = &self.s.seat[p]
-            for i in range(c.n_start):
+            for i in range(self.s.n_held):
                 if a.order[i] >= 0:
                     count[a.order[i]] += 1
                     if a.stage[i] < 0 or a.stage[i] >= c.orders[a.order[i]].n_stages:
@@ -1477,14 +2001,23 @@ cdef class AlleyCatState(GameState):
                 return 8
         elif self.s.to_move < 0 or self.s.to_move >= c.n:
             return 8
+        if c.solo and (self.s.revealed != 1 + c.initial + min(self.s.day + 1, c.daily)
+                       or self.s.n_cards != 1 + c.initial + c.daily):
+            return 10
         return 0
 
     # ---- Python API: names, descriptions, observation, trace, hand-built positions ----
 
+    def _all_parts(self):
+        # By id: printed, deck A (and the expansion's A parts), deck B (and its B parts).
+        p, e = self.params.parts, self.params.expansion
+        ex = self.params.master_chocolatier
+        return (list(p.printed) + list(p.deck_a) + (list(e.deck_a) if ex else [])
+                + list(p.deck_b) + (list(e.deck_b) if ex else []))
+
     def part_names(self):
-        """Names of the parts by id: printed, deck A, deck B."""
-        p = self.params.parts
-        return [x.name for x in list(p.printed) + list(p.deck_a) + list(p.deck_b)]
+        """Names of the parts by id: printed, deck A, deck B (expansion parts after each deck's own)."""
+        return [x.name for x in self._all_parts()]
 
     def order_texts(self):
         """Text of the Corner Shop orders by id: small, medium, large."""
@@ -1508,6 +2041,12 @@ cdef class AlleyCatState(GameState):
         out += [f"orders_{z}" for z in SIZES] + ["stages_completed"]
         out += ["money_orders", "money_salesman", "money_most_orders", "money_stores",
                 "money_diversity", "money_chocolate", "money_coal"]
+        if self.cfg.solo:
+            # Card ids are 1-based indexes into solo.targets / solo.demands.
+            n = 1 + self.cfg.initial + self.cfg.daily
+            out += ["target"] + [f"demand_{j}" for j in range(1, n)]
+            out += ["target_met"] + [f"demand_{j}_met" for j in range(1, n)]
+            out += ["objectives", "objectives_met"] + [f"failed_{k}" for k in GOAL_KINDS]
         return out
 
     def interim_names(self):
@@ -1524,6 +2063,10 @@ cdef class AlleyCatState(GameState):
             n = a.store[t] if square < 0 else a.belt[square][t]
             out += [PIECES[t]] * n
         return out
+
+    def _employee_label(self, int card):
+        z = self.cfg.emp_store[card]
+        return f"{EMPLOYEES[self.cfg.emp_kind[card]]} ({STORES[z] if z >= 0 else 'no store'})"
 
     def _employee_name(self, int card):
         if card < 0:
@@ -1550,6 +2093,8 @@ cdef class AlleyCatState(GameState):
             "operated": [self.slot_name(s) for s in range(self.cfg.slots) if a.ops[s]],
             "orders": [None if a.order[i] < 0 else {"order": texts[a.order[i]], "stage": a.stage[i] + 1}
                        for i in range(self.cfg.n_start)],
+            "special_orders": [None if a.order[i] < 0 else {"order": texts[a.order[i]], "stage": a.stage[i] + 1}
+                               for i in range(self.cfg.n_start, self.s.n_held)],
             "completed": {SIZES[z]: a.done_size[z] for z in range(N_SIZES)},
             "tracks": {STORES[z]: [a.track[z], place[z][p]] for z in range(N_STORES)},
             "standing": self.standing(p),
@@ -1565,8 +2110,7 @@ cdef class AlleyCatState(GameState):
                 i = self.s.pk_first[j] + x
                 card = self.s.disp_part[i] if j < n else self.s.disp_emp[i]
                 if card >= 0:
-                    cards.append(names[card] if j < n else
-                                 f"{EMPLOYEES[self.cfg.emp_kind[card]]} ({STORES[self.cfg.emp_store[card]]})")
+                    cards.append(names[card] if j < n else self._employee_label(card))
             out.append({"kind": "parts" if j < n else "employees", "cards": cards,
                         "taken": bool(self.s.pk_taken[j])})
         return out
@@ -1582,19 +2126,41 @@ cdef class AlleyCatState(GameState):
             "decision": SUB_NAMES[self.s.sub],
             "to_move": self.s.to_move,
             "start": self.s.start,
-            "sides": {STORES[z]: "AB"[self.s.side[z]] for z in range(N_STORES)},
+            "sides": {STORES[z]: "ABCD"[self.s.side[z]] for z in range(N_STORES)},
             "display": self._display(),
             "players": [self._seat_view(p) for p in range(self.cfg.n)],
             "deck_sizes": {
                 "parts_a": self.cfg.a_count - self.s.a_pos,
                 "parts_b": self.cfg.b_count - self.s.b_pos,
-                "employees": [self.cfg.emp_deck_len[z] - self.s.emp_pos[z] for z in range(N_STORES)],
+                "employees": [self.cfg.emp_deck_len[z] - self.s.emp_pos[z] for z in range(self.cfg.n_emp_decks)],
                 "orders": [self.s.olen[z] for z in range(N_SIZES)],
             },
         }
         if self.s.sub == S_REPLACE and self.s.to_move == seat:
             obs["offer"] = [texts[i] if i >= 0 else None for i in self.s.p_drawn]
+        if self.cfg.solo:
+            obs["solo"] = self.objectives()
         return obs
+
+    def card_text(self, int j):
+        """Text of Factory Manager card j in play: 0 the Weekly Target, then the Demands."""
+        so = self.params.solo
+        return so.targets[self.s.target] if j == 0 else so.demands[self.s.demand_deck[j - 1]]
+
+    def objectives(self):
+        """The Factory Manager cards face up, each with its objectives and whether each
+        holds if the week ended now (at the end: the verdict)."""
+        cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
+        if not self.cfg.solo:
+            raise ValueError("objectives are the solo game's (players = 1)")
+        self.judge(met)
+        out = []
+        for j in range(self.s.revealed):
+            text = self.card_text(j)
+            out.append({"card": "target" if j == 0 else f"demand {j}", "text": text,
+                        "supplied": bool(self.s.goal_supplied[j]),
+                        "met": [bool(met[j][g]) for g in range(len(parse_card(text)))]})
+        return out
 
     def to_dict(self):
         """The whole state (deck orders and offers included), for traces."""
@@ -1605,13 +2171,19 @@ cdef class AlleyCatState(GameState):
         d["decks"] = {
             "parts_a": [names[self.s.deck_a[i]] for i in range(self.s.a_pos, self.cfg.a_count)],
             "parts_b": [names[self.s.deck_b[i]] for i in range(self.s.b_pos, self.cfg.b_count)],
+            "parts_box": ([names[self.s.deck_a[i]] for i in range(self.cfg.a_count, self.cfg.a_total)]
+                          + [names[self.s.deck_b[i]] for i in range(self.cfg.b_count, self.cfg.b_total)]),
             "employees": [[EMPLOYEES[self.cfg.emp_kind[self.s.emp_deck[z][i]]]
-                           for i in range(self.s.emp_pos[z], self.cfg.emp_deck_len[z])] for z in range(N_STORES)],
+                           for i in range(self.s.emp_pos[z], self.cfg.emp_deck_len[z])]
+                          for z in range(self.cfg.n_emp_decks)],
             "orders": [[texts[self.s.odeck[z][(self.s.ohead[z] + i) % MAX_ORDERS]] for i in range(self.s.olen[z])]
                        for z in range(N_SIZES)],
         }
         d["offer"] = ([texts[i] if i >= 0 else None for i in self.s.p_drawn]
                       if self.s.sub == S_REPLACE else [])
+        if self.cfg.solo:
+            d["decks"]["demands_unseen"] = [self.params.solo.demands[self.s.demand_deck[i]]
+                                            for i in range(self.s.revealed - 1, self.cfg.n_demands)]
         return d
 
     def render(self):
@@ -1650,12 +2222,16 @@ cdef class AlleyCatState(GameState):
                 return f"place {names[self.s.p_part]} on {self.slot_name(s)}" + (f", covering {here}" if here else "")
             if sub == S_ASSIGN:
                 return f"assign the {self._employee_name(a.employee)} to {here} on {self.slot_name(s)}"
+            if sub == S_FREE_SLOT:
+                how = "without coal (Owner)" if self.s.p_emp == E_OWNER else "a second time (Helpers)"
+                return f"operate {here} on {self.slot_name(s)} {how}"
             return f"operate {here} on {self.slot_name(s)}"
         if A_PIECE <= action < A_TRADE:
             piece = PIECES[action - A_PIECE]
             verb = {S_INPUT: "use", S_OUTPUT: "make", S_COPY: "copy", S_CHUTE: "chute to the store room:",
                     S_MOVE_PIECE: "move", S_SUPPLY: "supply", S_AGENT_PIECE: "pay the stage with",
-                    S_DEALER_OMIT: "do the stage without", S_KEEP: "keep overnight:"}[sub]
+                    S_DEALER_OMIT: "do the stage without", S_KEEP: "keep overnight:",
+                    S_GOAL: "supply"}[sub]
             return f"{verb} {piece}"
         if A_TRADE <= action < A_SQUARE:
             return f"trade {PIECES[action - A_TRADE]} for coal"
@@ -1668,27 +2244,32 @@ cdef class AlleyCatState(GameState):
             return f"the {EMPLOYEES[self.s.p_emp]} works on square {q + 1}"
         if A_OPTION <= action < A_UPGRADE:
             o = action - A_OPTION
-            part = (list(self.params.parts.printed) + list(self.params.parts.deck_a)
-                    + list(self.params.parts.deck_b))[self.s.p_part]
+            part = self._all_parts()[self.s.p_part]
             return f"option {part.does[o]}"
         if A_UPGRADE <= action < A_PACKET:
             k = action - A_UPGRADE
             return f"upgrade {PIECES[UPG_FROM[k]]} to {PIECES[UPG_TO[k]]}"
         if A_ORDER <= action < A_SUPPLY:
-            i = (action - A_ORDER) % 3
+            i = (action - A_ORDER) % MAX_HELD_ORDERS
             what = ("fulfil", "skip (Clerk)", "fulfil with any refined (Corner Shop Agent)",
-                    "fulfil with fewer pieces (Dealer)")[(action - A_ORDER) // 3]
+                    "fulfil with fewer pieces (Dealer)")[(action - A_ORDER) // MAX_HELD_ORDERS]
             return f"{what} stage {a.stage[i] + 1} of {texts[a.order[i]]}"
         if action == A_SUPPLY:
             z = self.cfg.emp_store[a.employee]
             return f"supply {STORE_TITLES[z]}"
         if A_STORE <= action < A_EMPLOYEE:
+            if sub == S_AS_STORE:
+                return f"supply as {STORE_TITLES[action - A_STORE]}"
             return f"supply {STORE_TITLES[action - A_STORE]} (Department Store Agent)"
         if action == A_EMPLOYEE:
             return f"use the {self._employee_name(a.employee)}"
-        if A_SIZE <= action < N_ACTION_CODES:
+        if A_SIZE <= action < A_GOAL:
             return f"keep the {SIZES[action - A_SIZE]} order {texts[self.s.p_drawn[action - A_SIZE]]}"
+        if A_GOAL <= action < N_ACTION_CODES:
+            j = action - A_GOAL
+            return f"supply the chocolate order of {'the target' if j == 0 else f'demand {j}'}: {self.card_text(j)}"
         return {S_MENU: "end the shift", S_UPGRADE: "stop upgrading", S_ORDERS: "done with orders",
+                S_MOVE_TO: "leave it on its square",
                 S_SUPPLY: "finish the supply", S_AGENT_STORE: "no extra supply"}[sub]
 
     def store_money(self):
@@ -1714,12 +2295,13 @@ cdef class AlleyCatState(GameState):
     # card stays accounted for.
 
     def set_seat(self, int seat, coal=None, money=None, belt=None, store=None, parts=None,
-                 employee=None, orders=None):
+                 employee=None, orders=None, today=None):
         """Set parts of a player's position. belt: one list of piece names per square
         (square 1 by the entrance); store: piece names; parts: {slot name: part name}
         placed as in the draft (covering what is there); employee: a name, or (name,
         store) for the Director, hired now (gifts included); orders: one (size, index within the size, stage) per order
-        slot, stage 1-based."""
+        slot, stage 1-based; today: Corner Shop money earned today (C sides), counted in
+        money too."""
         cdef AcSeat* a = &self.s.seat[seat]
         cdef int q, t, i, card
         index = {name: t for t, name in enumerate(PIECES)}
@@ -1727,6 +2309,9 @@ cdef class AlleyCatState(GameState):
             a.coal = coal
         if money is not None:
             a.money = money
+        if today is not None:
+            a.money += today - a.money_today
+            a.money_today = today
         if belt is not None:
             if len(belt) != self.cfg.squares:
                 raise ValueError(f"the belt has {self.cfg.squares} squares")
@@ -1803,13 +2388,14 @@ cdef class AlleyCatState(GameState):
             if self.s.disp_part[i] == id:
                 self.s.disp_part[i] = -1
                 return id
-        for i in range(self.s.a_pos, self.cfg.a_count):
+        # A part in the box swaps places with the next card of its deck.
+        for i in range(self.s.a_pos, self.cfg.a_total):
             if self.s.deck_a[i] == id:
                 self.s.deck_a[i] = self.s.deck_a[self.s.a_pos]
                 self.s.deck_a[self.s.a_pos] = id
                 self.s.a_pos += 1
                 return id
-        for i in range(self.s.b_pos, self.cfg.b_count):
+        for i in range(self.s.b_pos, self.cfg.b_total):
             if self.s.deck_b[i] == id:
                 self.s.deck_b[i] = self.s.deck_b[self.s.b_pos]
                 self.s.deck_b[self.s.b_pos] = id
@@ -1819,12 +2405,12 @@ cdef class AlleyCatState(GameState):
 
     def _take_employee(self, int kind, int store):
         cdef int i, z, card
-        for i in range(DISPLAY):
+        for i in range(MAX_DISP_EMP):
             card = self.s.disp_emp[i]
             if card >= 0 and self.cfg.emp_kind[card] == kind and store in (-1, self.cfg.emp_store[card]):
                 self.s.disp_emp[i] = -1
                 return card
-        for z in range(N_STORES):
+        for z in range(self.cfg.n_emp_decks):
             for i in range(self.s.emp_pos[z], self.cfg.emp_deck_len[z]):
                 card = self.s.emp_deck[z][i]
                 if self.cfg.emp_kind[card] == kind and store in (-1, z):
@@ -1833,6 +2419,32 @@ cdef class AlleyCatState(GameState):
                     self.s.emp_pos[z] += 1
                     return card
         raise ValueError(f"no {EMPLOYEES[kind]} left in the decks or the display")
+
+    def set_solo(self, demands):
+        """Put the Demands `demands` (indexes into solo.demands) in play in this order:
+        Initial ones first, then Daily ones (revealed as the days come)."""
+        cdef int i
+        if not self.cfg.solo:
+            raise ValueError("set_solo is for the solo game (players = 1)")
+        deck = list(demands) + [self.s.demand_deck[i] for i in range(self.cfg.n_demands)
+                                if self.s.demand_deck[i] not in demands]
+        if sorted(deck) != list(range(self.cfg.n_demands)):
+            raise ValueError("demands must be distinct indexes into solo.demands")
+        for i, d in enumerate(deck):
+            self.s.demand_deck[i] = d
+
+    def complete_orders(self, int seat, sizes):
+        """Count an order of each size named (drawn from its deck) as completed."""
+        cdef AcSeat* a = &self.s.seat[seat]
+        cdef int z, id
+        for size in sizes:
+            z = SIZES.index(size)
+            id = self.draw_order(z)
+            if id < 0:
+                raise ValueError(f"the {size} deck is empty")
+            a.done[a.n_done] = id
+            a.n_done += 1
+            a.done_size[z] += 1
 
     def set_track(self, int seat, store, int position):
         """Move a marker to `position` now (it arrives after every marker moved before)."""
@@ -1847,14 +2459,16 @@ cdef class AlleyCatState(GameState):
         cdef int p, i
         if day is not None:
             self.s.day = day - 1
+            if self.cfg.solo:
+                self.s.revealed = 1 + self.cfg.initial + min(self.s.day + 1, self.cfg.daily)
         if start is not None:
             self.s.start = start
         # The day's draft counts as done: what is left of the display is discarded.
         for p in range(self.cfg.n):
             self.s.has_part[p] = True
             self.s.has_emp[p] = True
-        for i in range(DISPLAY):
-            if self.s.disp_part[i] >= 0:
+        for i in range(MAX_DISP_EMP):
+            if i < DISPLAY and self.s.disp_part[i] >= 0:
                 self.s.part_discard[self.s.n_part_discard] = self.s.disp_part[i]
                 self.s.n_part_discard += 1
                 self.s.disp_part[i] = -1
@@ -1881,4 +2495,4 @@ cdef class AlleyCatState(GameState):
 SUB_NAMES = ("packet", "pick", "place", "assign", "shift", "target square", "option", "input",
              "output", "upgrade", "copy", "chute", "employee square", "move piece", "move to",
              "orders", "supply", "shop agent piece", "dealer omit", "store agent", "keep",
-             "replace order")
+             "replace order", "chocolate order", "supply as", "employee part")
