@@ -7,12 +7,11 @@ when the belt is worth enough now (and more so if collecting also denies the opp
 cards he wants), demanding more the more turns it could still wait; otherwise it plays
 the card that helps its own next collect and feeds the opponent's least.
 It reads only its FabObs: its hand, the belt and both collections."""
-from libc.string cimport memcpy
 from simcore.rng cimport Rng, rng_below
 from simcore.state cimport GameState
 from simcore.strategy cimport Strategy
 from simcore.games.fabryka.rules cimport (
-    FabrykaState, FabObs, FabConfig, fab_score, N_KINDS, N_FILLINGS, WHITE, COLLECT)
+    FabrykaState, FabObs, FabConfig, N_KINDS, N_FILLINGS, WHITE, COLLECT)
 
 from simcore.games.fabryka.params import KINDS
 
@@ -26,8 +25,37 @@ cdef enum:
 cdef double WIN = 1000.0
 
 
-cdef inline int margin(const FabConfig* c, const int* a, const int* b) noexcept nogil:
-    return fab_score(c, a, b) - fab_score(c, b, a)
+cdef inline int gain(const FabConfig* c, const int* a, const int* b, const int* take) noexcept nogil:
+    # Change of a's score minus b's if a collects `take` (counts per kind): majorities
+    # won or taken away, sets completed, points per card.
+    cdef int k, after, d = 0, low_before = a[0], low_after = a[0] + take[0]
+    for k in range(N_FILLINGS):
+        after = a[k] + take[k]
+        d += c.majority[k] * (((after > b[k]) - (a[k] > b[k])) - ((b[k] > after) - (b[k] > a[k])))
+        low_before = min(low_before, a[k])
+        low_after = min(low_after, after)
+    d += c.set_points * (low_after - low_before)
+    for k in range(N_FILLINGS, N_KINDS):
+        d += take[k] * c.card_points[k]
+    return d
+
+
+cdef struct SetInfo:
+    int low        # the fewest cards of one filling: the number of full sets
+    bint single    # only one filling is that low, so one more of it completes a set
+
+
+cdef inline SetInfo set_info(const int* a) noexcept nogil:
+    cdef SetInfo info
+    cdef int f, at_low = 0
+    info.low = a[0]
+    for f in range(1, N_FILLINGS):
+        if a[f] < info.low:
+            info.low = a[f]
+    for f in range(N_FILLINGS):
+        at_low += a[f] == info.low
+    info.single = at_low == 1
+    return info
 
 
 cdef class FabrykaHeuristic(Strategy):
@@ -44,8 +72,6 @@ cdef class FabrykaHeuristic(Strategy):
     cdef double collect_value(self, const FabConfig* c, FabObs* o) noexcept nogil:
         # Value to this seat of taking the top of the belt now, denial included.
         cdef int take[N_KINDS]
-        cdef int mine[N_KINDS]
-        cdef int theirs[N_KINDS]
         cdef int k, n = c.collect_count
         cdef double mine_gain, their_gain, bonus = 0.0
         if n > o.belt_len:
@@ -54,42 +80,30 @@ cdef class FabrykaHeuristic(Strategy):
             take[k] = 0
         for k in range(o.belt_len - n, o.belt_len):
             take[o.belt[k]] += 1
-        memcpy(mine, o.mine, sizeof(mine))
-        memcpy(theirs, o.theirs, sizeof(theirs))
         for k in range(N_KINDS):
-            mine[k] += take[k]
-            theirs[k] += take[k]
             bonus += take[k] * self.w[W_VALUE + k]
-        mine_gain = margin(c, mine, o.theirs) - margin(c, o.mine, o.theirs) + bonus
-        if mine[WHITE] >= c.white_to_win:
+        mine_gain = gain(c, o.mine, o.theirs, take) + bonus
+        if o.mine[WHITE] + take[WHITE] >= c.white_to_win:
             mine_gain += WIN
         if o.they_collected:
             return mine_gain
-        their_gain = margin(c, theirs, o.mine) - margin(c, o.theirs, o.mine) + bonus
-        if theirs[WHITE] >= c.white_to_win:
+        their_gain = gain(c, o.theirs, o.mine, take) + bonus
+        if o.theirs[WHITE] + take[WHITE] >= c.white_to_win:
             their_gain += WIN
         return mine_gain + self.w[W_DENY] * their_gain
 
-    cdef double card_value(self, const FabConfig* c, const int* a, const int* b, int k) noexcept nogil:
-        # Change of a's margin over b if a collects one more card of kind k.
-        cdef int f, low, at_low = 0
-        cdef double v = self.w[W_VALUE + k]
-        if k >= N_FILLINGS:
-            v += c.card_points[k]
-            if k == WHITE and a[WHITE] + 1 >= c.white_to_win:
-                v += WIN
-            return v
-        if a[k] == b[k] or a[k] + 1 == b[k]:
-            v += c.majority[k]   # wins a tied majority, or takes one from b
-        low = a[0]
-        for f in range(1, N_FILLINGS):
-            if a[f] < low:
-                low = a[f]
-        for f in range(N_FILLINGS):
-            at_low += a[f] == low
-        if a[k] == low and at_low == 1:
-            v += c.set_points
-        return v
+    cdef void card_values(self, const FabConfig* c, const int* a, const int* b, double* out) noexcept nogil:
+        # out[k]: change of a's margin over b if a collects one more card of kind k.
+        # Arithmetic rather than branches on the kind: a hand's kinds are random.
+        cdef SetInfo sets = set_info(a)
+        cdef int k
+        for k in range(N_FILLINGS):
+            out[k] = (self.w[W_VALUE + k]
+                      + c.majority[k] * ((a[k] == b[k]) | (a[k] + 1 == b[k]))  # wins a tie, or takes it
+                      + c.set_points * ((a[k] == sets.low) & sets.single))     # completes a set
+        for k in range(N_FILLINGS, N_KINDS):
+            out[k] = self.w[W_VALUE + k] + c.card_points[k]
+        out[WHITE] += WIN * (a[WHITE] + 1 >= c.white_to_win)
 
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
         # The cast in argument position borrows the reference (no GIL needed).
@@ -98,8 +112,11 @@ cdef class FabrykaHeuristic(Strategy):
     cdef int decide(self, FabrykaState st, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
         cdef const FabConfig* c = &st.cfg
         cdef FabObs o
-        cdef int i, k, pick = legal[0], ties = 0
-        cdef double v, best = 0.0
+        cdef double value[N_KINDS]
+        cdef double mine_v[N_KINDS]
+        cdef double their_v[N_KINDS]
+        cdef int i = 0, k, ties = 0
+        cdef double v, best
         cdef bint can_collect = legal[n - 1] == COLLECT
         if n == 1:
             return legal[0]
@@ -109,23 +126,30 @@ cdef class FabrykaHeuristic(Strategy):
             if v >= self.w[W_THRESHOLD] + self.w[W_WAIT] * (o.my_turns_left - 1):
                 return COLLECT
         # Play: the card wanted in my own coming collect and least wanted by the
-        # opponent's, whichever of us still collects this round.
+        # opponent's, whichever of us still collects this round; ties at random.
+        for k in range(N_KINDS):
+            value[k] = 0.0
+        if not o.i_collected:
+            self.card_values(c, o.mine, o.theirs, mine_v)
+            for k in range(N_KINDS):
+                value[k] += mine_v[k]
+        if not o.they_collected:
+            self.card_values(c, o.theirs, o.mine, their_v)
+            for k in range(N_KINDS):
+                value[k] -= (1.0 + self.w[W_DENY]) * their_v[k]
+        best = value[o.hand[0]]
+        for i in range(1, o.hand_len):
+            if value[o.hand[i]] > best:
+                best = value[o.hand[i]]
         for i in range(o.hand_len):
-            k = o.hand[i]
-            v = 0.0
-            if not o.i_collected:
-                v += self.card_value(c, o.mine, o.theirs, k)
-            if not o.they_collected:
-                v -= (1.0 + self.w[W_DENY]) * self.card_value(c, o.theirs, o.mine, k)
-            if ties == 0 or v > best:
-                best = v
-                pick = i
-                ties = 1
-            elif v == best:
-                ties += 1
-                if rng_below(rng, ties) == 0:
-                    pick = i
-        return pick
+            ties += value[o.hand[i]] == best
+        ties = rng_below(rng, ties) if ties > 1 else 0
+        for i in range(o.hand_len):
+            if value[o.hand[i]] == best:
+                if ties == 0:
+                    break
+                ties -= 1
+        return i
 
 
 STRATEGIES = (FabrykaHeuristic,)

@@ -56,14 +56,16 @@ cdef struct Fab:
 
 
 cdef struct FabObs:
-    # What one seat may see: its hand, the belt, both collections, the clock.
+    # What one seat may see: its hand, the belt, both collections, the clock. The
+    # pointers are into the state (read only, valid until the next move): the seat's
+    # own hand and public cards, never the other hand or the pile.
     int seat
     int hand_len
-    signed char hand[MAX_HAND]
+    const signed char* hand
     int belt_len
-    const signed char* belt          # points into the state: the belt is public
-    int mine[N_KINDS]
-    int theirs[N_KINDS]
+    const signed char* belt
+    const int* mine
+    const int* theirs
     int round
     int my_turns_left                # including this one
     int their_turns_left
@@ -86,3 +88,5 @@ cdef class FabrykaState(GameState):
 # Score of a collection `mine` against the other player's `theirs` (majorities need
 # strictly more; sets of the four fillings; points per card).
 cdef int fab_score(const FabConfig* c, const int* mine, const int* theirs) noexcept nogil
+# Both scores of collections a and b in one pass.
+cdef void fab_scores(const FabConfig* c, const int* a, const int* b, int* sa, int* sb) noexcept nogil

@@ -33,8 +33,7 @@ cdef int fab_score(const FabConfig* c, const int* mine, const int* theirs) noexc
     return total
 
 
-cdef inline void fab_scores(const FabConfig* c, const int* a, const int* b, int* sa, int* sb) noexcept nogil:
-    # fab_score of both players in one pass (the round-end standings).
+cdef void fab_scores(const FabConfig* c, const int* a, const int* b, int* sa, int* sb) noexcept nogil:
     cdef int k, ta = 0, tb = 0, seta = a[0], setb = b[0]
     for k in range(N_FILLINGS):
         ta += c.majority[k] * (a[k] > b[k])
@@ -285,13 +284,11 @@ cdef class FabrykaState(GameState):
         cdef int k, other = 1 - seat
         o.seat = seat
         o.hand_len = self.s.hand_len[seat]
-        for k in range(o.hand_len):
-            o.hand[k] = self.s.hand[seat][k]
+        o.hand = self.s.hand[seat]
         o.belt_len = self.s.belt_len
         o.belt = self.s.belt
-        for k in range(N_KINDS):
-            o.mine[k] = self.s.collected[seat][k]
-            o.theirs[k] = self.s.collected[other][k]
+        o.mine = self.s.collected[seat]
+        o.theirs = self.s.collected[other]
         o.round = self.s.round
         o.my_turns_left = self.cfg.hand_size + 1 - self.s.turns_taken[seat]
         o.their_turns_left = self.cfg.hand_size + 1 - self.s.turns_taken[other]
