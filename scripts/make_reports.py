@@ -22,10 +22,10 @@ from simcore.registry import games
 ROOT = Path(__file__).resolve().parent.parent
 # Fabryka is the yardstick game: a million games per table (three bots, three tables)
 # gives intervals of about ±0.1 point.
-# The other games are slower per game; 200,000 split over their tables still gives
-# intervals of a few tenths of a point on each table's win rates.
+# The other games are slower per game; a million split over their three tables still
+# gives intervals of about ±0.2 point on each table's win rates, in a few minutes.
 GAMES = {"fabryka": 3_000_000}
-DEFAULT_GAMES = 200_000
+DEFAULT_GAMES = 1_000_000
 
 
 def main(argv: list[str] | None = None) -> int:
