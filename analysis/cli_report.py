@@ -14,7 +14,6 @@ import typer
 from rich.console import Console
 
 import strategies
-from analysis.report import write_report
 from simcore.params import parse_set
 from simcore.registry import get_game
 from simcore.runner import run
@@ -30,6 +29,10 @@ PdfOpt = Annotated[Path | None, typer.Option("--pdf", help="Also print the repor
 
 def report_command(run_dirs: RunDirsArg, out: HtmlOpt, pdf: PdfOpt = None) -> None:
     """Analyse run directories and write a self-contained HTML balance report (and PDF)."""
+    # Imported here: the plotting stack takes a second to load, which every other
+    # command (and every worker process) would pay.
+    from analysis.report import write_report
+
     analyses = write_report(run_dirs, out, pdf)
     games = sum(a.games for a in analyses)
     written = f"{out}" + (f" and {pdf}" if pdf else "")

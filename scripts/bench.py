@@ -29,8 +29,8 @@ from simcore.state import CHECKED_BUILD
 
 
 def table_sizes(lo: int, hi: int) -> list[int]:
-    """The smallest, a middle (4) and the largest table a game allows."""
-    return sorted({lo, hi} | ({4} if lo < 4 < hi else set()))
+    """The smallest and largest table a game allows, and 2 and 4 players where allowed."""
+    return sorted({lo, hi} | {n for n in (2, 4) if lo <= n <= hi})
 
 
 def bench_one(spec, players: int, bot: str, seconds: float) -> dict:
@@ -100,25 +100,40 @@ def tree_rss(root: int) -> int:
     return total
 
 
+RUN = """
+import functools, sys, time
+import strategies
+from simcore.registry import get_game
+from simcore.runner import run
+game, seats, n_games, jobs, out = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+spec = get_game(game)
+params = spec.params(players=len(seats))
+t = time.perf_counter()
+run(spec, params, seats, functools.partial(strategies.build_lineup, game, seats), out,
+    n_games=n_games, jobs=jobs, quiet=True)
+print(time.perf_counter() - t)
+"""
+
+
 def timed_run(game: str, seats: str, n_games: int, jobs: int) -> tuple[float, int]:
-    """Wall seconds and peak memory (whole process tree) of a `chocosim run`."""
+    """Seconds of the runner's run() (chunks played, tables built, parts written) and
+    the peak memory of the whole process tree. Polars gets one thread per process, so
+    --jobs 1 uses one core and the speed-up is the runner's own."""
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "analysis.cli", "run", game, "--seats", seats,
-               "--games", str(n_games), "--jobs", str(jobs), "--out", os.path.join(tmp, "run"), "--quiet"]
-        t = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+        cmd = [sys.executable, "-c", RUN, game, seats, str(n_games), str(jobs), os.path.join(tmp, "run")]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, "POLARS_MAX_THREADS": "1"})
         peak = 0
         while proc.poll() is None:
             peak = max(peak, tree_rss(proc.pid))
             time.sleep(0.05)
-        dt = time.perf_counter() - t
         if proc.returncode != 0:
-            raise SystemExit(f"{' '.join(cmd)} failed with exit code {proc.returncode}")
-    return dt, peak
+            raise SystemExit(f"the run of {game} ({seats}) failed with exit code {proc.returncode}")
+        return float(proc.stdout.read().split()[-1]), peak
 
 
 def parallel(game: str, seats: str, n_games: int, memory_games: int) -> None:
-    print(f"\nrunner, {game} {seats}: whole `chocosim run` commands (parquet output included)")
+    print(f"\nrunner, {game} {seats}: run() with its chunks played, tabled and written to parquet")
     t1, m1 = timed_run(game, seats, n_games, 1)
     t2, m2 = timed_run(game, seats, n_games, 2)
     print(f"  {n_games:,} games: --jobs 1 {t1:.1f} s ({n_games / t1:,.0f} games/s), "
