@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import strategies
-from simcore.batch import play_batch, result_arrays
+from helpers import random_playout, run_batch
 from simcore.registry import get_game
 from simcore.state import CHECKED_BUILD, IllegalAction
 
@@ -38,14 +38,6 @@ def do(state, *moves):
 
 def seat(state, p):
     return state.observation(p)["players"][p]
-
-
-def run_batch(state, bots, n_games, run_seed=1):
-    n = state.n_players
-    out = result_arrays(state, n_games)
-    perms = np.array([list(range(n))], np.int32)
-    play_batch(state, bots, perms, 1, run_seed, 0, n_games, **out)
-    return out
 
 
 # ---- Department Store awards (rulebook and summary examples) ----
@@ -571,10 +563,7 @@ def test_invariants_over_random_games(players):
         return
     for seed in range(60):
         state.new_game(seed)
-        rng = random.Random(seed)
-        while not state.terminal:
-            state.apply_action(rng.choice(state.legal()))
-            state.check_invariants()
+        random_playout(state, random.Random(seed))
 
 
 @pytest.mark.parametrize("players", [2, 4])

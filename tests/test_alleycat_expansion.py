@@ -13,7 +13,8 @@ import strategies
 from simcore.registry import get_game
 from simcore.state import CHECKED_BUILD
 
-from test_alleycat import PLAIN, TITLES, do, run_batch, seat, texts
+from helpers import random_playout, run_batch
+from test_alleycat import PLAIN, TITLES, do, seat, texts
 
 GAME = get_game("alleycat")
 EXPANSION = {"master_chocolatier": True}
@@ -269,10 +270,7 @@ def test_invariants_over_random_expansion_games(players):
         return
     for seed in range(40):
         state.new_game(seed)
-        rng = random.Random(seed)
-        while not state.terminal:
-            state.apply_action(rng.choice(state.legal()))
-            state.check_invariants()
+        random_playout(state, random.Random(seed))
 
 
 @pytest.mark.parametrize("players", [1, 3])

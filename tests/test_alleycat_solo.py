@@ -20,7 +20,8 @@ import strategies
 from simcore.registry import get_game
 from simcore.state import CHECKED_BUILD
 
-from test_alleycat import do, run_batch, texts
+from helpers import random_playout, run_batch
+from test_alleycat import do, texts
 
 GAME = get_game("alleycat")
 STORES = ("palace", "fresh_fancies", "salters", "house_of_luxury", "dunstan_gilbert")
@@ -280,10 +281,7 @@ def test_invariants_over_random_solo_games():
         return
     for seed in range(300):
         state.new_game(seed)
-        rng = random.Random(seed)
-        while not state.terminal:
-            state.apply_action(rng.choice(state.legal()))
-            state.check_invariants()
+        random_playout(state, random.Random(seed))
 
 
 def test_solo_batch_is_deterministic_and_features_tell_the_verdict():
