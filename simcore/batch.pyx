@@ -4,11 +4,17 @@ game x seat into preallocated arrays (struct of arrays)."""
 cimport cython
 from libc.stdint cimport uint64_t, int64_t, int8_t, int32_t
 
+from simcore.batchjob cimport BatchJob
 from simcore.rng cimport Rng, rng_seed, rng_below, game_seed, bot_seed, seating_seed
-from simcore.state cimport GameState, CHECKED, MAX_PLAYERS, MAX_ACTIONS, MAX_FEATURES, MAX_INTERIM
-from simcore.strategy cimport Strategy
+from simcore.state cimport GameState, MAX_PLAYERS
+from simcore.strategy cimport Strategy, Lineup
 
 import numpy as np
+
+# The generic loop: virtual calls into any GameState.
+ctypedef fused Game:
+    GameState
+include "simcore/loop.pxi"
 
 __all__ = ["play_batch", "result_arrays", "SEATING_MODES", "seed_of_game", "seed_of_bot", "seating_row"]
 
@@ -36,38 +42,6 @@ def seating_row(int seating, uint64_t seed, int64_t index, int64_t n_perms):
     return rng_below(&r, <unsigned int>n_perms)
 
 
-@cython.final
-cdef class Lineup:
-    """Up to MAX_PLAYERS strategies addressable by index without the GIL."""
-    cdef Strategy s0, s1, s2, s3, s4, s5
-
-    def __init__(self, strategies):
-        padded = list(strategies) + [None] * (MAX_PLAYERS - len(strategies))
-        self.s0, self.s1, self.s2, self.s3, self.s4, self.s5 = padded[:MAX_PLAYERS]
-
-    cdef inline int choose(self, int k, GameState st, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
-        if k == 0:
-            return self.s0.choose(st, seat, legal, n, rng)
-        if k == 1:
-            return self.s1.choose(st, seat, legal, n, rng)
-        if k == 2:
-            return self.s2.choose(st, seat, legal, n, rng)
-        if k == 3:
-            return self.s3.choose(st, seat, legal, n, rng)
-        if k == 4:
-            return self.s4.choose(st, seat, legal, n, rng)
-        return self.s5.choose(st, seat, legal, n, rng)
-
-
-cdef int check_legal(int action, const int* legal, int n) except -1 nogil:
-    cdef int i
-    for i in range(n):
-        if legal[i] == action:
-            return 0
-    with gil:
-        raise AssertionError(f"strategy chose {action}, not in the legal list {[legal[j] for j in range(n)]}")
-
-
 def result_arrays(GameState state, int64_t n_games):
     """Zeroed result arrays for `n_games` of `state`'s game, keyed by play_batch's
     argument names: play_batch(state, bots, perms, seating, seed, i0, i0 + n_games,
@@ -93,17 +67,23 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
                int64_t[::1] game_index, uint64_t[::1] seeds, int32_t[::1] turns,
                int8_t[::1] end_reason, int8_t[::1] seat_strategy,
                int32_t[::1] score, int8_t[::1] rank, float[::1] win, int8_t[::1] first,
-               int32_t[:, ::1] features, int32_t[:, ::1] interim):
+               int32_t[:, ::1] features, int32_t[:, ::1] interim, bint generic=False):
     """Play games [i0, i1). Row (g - i0) * n_players + seat of the seat arrays, row g - i0
     of the game arrays. `perms` lists seat orders (row r: strategy index of each seat);
     seating 0 = rotate through the rows by game index, 1 = fixed (row 0), 2 = random row.
-    Holds the GIL only if a strategy is written in Python."""
+    Holds the GIL only if a strategy is written in Python. `generic` plays with the loop
+    every game shares (virtual calls) instead of the game's own compiled loop; both give
+    the same results (conformance-tested)."""
     cdef int n = state.n_players
     cdef int nf = state.n_features
     cdef int ni = state.n_interim
-    cdef int64_t n_perms = perms.shape[0]
     if len(strategies) != n:
         raise ValueError(f"{n} seats but {len(strategies)} strategies")
+    # The loop reads perms by raw pointer: every row must name a strategy for each seat.
+    if perms.shape[0] < 1 or perms.shape[1] != n:
+        raise ValueError(f"perms must have at least one row of {n} seats; it is {perms.shape[0]} x {perms.shape[1]}")
+    if min(min(r) for r in perms) < 0 or max(max(r) for r in perms) >= n:
+        raise ValueError(f"perms must hold strategy indices in [0, {n})")
     cdef int64_t games = i1 - i0
     for name, arr, rows in (("game_index", game_index, games), ("seeds", seeds, games),
                             ("turns", turns, games), ("end_reason", end_reason, games),
@@ -119,78 +99,33 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
     for s in strategies:
         (<Strategy?>s).prepare(state)
     cdef Lineup lineup = Lineup(strategies)
-    cdef bint uniform[MAX_PLAYERS]        # per strategy index
-    cdef bint seat_uniform[MAX_PLAYERS]   # per seat, this game
+    cdef char uniform[MAX_PLAYERS]        # per strategy index
     for i, s in enumerate(strategies):
         uniform[i] = (<Strategy>s).uniform
-    cdef int legal[MAX_ACTIONS]
-    cdef int sc[MAX_PLAYERS]
-    cdef int rk[MAX_PLAYERS]
-    cdef int who[MAX_PLAYERS]           # strategy index of each seat this game
-    cdef Rng bot_rng[MAX_PLAYERS]
-    cdef Rng seat_rng
-    cdef int64_t g, row, perm_row
-    cdef uint64_t seed
-    cdef int p, k, nl, a, n_winners, first_seat
-    cdef int32_t n_turns
-
+    cdef BatchJob job
+    job.perms = &perms[0, 0]
+    job.n_perms = perms.shape[0]
+    job.seating = seating
+    job.run_seed = run_seed
+    job.i0 = i0
+    job.i1 = i1
+    job.uniform = uniform
+    if games <= 0:
+        return
+    job.game_index = &game_index[0]
+    job.seeds = &seeds[0]
+    job.turns = &turns[0]
+    job.end_reason = &end_reason[0]
+    job.seat_strategy = &seat_strategy[0]
+    job.score = &score[0]
+    job.rank = &rank[0]
+    job.win = &win[0]
+    job.first = &first[0]
+    job.features = &features[0, 0] if features.shape[1] > 0 else NULL
+    job.features_stride = features.shape[1]
+    job.interim = &interim[0, 0] if interim.shape[1] > 0 else NULL
+    job.interim_stride = interim.shape[1]
     with nogil:
-        for g in range(i0, i1):
-            seed = game_seed(run_seed, <uint64_t>g)
-            if seating == 0:
-                perm_row = g % n_perms
-            elif seating == 1:
-                perm_row = 0
-            else:
-                rng_seed(&seat_rng, seating_seed(seed))
-                perm_row = rng_below(&seat_rng, <unsigned int>n_perms)
-            for p in range(n):
-                who[p] = perms[perm_row, p]
-                seat_uniform[p] = uniform[who[p]]
-                rng_seed(&bot_rng[p], bot_seed(seed, p))
-            state.reset(seed)
-            n_turns = 0
-            p = state.current_player()
-            while p >= 0:
-                nl = state.legal_actions(legal)
-                # The uniform bot's draw is made here, forced moves included (a draw over
-                # one action is that action), which keeps the commonest path free of a
-                # hard-to-predict branch. Other bots are not asked for a forced move.
-                if seat_uniform[p]:
-                    a = legal[rng_below(&bot_rng[p], nl)]
-                elif nl == 1:
-                    a = legal[0]
-                else:
-                    a = lineup.choose(who[p], state, p, legal, nl, &bot_rng[p])
-                if CHECKED:
-                    check_legal(a, legal, nl)
-                p = state.apply(a)
-                if CHECKED:
-                    state.assert_valid()
-                    if p != state.current_player():
-                        with gil:
-                            raise AssertionError("apply() returned another seat than current_player()")
-                n_turns += 1
-
-            row = g - i0
-            state.outcome(sc, rk)
-            n_winners = 0
-            for p in range(n):
-                if rk[p] == 1:
-                    n_winners += 1
-            first_seat = state.first_player()
-            game_index[row] = g
-            seeds[row] = seed
-            turns[row] = n_turns
-            end_reason[row] = <int8_t>state.end_reason()
-            for p in range(n):
-                row = (g - i0) * n + p
-                seat_strategy[row] = <int8_t>who[p]
-                score[row] = sc[p]
-                rank[row] = <int8_t>rk[p]
-                win[row] = (1.0 / n_winners) if rk[p] == 1 else 0.0
-                first[row] = p == first_seat
-                if nf > 0:
-                    state.features(p, <int*>&features[row, 0])
-                if ni > 0:
-                    state.interim(p, <int*>&interim[row, 0])
+        # A game that compiles the loop for its own class plays faster (see loop.pxi).
+        if generic or not state.play_batch(lineup, &job):
+            play_games(state, lineup, &job)

@@ -10,6 +10,7 @@
 # - legal_actions() writes at least one action whenever the game is not terminal;
 # - the same seed and the same actions give the same game, bit for bit.
 from libc.stdint cimport uint64_t
+from simcore.batchjob cimport BatchJob
 from simcore.rng cimport Rng
 
 cdef extern from *:
@@ -68,6 +69,11 @@ cdef class GameState:
     cdef void determinize(self, int observer, Rng* rng) noexcept nogil
     # 0 if every invariant of the game holds, else the code of the first broken one.
     cdef int validate(self) noexcept nogil
+
+    # Play the games of `job` with the batch loop compiled for this class (simcore/loop.pxi;
+    # `lineup` is a simcore.strategy.Lineup) and return 1; the base returns 0 and the
+    # generic loop, with a virtual call per step, plays them instead.
+    cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil
 
     # Raise AssertionError naming the broken invariant (checked build, tests).
     cdef int assert_valid(self) except -1 nogil

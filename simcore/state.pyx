@@ -1,6 +1,7 @@
 # cython: language_level=3
 """The GameState base class: the nogil contract plus the Python API built on it."""
 from libc.stdint cimport uint64_t
+from simcore.batchjob cimport BatchJob
 from simcore.rng cimport Rng, rng_seed
 
 __all__ = ["GameState", "IllegalAction", "CHECKED_BUILD"]
@@ -60,6 +61,9 @@ cdef class GameState:
         pass
 
     cdef int validate(self) noexcept nogil:
+        return 0
+
+    cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
         return 0
 
     cdef int assert_valid(self) except -1 nogil:

@@ -5,6 +5,7 @@
 # seat's hand or a deck order). It must return one of the n actions in `legal`.
 # Named float weights (class attribute WEIGHTS, name -> default) are copied into `w` in
 # declaration order, so a tuned bot needs no recompilation.
+cimport cython
 from simcore.rng cimport Rng
 from simcore.state cimport GameState
 
@@ -34,3 +35,23 @@ cdef class PythonStrategy(Strategy):
 cdef class RngView:
     cdef Rng own         # the stream, when the view owns it (Python-level play)
     cdef Rng* rng        # the stream in use: &own, or a batch loop's bot stream
+
+
+@cython.final
+cdef class Lineup:
+    # Up to MAX_PLAYERS strategies addressable by index without the GIL (the batch loop's
+    # view of the bots of a run, by strategy index).
+    cdef Strategy s0, s1, s2, s3, s4, s5
+
+    cdef inline int choose(self, int k, GameState st, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
+        if k == 0:
+            return self.s0.choose(st, seat, legal, n, rng)
+        if k == 1:
+            return self.s1.choose(st, seat, legal, n, rng)
+        if k == 2:
+            return self.s2.choose(st, seat, legal, n, rng)
+        if k == 3:
+            return self.s3.choose(st, seat, legal, n, rng)
+        if k == 4:
+            return self.s4.choose(st, seat, legal, n, rng)
+        return self.s5.choose(st, seat, legal, n, rng)

@@ -3,13 +3,14 @@
 import json
 from pathlib import Path
 
+cimport cython
 from libc.stdint cimport uint64_t
 from simcore.rng cimport Rng, rng_below, rng_uniform, rng_seed
-from simcore.state cimport GameState
+from simcore.state cimport GameState, MAX_PLAYERS
 
 from simcore.errors import UserError
 
-__all__ = ["Strategy", "PythonStrategy", "RngView"]
+__all__ = ["Strategy", "PythonStrategy", "RngView", "Lineup"]
 
 
 cdef class Strategy:
@@ -115,3 +116,11 @@ cdef class PythonStrategy(Strategy):
 
     def decide(self, observation, legal, rng):
         raise NotImplementedError(f"{type(self).__name__} must define decide(observation, legal, rng)")
+
+
+cdef class Lineup:
+    def __init__(self, strategies):
+        if len(strategies) > MAX_PLAYERS:
+            raise ValueError(f"at most {MAX_PLAYERS} strategies, got {len(strategies)}")
+        padded = list(strategies) + [None] * (MAX_PLAYERS - len(strategies))
+        self.s0, self.s1, self.s2, self.s3, self.s4, self.s5 = padded

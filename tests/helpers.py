@@ -10,15 +10,17 @@ from simcore.batch import play_batch, result_arrays
 MAX_TURNS = 100_000
 
 
-def run_batch(state, bots, n_games, run_seed=1, perms=None, seating=1, i0=0, out=None):
+def run_batch(state, bots, n_games, run_seed=1, perms=None, seating=1, i0=0, out=None,
+              generic=False):
     """Play games [i0, i0 + n_games) of run `run_seed` into `out` (default: fresh
-    arrays) and return the arrays by name. Default seating: fixed, bot i in seat i."""
+    arrays) and return the arrays by name. Default seating: fixed, bot i in seat i.
+    generic: play with the shared loop instead of the game's own (see play_batch)."""
     if perms is None:
         perms = [list(range(state.n_players))]
     if out is None:
         out = result_arrays(state, n_games)
     play_batch(state, bots, np.array(perms, dtype=np.int32), seating, run_seed,
-               i0, i0 + n_games, **out)
+               i0, i0 + n_games, **out, generic=generic)
     return out
 
 

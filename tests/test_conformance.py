@@ -14,7 +14,7 @@ import pytest
 
 import strategies
 from helpers import MAX_TURNS, random_playout, run_batch
-from simcore.batch import result_arrays, seating_row, seed_of_bot, seed_of_game
+from simcore.batch import play_batch, result_arrays, seating_row, seed_of_bot, seed_of_game
 from simcore.play import play_game
 from simcore.registry import games
 from simcore.runner import BASE_COLUMNS, check_columns
@@ -251,6 +251,20 @@ def test_batch_is_reproducible_and_independent_of_chunking(case):
     assert not np.array_equal(whole["seeds"], other["seeds"])
 
 
+def test_game_loop_plays_as_the_generic_loop(case):
+    # Each game compiles the batch loop for its own class (simcore/loop.pxi); it must
+    # give exactly what the shared loop, with a virtual call per step, gives. The
+    # lineup mixes the uniform bot (drawn in the loop) with the case's bot (called).
+    state = case.new_state()
+    n = case.n_players
+    bots = case.lineup() if n == 1 else [strategies.build(case.game, "random")] + case.lineup()[1:]
+    rotate = {"perms": [list(range(n)), list(range(n))[::-1]], "seating": 0}
+    own = run_batch(state, bots, 12, run_seed=5, **rotate)
+    shared = run_batch(state, bots, 12, run_seed=5, generic=True, **rotate)
+    for key, value in own.items():
+        assert np.array_equal(value, shared[key]), key
+
+
 def test_python_playout_is_reproducible(case):
     state = case.new_state()
     bot_playout(state, case.lineup(), run_seed=6)
@@ -260,6 +274,21 @@ def test_python_playout_is_reproducible(case):
 
 
 RESULT_ARRAYS = list(result_arrays(next(iter(games().values())).new_state(), 1))  # the names
+
+
+@pytest.mark.parametrize("bad", ["no rows", "seat more", "seat fewer", "negative", "too large"])
+def test_batch_refuses_bad_seat_orders(table, bad):
+    # The loop reads the seat orders by raw pointer: at least one row, a strategy index
+    # for each seat, or a clear error before any game is played.
+    state = table.new_state()
+    n = table.n_players
+    perms = {"no rows": np.zeros((0, n)), "seat more": np.zeros((1, n + 1)),
+             "seat fewer": np.zeros((1, n - 1)), "negative": np.full((1, n), -1),
+             "too large": np.full((1, n), n)}[bad]
+    out = result_arrays(state, 2)
+    with pytest.raises(ValueError, match="perms"):
+        play_batch(state, table.lineup("random"), perms.astype(np.int32), 1, 1, 0, 2, **out)
+    assert not out["turns"].any()
 
 
 @pytest.mark.parametrize("key", RESULT_ARRAYS)

@@ -6,11 +6,14 @@ shift in turn order, Corner Shop and Department Store orders in turn order, Depa
 Store Agents, cleanup. Each complex choice is a sequence of small decisions (see Sub in
 rules.pxd); every action code means one thing (see the A_* codes).
 """
+cimport cython
 from libc.string cimport memset, memcpy
 from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
 from simcore.state cimport GameState
+from simcore.batchjob cimport BatchJob
+from simcore.strategy cimport Lineup
 
 from simcore.games.alleycat.params import (
     PIECES, STORES, STORE_TITLES, SIZES, EMPLOYEES, STORE_RULES, GOAL_KINDS,
@@ -180,6 +183,12 @@ cdef bint part_can_work(const AcPart* k, const short* c, int kinds) noexcept nog
     return True
 
 
+ctypedef fused Game:
+    AlleyCatState
+include "simcore/loop.pxi"
+
+
+@cython.final
 cdef class AlleyCatState(GameState):
     """Chocolate Factory (Alley Cat Games), 2 to 4 players, or the Factory Manager solo
     game with 1."""
@@ -356,6 +365,9 @@ cdef class AlleyCatState(GameState):
         self.n_features = len(self.feature_names())
         self.n_interim = c.days
         self.reset(0)
+
+    cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
+        return play_games(self, <Lineup>lineup, job)
 
     # ---- setup and the day (nogil) ----
 

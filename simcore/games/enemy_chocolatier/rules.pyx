@@ -8,11 +8,14 @@ turn's limit spends a rain check, so spending one is no separate decision. A tur
 which nothing can be bought passes by itself (the only choice would be STOP); a turn
 without any purchase earns a rain check.
 """
+cimport cython
 from libc.string cimport memset
 from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
 from simcore.state cimport GameState, MAX_PLAYERS
+from simcore.batchjob cimport BatchJob
+from simcore.strategy cimport Lineup
 
 from simcore.games.enemy_chocolatier.params import ABILITIES, COLOURS, INGREDIENTS
 
@@ -37,6 +40,12 @@ cdef inline uint64_t bit(int i) noexcept nogil:
     return (<uint64_t>1) << i
 
 
+ctypedef fused Game:
+    EnemyState
+include "simcore/loop.pxi"
+
+
+@cython.final
 cdef class EnemyState(GameState):
     """Enemy Chocolatier, 2 to 6 players."""
 
@@ -120,6 +129,9 @@ cdef class EnemyState(GameState):
         self.n_features = N_FEATURES
         self.n_interim = 2 * self.cfg.record_rounds
         self.reset(0)
+
+    cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
+        return play_games(self, <Lineup>lineup, job)
 
     # ---- setup ----
 

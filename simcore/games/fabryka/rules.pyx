@@ -6,10 +6,13 @@ collect_count most recent belt cards. A round is hand_size + 1 turns per player,
 alternating from the token holder; each player collects exactly once per round.
 """
 from libc.string cimport memset, memcpy
+cimport cython
 from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, shuffle_i8
 from simcore.state cimport GameState, CHECKED
+from simcore.batchjob cimport BatchJob
+from simcore.strategy cimport Lineup
 
 from simcore.games.fabryka.params import KINDS, FILLINGS
 
@@ -49,6 +52,12 @@ cdef void fab_scores(const FabConfig* c, const int* a, const int* b, int* sa, in
     sb[0] = tb + setb * c.set_points
 
 
+ctypedef fused Game:
+    FabrykaState
+include "simcore/loop.pxi"
+
+
+@cython.final
 cdef class FabrykaState(GameState):
     """Fabryka Czekolady, two players."""
 
@@ -86,6 +95,9 @@ cdef class FabrykaState(GameState):
         self.n_features = N_KINDS + params.rounds + N_FILLINGS + 1
         self.n_interim = params.rounds
         self.reset(0)
+
+    cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
+        return play_games(self, <Lineup>lineup, job)
 
     # ---- the rules (nogil) ----
 

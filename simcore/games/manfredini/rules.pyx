@@ -8,11 +8,14 @@ use the space ability, the Machinist's machine; going from it, the ability, the 
 then the goods. A decision whose only legal action is "stop" is taken by the engine, so
 every decision a bot sees is a real choice. See README.md for every rules point decided.
 """
+cimport cython
 from libc.string cimport memset, memcpy, memmove, memcmp
 from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
 from simcore.state cimport GameState, MAX_PLAYERS
+from simcore.batchjob cimport BatchJob
+from simcore.strategy cimport Lineup
 
 from simcore.games.manfredini.params import (SPECIALISTS, RECIPES, TRUCKS, VARIANTS,
                                              PLANTATION_ABILITIES, CANDY_ABILITIES)
@@ -159,6 +162,12 @@ cdef int fill_box(Box* b, spec, int cap, str where) except -1:
     return 0
 
 
+ctypedef fused Game:
+    ManfrediniState
+include "simcore/loop.pxi"
+
+
+@cython.final
 cdef class ManfrediniState(GameState):
     """Chocolate Factory (Manfredini), 2 to 4 players; variants full, plantation, candy."""
 
@@ -249,6 +258,9 @@ cdef class ManfrediniState(GameState):
         self.n_features = len(self._feature_names())
         self.n_interim = 2 if c.variant == V_FULL else 1
         self.reset(0)
+
+    cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
+        return play_games(self, <Lineup>lineup, job)
 
     # ---- setup ----
 

@@ -1,0 +1,27 @@
+# What the batch loop (simcore/loop.pxi) needs to play a range of games: plain C, so a
+# GameState can take it in a nogil call without knowing the strategy classes.
+from libc.stdint cimport uint64_t, int64_t, int8_t, int32_t
+
+
+cdef struct BatchJob:
+    const int32_t* perms         # n_perms rows of n_players strategy indices (seat orders)
+    int64_t n_perms
+    int seating                  # 0 rotate through perms by game index, 1 fixed (row 0), 2 random row
+    uint64_t run_seed
+    int64_t i0                   # games [i0, i1) of the run
+    int64_t i1
+    const char* uniform          # per strategy index: the bot is the uniform random one
+    # Outputs, row g - i0 per game and (g - i0) * n_players + seat per seat.
+    int64_t* game_index
+    uint64_t* seeds
+    int32_t* turns
+    int8_t* end_reason
+    int8_t* seat_strategy
+    int32_t* score
+    int8_t* rank
+    float* win
+    int8_t* first
+    int32_t* features            # features_stride ints per seat row
+    int64_t features_stride
+    int32_t* interim             # interim_stride ints per seat row
+    int64_t interim_stride

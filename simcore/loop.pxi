@@ -1,0 +1,113 @@
+# The batch loop, compiled once per game class: a game's rules.pyx declares
+#
+#     ctypedef fused Game:
+#         ThisGameState            # a @cython.final class
+#     include "simcore/loop.pxi"
+#
+# and overrides GameState.play_batch with `return play_games(self, <Lineup>lineup, job)`.
+# The calls to reset, legal_actions and apply are then direct and the C compiler inlines
+# them into the loop; simcore/batch.pyx compiles the same loop for the GameState base
+# (virtual calls), which plays any game that does not include it.
+from libc.stdint cimport uint64_t, int64_t, int8_t, int32_t
+
+from simcore.batchjob cimport BatchJob
+from simcore.rng cimport Rng, rng_seed, rng_below, game_seed, bot_seed, seating_seed
+from simcore.state cimport CHECKED, MAX_PLAYERS, MAX_ACTIONS
+from simcore.strategy cimport Lineup
+
+
+cdef int check_legal(int action, const int* legal, int n) except -1 nogil:
+    cdef int i
+    for i in range(n):
+        if legal[i] == action:
+            return 0
+    with gil:
+        raise AssertionError(f"strategy chose {action}, not in the legal list {[legal[j] for j in range(n)]}")
+
+
+cdef int play_games(Game state, Lineup lineup, BatchJob* job) except -1 nogil:
+    """Play games [job.i0, job.i1) and write their rows; returns 1 (played)."""
+    # A private copy of the job: the int8 result stores may alias anything reachable by
+    # pointer, which would make the compiler reload every field after each of them.
+    cdef BatchJob j = job[0]
+    cdef int n = state.n_players
+    cdef int nf = state.n_features
+    cdef int ni = state.n_interim
+    cdef int legal[MAX_ACTIONS]
+    cdef int sc[MAX_PLAYERS]
+    cdef int rk[MAX_PLAYERS]
+    cdef int who[MAX_PLAYERS]             # strategy index of each seat this game
+    cdef bint seat_uniform[MAX_PLAYERS]   # per seat, this game
+    cdef Rng bot_rng[MAX_PLAYERS]
+    cdef Rng seat_rng
+    cdef int64_t g, row, perm_row
+    cdef uint64_t seed
+    cdef int p, nl, a, n_winners, first_seat
+    cdef bint all_uniform
+    cdef float share
+    cdef int32_t n_turns
+    for g in range(j.i0, j.i1):
+        seed = game_seed(j.run_seed, <uint64_t>g)
+        if j.seating == 0:
+            perm_row = g % j.n_perms
+        elif j.seating == 1:
+            perm_row = 0
+        else:
+            rng_seed(&seat_rng, seating_seed(seed))
+            perm_row = rng_below(&seat_rng, <unsigned int>j.n_perms)
+        all_uniform = True
+        for p in range(n):
+            who[p] = j.perms[perm_row * n + p]
+            seat_uniform[p] = j.uniform[who[p]]
+            all_uniform &= seat_uniform[p]
+            rng_seed(&bot_rng[p], bot_seed(seed, p))
+        state.reset(seed)
+        n_turns = 0
+        p = state.current_player()
+        while p >= 0:
+            nl = state.legal_actions(legal)
+            # The uniform bot's draw is made here, forced moves included (a draw over
+            # one action is that action), which keeps the commonest path free of a
+            # hard-to-predict branch. Other bots are not asked for a forced move. The
+            # all-uniform test first lets the compiler give random-only games a loop
+            # of their own, free of the per-seat tests.
+            if all_uniform or seat_uniform[p]:
+                a = legal[rng_below(&bot_rng[p], nl)]
+            elif nl == 1:
+                a = legal[0]
+            else:
+                a = lineup.choose(who[p], state, p, legal, nl, &bot_rng[p])
+            if CHECKED:
+                check_legal(a, legal, nl)
+            p = state.apply(a)
+            if CHECKED:
+                state.assert_valid()
+                if p != state.current_player():
+                    with gil:
+                        raise AssertionError("apply() returned another seat than current_player()")
+            n_turns += 1
+
+        state.outcome(sc, rk)
+        n_winners = 0
+        for p in range(n):
+            n_winners += rk[p] == 1
+        share = 1.0 / n_winners if n_winners else 0.0
+        first_seat = state.first_player()
+        row = g - j.i0
+        j.game_index[row] = g
+        j.seeds[row] = seed
+        j.turns[row] = n_turns
+        j.end_reason[row] = <int8_t>state.end_reason()
+        row *= n
+        for p in range(n):
+            j.seat_strategy[row] = <int8_t>who[p]
+            j.score[row] = sc[p]
+            j.rank[row] = <int8_t>rk[p]
+            j.win[row] = share if rk[p] == 1 else 0.0
+            j.first[row] = p == first_seat
+            if nf > 0:
+                state.features(p, <int*>&j.features[row * j.features_stride])
+            if ni > 0:
+                state.interim(p, <int*>&j.interim[row * j.interim_stride])
+            row += 1
+    return 1
