@@ -7,11 +7,15 @@ when the belt is worth enough now (and more so if collecting also denies the opp
 cards he wants), demanding more the more turns it could still wait; otherwise it plays
 the card that helps its own next collect and feeds the opponent's least.
 It reads only its FabObs: its hand, the belt and both collections."""
+cimport cython
+from libc.stdint cimport uint64_t
+from libc.string cimport memcmp, memcpy
+
 from simcore.rng cimport Rng, rng_below
 from simcore.state cimport GameState
 from simcore.strategy cimport Strategy
 from simcore.games.fabryka.rules cimport (
-    FabrykaState, FabObs, FabConfig, N_KINDS, N_FILLINGS, WHITE, COLLECT)
+    FabrykaState, FabObs, FabConfig, N_KINDS, N_FILLINGS, N_SEATS, WHITE, COLLECT)
 
 from simcore.games.fabryka.params import KINDS
 
@@ -21,23 +25,26 @@ cdef enum:
     W_DENY = 2
     W_VALUE = 3   # W_VALUE + kind: bonus per card of that kind
 
+# Per kind, what one card adds to the packed counts of collect_value: byte k for
+# filling k, byte N_FILLINGS for white; the other kinds are valued per card. A byte
+# holds any count a belt can reach (MAX_CARDS < 256).
+cdef uint64_t[N_KINDS] TAKE_ONE = [1, 1 << 8, 1 << 16, 1 << 24, 0, 0, 0, 0, 0, 0, 1 << 32]
+
 # A collect that reaches white_to_win white chocolates wins outright.
 cdef double WIN = 1000.0
 
 
-cdef inline int gain(const FabConfig* c, const int* a, const int* b, const int* take) noexcept nogil:
-    # Change of a's score minus b's if a collects `take` (counts per kind): majorities
-    # won or taken away, sets completed, points per card.
+cdef inline int filling_gain(const FabConfig* c, const int* a, const int* b, const int* take) noexcept nogil:
+    # Change of a's score minus b's from the fillings if a collects `take` (counts per
+    # kind): majorities won or taken away, sets completed. The points per card are
+    # constant per kind (FabrykaHeuristic.kind_value).
     cdef int k, after, d = 0, low_before = a[0], low_after = a[0] + take[0]
     for k in range(N_FILLINGS):
         after = a[k] + take[k]
         d += c.majority[k] * (((after > b[k]) - (a[k] > b[k])) - ((b[k] > after) - (b[k] > a[k])))
         low_before = min(low_before, a[k])
         low_after = min(low_after, after)
-    d += c.set_points * (low_after - low_before)
-    for k in range(N_FILLINGS, N_KINDS):
-        d += take[k] * c.card_points[k]
-    return d
+    return d + c.set_points * (low_after - low_before)
 
 
 cdef struct SetInfo:
@@ -58,7 +65,17 @@ cdef inline SetInfo set_info(const int* a) noexcept nogil:
     return info
 
 
+@cython.final
 cdef class FabrykaHeuristic(Strategy):
+    cdef double kind_value[N_KINDS]
+    cdef double play_value[2][2][N_KINDS]   # [I still collect][they still collect][kind]
+    # Per seat: the last play values and the collections and round state they are for.
+    cdef double values[N_SEATS][N_KINDS]
+    cdef int values_mine[N_SEATS][N_KINDS]
+    cdef int values_theirs[N_SEATS][N_KINDS]
+    cdef int values_mine_open[N_SEATS]
+    cdef int values_theirs_open[N_SEATS]
+
     NAME = "heuristic"
     GAMES = ("fabryka",)
     DESCRIPTION = "collects when the belt is worth enough to it (and to deny the opponent), else plays what helps its own next collect"
@@ -69,53 +86,102 @@ cdef class FabrykaHeuristic(Strategy):
         **{f"value_{k}": (3.0 if k == "white" else 0.0) for k in KINDS},  # bonus per card
     }
 
-    cdef double collect_value(self, const FabConfig* c, FabObs* o) noexcept nogil:
-        # Value to this seat of taking the top of the belt now, denial included.
-        cdef int take[N_KINDS]
-        cdef int k, n = c.collect_count
-        cdef double mine_gain, their_gain, bonus = 0.0
+    cpdef prepare(self, GameState proto):
+        # What a card of each kind is worth whoever takes it: its bonus weight plus its
+        # points (0 for the fillings, whose worth depends on the collections).
+        cdef FabrykaState st = <FabrykaState?>proto
+        cdef int k, mine_open, theirs_open
+        cdef double v
+        for k in range(N_KINDS):
+            self.kind_value[k] = self.w[W_VALUE + k] + st.cfg.card_points[k]
+        # The value of playing a card of a constant kind, by whether I / the opponent
+        # collected already this round (see decide).
+        for mine_open in range(2):
+            for theirs_open in range(2):
+                for k in range(N_KINDS):
+                    v = 0.0
+                    if mine_open:
+                        v += self.kind_value[k]
+                    if theirs_open:
+                        v -= (1.0 + self.w[W_DENY]) * self.kind_value[k]
+                    self.play_value[mine_open][theirs_open][k] = v
+        # No play values are known yet (an open flag is never -1).
+        for k in range(N_SEATS):
+            self.values_mine_open[k] = -1
+
+    cdef inline double collect_value(self, const FabConfig* c, FabObs* o) noexcept nogil:
+        # Value to this seat of taking the top of the belt now, denial included. The
+        # counts that matter (fillings, white) are added up in one register, a byte
+        # each (TAKE_ONE): counting into an array in memory would stall the vector
+        # loads of filling_gain that follow.
+        cdef int take[N_FILLINGS]
+        cdef int k, white, n = c.collect_count
+        cdef uint64_t counts = 0
+        cdef double mine_gain, their_gain, cards = 0.0
         if n > o.belt_len:
             n = o.belt_len
-        for k in range(N_KINDS):
-            take[k] = 0
         for k in range(o.belt_len - n, o.belt_len):
-            take[o.belt[k]] += 1
-        for k in range(N_KINDS):
-            bonus += take[k] * self.w[W_VALUE + k]
-        mine_gain = gain(c, o.mine, o.theirs, take) + bonus
-        if o.mine[WHITE] + take[WHITE] >= c.white_to_win:
+            counts += TAKE_ONE[o.belt[k]]
+            cards += self.kind_value[o.belt[k]]
+        for k in range(N_FILLINGS):
+            take[k] = (counts >> (8 * k)) & 0xFF
+        white = (counts >> (8 * N_FILLINGS)) & 0xFF
+        mine_gain = filling_gain(c, o.mine, o.theirs, take) + cards
+        if o.mine[WHITE] + white >= c.white_to_win:
             mine_gain += WIN
         if o.they_collected:
             return mine_gain
-        their_gain = gain(c, o.theirs, o.mine, take) + bonus
-        if o.theirs[WHITE] + take[WHITE] >= c.white_to_win:
+        their_gain = filling_gain(c, o.theirs, o.mine, take) + cards
+        if o.theirs[WHITE] + white >= c.white_to_win:
             their_gain += WIN
         return mine_gain + self.w[W_DENY] * their_gain
 
-    cdef void card_values(self, const FabConfig* c, const int* a, const int* b, double* out) noexcept nogil:
-        # out[k]: change of a's margin over b if a collects one more card of kind k.
-        # Arithmetic rather than branches on the kind: a hand's kinds are random.
+    cdef inline void changing_values(self, const FabConfig* c, const int* a, const int* b, double* out) noexcept nogil:
+        # out[k] for the fillings k, out[N_FILLINGS] for white: the change of a's margin
+        # over b if a collects one more card of that kind; the other kinds are worth
+        # kind_value whatever the collections. Arithmetic rather than branches: who
+        # leads a filling is a coin flip to the predictor.
         cdef SetInfo sets = set_info(a)
         cdef int k
         for k in range(N_FILLINGS):
             out[k] = (self.w[W_VALUE + k]
                       + c.majority[k] * ((a[k] == b[k]) | (a[k] + 1 == b[k]))  # wins a tie, or takes it
                       + c.set_points * ((a[k] == sets.low) & sets.single))     # completes a set
-        for k in range(N_FILLINGS, N_KINDS):
-            out[k] = self.w[W_VALUE + k] + c.card_points[k]
-        out[WHITE] += WIN * (a[WHITE] + 1 >= c.white_to_win)
+        out[N_FILLINGS] = self.kind_value[WHITE] + WIN * (a[WHITE] + 1 >= c.white_to_win)
 
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
         # The cast in argument position borrows the reference (no GIL needed).
         return self.decide(<FabrykaState>state, seat, legal, n, rng)
 
-    cdef int decide(self, FabrykaState st, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
+    cdef inline void play_values(self, const FabConfig* c, FabObs* o, bint mine_open, bint theirs_open,
+                                 double* value) noexcept nogil:
+        # value[k]: what playing a card of kind k is worth to this seat: what it adds to
+        # its own coming collect less what it would add to the opponent's.
+        cdef double mine_v[N_FILLINGS + 1]
+        cdef double their_v[N_FILLINGS + 1]
+        cdef double deny = 1.0 + self.w[W_DENY]
+        cdef int k
+        memcpy(value, self.play_value[mine_open][theirs_open], N_KINDS * sizeof(double))
+        for k in range(N_FILLINGS):
+            value[k] = 0.0
+        value[WHITE] = 0.0
+        if mine_open:
+            self.changing_values(c, o.mine, o.theirs, mine_v)
+            for k in range(N_FILLINGS):
+                value[k] += mine_v[k]
+            value[WHITE] += mine_v[N_FILLINGS]
+        if theirs_open:
+            self.changing_values(c, o.theirs, o.mine, their_v)
+            for k in range(N_FILLINGS):
+                value[k] -= deny * their_v[k]
+            value[WHITE] -= deny * their_v[N_FILLINGS]
+
+    cdef inline int decide(self, FabrykaState st, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
         cdef const FabConfig* c = &st.cfg
         cdef FabObs o
-        cdef double value[N_KINDS]
-        cdef double mine_v[N_KINDS]
-        cdef double their_v[N_KINDS]
-        cdef int i = 0, k, ties = 0
+        cdef double* value
+        cdef bint mine_open, theirs_open
+        cdef int i = 0, ties = 0
         cdef double v, best
         cdef bint can_collect = legal[n - 1] == COLLECT
         if n == 1:
@@ -127,16 +193,19 @@ cdef class FabrykaHeuristic(Strategy):
                 return COLLECT
         # Play: the card wanted in my own coming collect and least wanted by the
         # opponent's, whichever of us still collects this round; ties at random.
-        for k in range(N_KINDS):
-            value[k] = 0.0
-        if not o.i_collected:
-            self.card_values(c, o.mine, o.theirs, mine_v)
-            for k in range(N_KINDS):
-                value[k] += mine_v[k]
-        if not o.they_collected:
-            self.card_values(c, o.theirs, o.mine, their_v)
-            for k in range(N_KINDS):
-                value[k] -= (1.0 + self.w[W_DENY]) * their_v[k]
+        # The values change only when someone collects or a round begins (about one
+        # decision in five): kept per seat with what they were computed from.
+        mine_open = not o.i_collected
+        theirs_open = not o.they_collected
+        value = self.values[seat]
+        if (mine_open != self.values_mine_open[seat] or theirs_open != self.values_theirs_open[seat]
+                or memcmp(o.mine, self.values_mine[seat], sizeof(self.values_mine[seat])) != 0
+                or memcmp(o.theirs, self.values_theirs[seat], sizeof(self.values_theirs[seat])) != 0):
+            self.play_values(c, &o, mine_open, theirs_open, value)
+            self.values_mine_open[seat] = mine_open
+            self.values_theirs_open[seat] = theirs_open
+            memcpy(self.values_mine[seat], o.mine, sizeof(self.values_mine[seat]))
+            memcpy(self.values_theirs[seat], o.theirs, sizeof(self.values_theirs[seat]))
         best = value[o.hand[0]]
         for i in range(1, o.hand_len):
             if value[o.hand[i]] > best:

@@ -363,6 +363,7 @@ cdef struct Ac:
 
 
 @cython.final
+@cython.final
 cdef class AlleyCatState(GameState):
     cdef AcConfig cfg
     cdef Ac s

@@ -164,6 +164,7 @@ cdef struct EcObs:
 
 # final: the rules' own calls (cost, buyable...) are direct C calls, inlined by the compiler.
 @cython.final
+@cython.final
 cdef class EnemyState(GameState):
     cdef EcConfig cfg
     cdef Ec s

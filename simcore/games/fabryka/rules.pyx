@@ -292,21 +292,6 @@ cdef class FabrykaState(GameState):
             n += 1
         rng_seed(&self.s.rng, rng_next(rng))
 
-    cdef void observe(self, int seat, FabObs* o) noexcept nogil:
-        cdef int k, other = 1 - seat
-        o.seat = seat
-        o.hand_len = self.s.hand_len[seat]
-        o.hand = self.s.hand[seat]
-        o.belt_len = self.s.belt_len
-        o.belt = self.s.belt
-        o.mine = self.s.collected[seat]
-        o.theirs = self.s.collected[other]
-        o.round = self.s.round
-        o.my_turns_left = self.cfg.hand_size + 1 - self.s.turns_taken[seat]
-        o.their_turns_left = self.cfg.hand_size + 1 - self.s.turns_taken[other]
-        o.i_collected = self.s.has_collected[seat]
-        o.they_collected = self.s.has_collected[other]
-
     cdef int validate(self) noexcept nogil:
         cdef int count[N_KINDS]
         cdef int p, i, k, r

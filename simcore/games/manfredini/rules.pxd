@@ -263,6 +263,7 @@ cdef struct MObs:
 # Final: the engine's own calls (next_stage, gen_legal, act...) are direct C calls the
 # compiler can inline, not virtual ones.
 @cython.final
+@cython.final
 cdef class ManfrediniState(GameState):
     cdef MConfig cfg
     cdef Man s
