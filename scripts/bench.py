@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Speed of the engine: games/s and ns/decision on one core for every game, bot and
-table size, then the speed-up of the runner with 2 workers and its peak memory.
+table size, Fabryka against the same rules written by hand in C (fabryka_ref.c), then
+the speed-up of the runner with 2 workers and its peak memory.
 
     python scripts/bench.py                      # everything, ~1 s per configuration
     python scripts/bench.py --game fabryka --seconds 3
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -63,17 +65,37 @@ def bench_one(spec, players: int, bot: str, seconds: float) -> dict:
     }
 
 
-def single_core(game_filter: str | None, seconds: float) -> None:
+def single_core(game_filter: str | None, seconds: float) -> dict:
+    """Print every configuration's figures; return them by (game, players, bot)."""
     print(f"one core ({'CHECKED' if CHECKED_BUILD else 'release'} build), each bot against itself")
     print(f"{'game':<18}{'players':>7}  {'bot':<12}{'games/s':>12}{'ns/decision':>13}{'decisions':>11}  end reasons")
+    results = {}
     for name, spec in games().items():
         if game_filter and name != game_filter:
             continue
         for players in table_sizes(*spec.players):
             for bot in strategies.available(name):
-                r = bench_one(spec, players, bot, seconds)
+                r = results[name, players, bot] = bench_one(spec, players, bot, seconds)
                 print(f"{name:<18}{players:>7}  {bot:<12}{r['games/s']:>12,.0f}{r['ns/decision']:>13.1f}"
                       f"{r['decisions/game']:>11.1f}  {r['end reasons']}", flush=True)
+    return results
+
+
+def c_reference(engine_games_per_s: float) -> None:
+    """The yardstick of the Fabryka target: scripts/fabryka_ref.c, the same rules written
+    straight in C, compiled here with gcc -O3 and run on this core just after."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        print("\nno gcc: the hand-written C reference is not measured")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "fabryka_ref")
+        subprocess.run([gcc, "-O3", "-o", exe, str(Path(__file__).with_name("fabryka_ref.c"))], check=True)
+        line = subprocess.run([exe, "5000000"], check=True, capture_output=True, text=True).stdout
+    ref = float(line.split()[0])
+    print(f"\nhand-written C Fabryka, random vs random: {ref:,.0f} games/s ({line.split(',', 1)[1].strip()})")
+    print(f"  the engine's random vs random: {engine_games_per_s:,.0f} games/s, "
+          f"{engine_games_per_s / ref:.0%} of the C version")
 
 
 def tree_rss(root: int) -> int:
@@ -155,7 +177,9 @@ def main() -> None:
     ap.add_argument("--memory-games", type=int, default=0,
                     help="also measure the peak memory of a run this long with --jobs 2")
     args = ap.parse_args()
-    single_core(args.game, args.seconds)
+    results = single_core(args.game, args.seconds)
+    if ("fabryka", 2, "random") in results:
+        c_reference(results["fabryka", 2, "random"]["games/s"])
     if args.parallel_games:
         parallel(args.parallel_game, args.parallel_seats, args.parallel_games, args.memory_games)
 
