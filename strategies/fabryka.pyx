@@ -9,13 +9,13 @@ the card that helps its own next collect and feeds the opponent's least.
 It reads only its FabObs: its hand, the belt and both collections."""
 cimport cython
 from libc.stdint cimport uint64_t
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcpy
 
 from simcore.rng cimport Rng, rng_below
 from simcore.state cimport GameState
 from simcore.strategy cimport Strategy
 from simcore.games.fabryka.rules cimport (
-    FabrykaState, FabObs, FabConfig, N_KINDS, N_FILLINGS, N_SEATS, WHITE, COLLECT)
+    FabrykaState, FabObs, FabConfig, N_KINDS, N_FILLINGS, WHITE, COLLECT)
 
 from simcore.games.fabryka.params import KINDS
 
@@ -68,13 +68,10 @@ cdef inline SetInfo set_info(const int* a) noexcept nogil:
 @cython.final
 cdef class FabrykaHeuristic(Strategy):
     cdef double kind_value[N_KINDS]
-    cdef double play_value[2][2][N_KINDS]   # [I still collect][they still collect][kind]
-    # Per seat: the last play values and the collections and round state they are for.
-    cdef double values[N_SEATS][N_KINDS]
-    cdef int values_mine[N_SEATS][N_KINDS]
-    cdef int values_theirs[N_SEATS][N_KINDS]
-    cdef int values_mine_open[N_SEATS]
-    cdef int values_theirs_open[N_SEATS]
+    # [I still collect][they still collect][kind]: the value of playing a card of a kind
+    # whose worth does not depend on the collections; 0 for the fillings and white,
+    # which play_values adds up each time.
+    cdef double play_value[2][2][N_KINDS]
 
     NAME = "heuristic"
     GAMES = ("fabryka",)
@@ -94,20 +91,16 @@ cdef class FabrykaHeuristic(Strategy):
         cdef double v
         for k in range(N_KINDS):
             self.kind_value[k] = self.w[W_VALUE + k] + st.cfg.card_points[k]
-        # The value of playing a card of a constant kind, by whether I / the opponent
-        # collected already this round (see decide).
         for mine_open in range(2):
             for theirs_open in range(2):
                 for k in range(N_KINDS):
                     v = 0.0
-                    if mine_open:
-                        v += self.kind_value[k]
-                    if theirs_open:
-                        v -= (1.0 + self.w[W_DENY]) * self.kind_value[k]
+                    if k >= N_FILLINGS and k != WHITE:
+                        if mine_open:
+                            v += self.kind_value[k]
+                        if theirs_open:
+                            v -= (1.0 + self.w[W_DENY]) * self.kind_value[k]
                     self.play_value[mine_open][theirs_open][k] = v
-        # No play values are known yet (an open flag is never -1).
-        for k in range(N_SEATS):
-            self.values_mine_open[k] = -1
 
     cdef inline double collect_value(self, const FabConfig* c, FabObs* o) noexcept nogil:
         # Value to this seat of taking the top of the belt now, denial included. The
@@ -162,9 +155,6 @@ cdef class FabrykaHeuristic(Strategy):
         cdef double deny = 1.0 + self.w[W_DENY]
         cdef int k
         memcpy(value, self.play_value[mine_open][theirs_open], N_KINDS * sizeof(double))
-        for k in range(N_FILLINGS):
-            value[k] = 0.0
-        value[WHITE] = 0.0
         if mine_open:
             self.changing_values(c, o.mine, o.theirs, mine_v)
             for k in range(N_FILLINGS):
@@ -179,8 +169,7 @@ cdef class FabrykaHeuristic(Strategy):
     cdef inline int decide(self, FabrykaState st, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
         cdef const FabConfig* c = &st.cfg
         cdef FabObs o
-        cdef double* value
-        cdef bint mine_open, theirs_open
+        cdef double value[N_KINDS]
         cdef int i = 0, ties = 0
         cdef double v, best
         cdef bint can_collect = legal[n - 1] == COLLECT
@@ -193,19 +182,7 @@ cdef class FabrykaHeuristic(Strategy):
                 return COLLECT
         # Play: the card wanted in my own coming collect and least wanted by the
         # opponent's, whichever of us still collects this round; ties at random.
-        # The values change only when someone collects or a round begins (about one
-        # decision in five): kept per seat with what they were computed from.
-        mine_open = not o.i_collected
-        theirs_open = not o.they_collected
-        value = self.values[seat]
-        if (mine_open != self.values_mine_open[seat] or theirs_open != self.values_theirs_open[seat]
-                or memcmp(o.mine, self.values_mine[seat], sizeof(self.values_mine[seat])) != 0
-                or memcmp(o.theirs, self.values_theirs[seat], sizeof(self.values_theirs[seat])) != 0):
-            self.play_values(c, &o, mine_open, theirs_open, value)
-            self.values_mine_open[seat] = mine_open
-            self.values_theirs_open[seat] = theirs_open
-            memcpy(self.values_mine[seat], o.mine, sizeof(self.values_mine[seat]))
-            memcpy(self.values_theirs[seat], o.theirs, sizeof(self.values_theirs[seat]))
+        self.play_values(c, &o, not o.i_collected, not o.they_collected, value)
         best = value[o.hand[0]]
         for i in range(1, o.hand_len):
             if value[o.hand[i]] > best:
