@@ -1,7 +1,6 @@
 # cython: language_level=3
 """The batch loop: plays games [i0, i1) of a run without the GIL and writes one row per
 game x seat into preallocated arrays (struct of arrays)."""
-cimport cython
 from libc.stdint cimport uint64_t, int64_t, int8_t, int32_t
 
 from simcore.batchjob cimport BatchJob
@@ -98,6 +97,8 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
                          f"this game writes {nf}/{ni}")
     for s in strategies:
         (<Strategy?>s).prepare(state)
+    if games <= 0:
+        return
     cdef Lineup lineup = Lineup(strategies)
     cdef char uniform[MAX_PLAYERS]        # per strategy index
     for i, s in enumerate(strategies):
@@ -110,8 +111,6 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
     job.i0 = i0
     job.i1 = i1
     job.uniform = uniform
-    if games <= 0:
-        return
     job.game_index = &game_index[0]
     job.seeds = &seeds[0]
     job.turns = &turns[0]
