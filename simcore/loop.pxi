@@ -25,15 +25,36 @@ cdef int check_legal(int action, const int* legal, int n) except -1 nogil:
         raise AssertionError(f"strategy chose {action}, not in the legal list {[legal[j] for j in range(n)]}")
 
 
+# Where the loop gets each legal list: copied out through legal_actions, or read in place
+# from the state (GameState.kept_legal). Two tag types, so that the choice, made once per
+# batch, gives two compiled loops rather than a test per decision.
+cdef struct CopiedList:
+    char tag
+cdef struct KeptList:
+    char tag
+ctypedef fused ListSource:
+    CopiedList
+    KeptList
+
+
 cdef int play_games(Game state, Lineup lineup, BatchJob* job) except -1 nogil:
     """Play games [job.i0, job.i1) and write their rows; returns 1 (played)."""
+    if state.kept_legal != NULL:
+        return play_range(state, lineup, job, <KeptList*>NULL)
+    return play_range(state, lineup, job, <CopiedList*>NULL)
+
+
+cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source) except -1 nogil:
     # A private copy of the job: the int8 result stores may alias anything reachable by
     # pointer, which would make the compiler reload every field after each of them.
     cdef BatchJob j = job[0]
     cdef int n = state.n_players
     cdef int nf = state.n_features
     cdef int ni = state.n_interim
-    cdef int legal[MAX_ACTIONS]
+    cdef int buf[MAX_ACTIONS]
+    cdef const int* legal = buf
+    cdef const int* kept = state.kept_legal
+    cdef const int* kept_n = state.kept_n_legal
     cdef int sc[MAX_PLAYERS]
     cdef int rk[MAX_PLAYERS]
     cdef int who[MAX_PLAYERS]             # strategy index of each seat this game
@@ -65,7 +86,11 @@ cdef int play_games(Game state, Lineup lineup, BatchJob* job) except -1 nogil:
         n_turns = 0
         p = state.current_player()
         while p >= 0:
-            nl = state.legal_actions(legal)
+            if ListSource is KeptList:
+                legal = kept
+                nl = kept_n[0]
+            else:
+                nl = state.legal_actions(buf)
             # The uniform bot's draw is made here, forced moves included (a draw over
             # one action is that action), which keeps the commonest path free of a
             # hard-to-predict branch. Other bots are not asked for a forced move. The

@@ -37,6 +37,12 @@ cdef class GameState:
     cdef readonly int n_features    # per-seat feature counters written by features()
     cdef readonly int n_interim     # round boundaries recorded by interim()
     cdef readonly object params     # the validated params model the state was built from
+    # A game that keeps the current decision's legal list itself (written by apply)
+    # points these at the list and its length, once, in __init__: the batch loop then
+    # reads the list in place instead of copying it out through legal_actions (a block
+    # read back right after scalar writes stalls on store forwarding). NULL otherwise.
+    cdef const int* kept_legal
+    cdef const int* kept_n_legal
 
     # Deal a new game from `seed` (chance comes only from the state's own Rng stream).
     cdef void reset(self, uint64_t seed) noexcept nogil
