@@ -24,6 +24,8 @@ cdef enum:
     MAX_SPEC = 64        # specialist deck
     MAX_DECK = 64        # a player's deck: numbered cards + specialists
     MAX_LEGAL = 160
+    MAX_SEATS = 4        # largest table (the core's MAX_PLAYERS is larger): the state
+                         # is zeroed for every game, so its arrays are sized to the game
 
 # Goods: the three raw goods, then plain candy of each recipe, then decorated candy.
 cdef enum:
@@ -228,13 +230,13 @@ cdef struct Man:
     signed char spec[MAX_SPEC]       # specialist deck, top = spec[spec_len - 1]
     int spec_known[MAX_SPEC]         # bit p: seat p saw this card go to the bottom
     int spec_out[N_KINDS]            # specialists discarded at the transition
-    Goods g[MAX_PLAYERS]
-    Cards c[MAX_PLAYERS]
-    Feat f[MAX_PLAYERS]
+    Goods g[MAX_SEATS]
+    Cards c[MAX_SEATS]
+    Feat f[MAX_SEATS]
     Pending t
     int n_legal
     int legal[MAX_LEGAL]             # the legal list of the current decision
-    int interim[MAX_PLAYERS][2]
+    int interim[MAX_SEATS][2]
     int interims_done
 
 

@@ -43,6 +43,18 @@ cdef int[2] MACHINE_OF = [AB_MIXER, AB_MACHINE]
 # 3 * to + stage: from the factory ability, Machinist, transport; to it transport,
 # ability, Machinist. (A table: the modulo it replaces cost a multiply per stage.)
 cdef int[6] STAGE_KIND = [1, 2, 0, 0, 1, 2]
+# The turn in progress as a turn begins: copied whole, a few vector moves where setting
+# its fields one by one took a store each.
+cdef Pending NEW_TURN
+memset(&NEW_TURN, 0, sizeof(Pending))
+NEW_TURN.step = ST_CARD
+NEW_TURN.card = -1
+NEW_TURN.space = -1
+NEW_TURN.lock_good = -1
+NEW_TURN.lock_truck = -1
+NEW_TURN.stage = -1
+NEW_TURN.ability = AB_NONE
+NEW_TURN.recipe = -1
 
 
 # ---- boxes (warehouse, trucks) ----
@@ -257,6 +269,8 @@ cdef class ManfrediniState(GameState):
         self.n_players = c.n_players
         self.n_features = len(self._feature_names())
         self.n_interim = 2 if c.variant == V_FULL else 1
+        self.kept_legal = self.s.legal
+        self.kept_n_legal = &self.s.n_legal
         self.reset(0)
 
     cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
@@ -377,25 +391,7 @@ cdef class ManfrediniState(GameState):
     # ---- turn flow ----
 
     cdef void begin_turn(self, int p) noexcept nogil:
-        cdef Pending* t = &self.s.t
-        t.step = ST_CARD
-        t.card = -1
-        t.number = 0
-        t.ccw = False
-        t.to = False
-        t.space = -1
-        t.cap_left = 0
-        t.lock_good = -1
-        t.lock_truck = -1
-        t.trucker = False
-        t.packer = False
-        t.machinist = False
-        t.recruited = False
-        t.stage = -1
-        t.ability = AB_NONE
-        t.recipe = -1
-        t.uses_left = 0
-        t.n_look = 0
+        self.s.t = NEW_TURN
         self.s.to_move = p
         self.s.n_legal = self.gen_cards(self.s.legal)
 
@@ -516,15 +512,8 @@ cdef class ManfrediniState(GameState):
         return self.s.to_move
 
     cdef int legal_actions(self, int* out) noexcept nogil:
-        # Nearly every list is short (2.7 actions on average with random bots, rarely
-        # more than 8): copying a fixed block compiles to a few vector moves with no
-        # loop branch to mispredict (`out` holds MAX_ACTIONS >= MAX_LEGAL).
-        cdef int n = self.s.n_legal
-        if n <= 8:
-            memcpy(out, self.s.legal, 8 * sizeof(int))
-        else:
-            memcpy(out, self.s.legal, n * sizeof(int))
-        return n
+        memcpy(out, self.s.legal, self.s.n_legal * sizeof(int))
+        return self.s.n_legal
 
     cdef int probe(self, int number, bint ccw, bint to, int* tried) noexcept nogil:
         # Try spaces from `number` on: to the factory the first empty one, from it the
