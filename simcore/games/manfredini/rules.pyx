@@ -39,6 +39,8 @@ ACTION_BASES = {
 
 # Machine ability of each half, for the Machinist.
 cdef int[2] MACHINE_OF = [AB_MIXER, AB_MACHINE]
+# The one action of each Plantation ability (by Ability).
+cdef int[4] PLANTATION_ACTION = [A_STOP, A_MIX, A_RECRUIT, A_SELL + CACAO]
 # What each stage of a visit does (0 transport, 1 space ability, 2 Machinist), by
 # 3 * to + stage: from the factory ability, Machinist, transport; to it transport,
 # ability, Machinist. (A table: the modulo it replaces cost a multiply per stage.)
@@ -61,12 +63,6 @@ NEW_TURN.recipe = -1
 
 cdef inline int singles(const Box* b, int g) noexcept nogil:
     return b.n[g] - 2 * b.stacks[g]
-
-
-cdef inline int frees(const Box* b, int g) noexcept nogil:
-    # Spaces freed by taking one g: a single frees its space; taking one good off a stack
-    # leaves the other alone in the space.
-    return 1 if singles(b, g) > 0 else 0
 
 
 cdef inline void take(Box* b, int g) noexcept nogil:
@@ -639,29 +635,46 @@ cdef class ManfrediniState(GameState):
         cdef Goods* gd = &self.s.g[self.s.to_move]
         cdef Box* wh = &gd.wh
         cdef Box* b
-        cdef int n = 0, g, tr
-        cdef unsigned int bits, trucks
-        cdef bint ok
-        cdef bint wh_room = wh.used < self.cfg.warehouse
+        cdef int n = 0, g, tr, k
+        cdef unsigned int trucks
+        cdef int ok, use, room, have
+        cdef int wh_room = wh.used < self.cfg.warehouse
         # As in gen_cards, each move is written and kept only if legal (no branch on it):
         # unstacked needs a free space at the destination, stacked (Packer) a single
         # identical good there. (Whether the Packer was played is known for the whole
         # turn, so branching on it costs nothing.)
-        if self.s.half == 0 and t.to:
-            # From the piles: sugar or cacao, not both (the Trucker may mix).
-            for g in range(CHOC):
-                ok = (self.s.sugar_pile if g == SUGAR else self.s.cacao_pile) > 0 and \
-                    (t.trucker or t.lock_good < 0 or t.lock_good == g)
-                out[n] = move_action(g, 0, False)
-                n += ok & wh_room
-                if t.packer:
-                    out[n] = move_action(g, 0, True)
-                    n += ok & (singles(wh, g) > 0)
-            return n
         # The trucks this turn may still use: any with spaces, or only the one already used.
         trucks = self.cfg.truck_bits
         if not t.trucker and t.lock_truck >= 0:
             trucks &= 1u << t.lock_truck
+        if self.s.half == 0:
+            if t.to:
+                # From the piles: sugar or cacao, not both (the Trucker may mix).
+                for g in range(CHOC):
+                    ok = (((self.s.sugar_pile if g == SUGAR else self.s.cacao_pile) > 0)
+                          & (t.trucker | (t.lock_good < 0) | (t.lock_good == g)))
+                    out[n] = move_action(g, 0, False)
+                    n += ok & wh_room
+                    if t.packer:
+                        out[n] = move_action(g, 0, True)
+                        n += ok & (singles(wh, g) > 0)
+                return n
+            # From the warehouse onto a truck: only sugar and chocolate ship. Every
+            # (truck, good) pair is written and kept if legal: no loop runs for as long
+            # as the goods or trucks at hand (its exit would be mispredicted).
+            for tr in range(N_TRUCKS):
+                b = &gd.truck[tr]
+                use = (trucks >> tr) & 1
+                room = use & (b.used < self.cfg.truck_cap[tr])
+                for k in range(2):
+                    g = SUGAR if k == 0 else CHOC
+                    have = wh.n[g] > 0
+                    out[n] = move_action(g, tr, False)
+                    n += have & room
+                    if t.packer:
+                        out[n] = move_action(g, tr, True)
+                        n += have & use & (singles(b, g) > 0)
+            return n
         if t.to:
             # Candy Factory: from a truck into the warehouse.
             while trucks:
@@ -669,13 +682,12 @@ cdef class ManfrediniState(GameState):
                 trucks &= trucks - 1
                 n += truck_moves(gd.truck[tr].mask, tr, wh_room, t.packer, wh, out + n)
         else:
-            # From the warehouse onto a truck; the Plantation ships sugar and chocolate.
-            bits = wh.mask & ~(1u << CACAO) if self.s.half == 0 else wh.mask
+            # From the warehouse onto a truck.
             while trucks:
                 tr = ctz(trucks)
                 trucks &= trucks - 1
                 b = &gd.truck[tr]
-                n += truck_moves(bits, tr, b.used < self.cfg.truck_cap[tr], t.packer, b, out + n)
+                n += truck_moves(wh.mask, tr, b.used < self.cfg.truck_cap[tr], t.packer, b, out + n)
         return n
 
     cdef int gen_ability(self, int* out) noexcept nogil:
@@ -684,29 +696,28 @@ cdef class ManfrediniState(GameState):
         cdef Box* wh = &gd.wh
         cdef int n = 1, r, cap = self.cfg.warehouse
         cdef unsigned int bits
+        cdef unsigned int ok
         # Stop first: a list of length 1 offers nothing else.
         out[0] = A_STOP
-        if t.ability == AB_MIXER:
-            if wh.n[SUGAR] > 0 and wh.n[CACAO] > 0 and \
-                    wh.used - frees(wh, SUGAR) - frees(wh, CACAO) + 1 <= cap:
-                out[n] = A_MIX
-                n += 1
-        elif t.ability == AB_OUTLET:
+        if self.s.half == 0:
+            # Each Plantation ability offers one action: the three are tested together
+            # and the space's one taken, with no branch on which space it is.
+            # The Mixer needs room for the chocolate once a sugar and a cacao are taken
+            # (taking one off a stack frees no space).
+            ok = ((wh.n[SUGAR] > 0) & (wh.n[CACAO] > 0)
+                  & (wh.used - (singles(wh, SUGAR) > 0) - (singles(wh, CACAO) > 0) + 1 <= cap)) << AB_MIXER
+            ok |= ((self.s.coin_pile > 0) & (wh.n[CACAO] > 0)) << AB_OUTLET
+            ok |= ((gd.coins >= self.cfg.break_cost) & (self.s.spec_len > 0)) << AB_BREAK
+            out[1] = PLANTATION_ACTION[t.ability]
+            return 1 + ((ok >> t.ability) & 1)
+        # The Candy Factory's.
+        if t.ability == AB_OUTLET:
             if self.s.coin_pile > 0:
-                if self.s.half == 0:
-                    if wh.n[CACAO] > 0:
-                        out[n] = A_SELL + CACAO
-                        n += 1
-                else:
-                    bits = wh.mask
-                    while bits:
-                        out[n] = A_SELL + ctz(bits)
-                        n += 1
-                        bits &= bits - 1
-        elif t.ability == AB_BREAK:
-            if gd.coins >= self.cfg.break_cost and self.s.spec_len > 0:
-                out[n] = A_RECRUIT
-                n += 1
+                bits = wh.mask
+                while bits:
+                    out[n] = A_SELL + ctz(bits)
+                    n += 1
+                    bits &= bits - 1
         elif t.ability == AB_MACHINE:
             bits = self.s.in_play if t.recipe < 0 else 1u << t.recipe
             while bits:
