@@ -11,7 +11,7 @@
 from libc.stdint cimport uint64_t, int64_t, int8_t, int32_t
 
 from simcore.batchjob cimport BatchJob
-from simcore.rng cimport Rng, rng_seed, rng_below, game_seed, bot_seed, seating_seed
+from simcore.rng cimport Rng, rng_seed, rng_next, rng_scale, rng_below, game_seed, bot_seed, seating_seed
 from simcore.state cimport CHECKED, MAX_PLAYERS, MAX_ACTIONS
 from simcore.strategy cimport Lineup
 
@@ -60,6 +60,7 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
     cdef int who[MAX_PLAYERS]             # strategy index of each seat this game
     cdef bint seat_uniform[MAX_PLAYERS]   # per seat, this game
     cdef Rng bot_rng[MAX_PLAYERS]
+    cdef uint64_t draw[MAX_PLAYERS]       # a uniform seat's next raw draw, made ahead
     cdef Rng seat_rng
     cdef int64_t g, row, perm_row
     cdef uint64_t seed
@@ -82,6 +83,8 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
             seat_uniform[p] = j.uniform[who[p]]
             all_uniform &= seat_uniform[p]
             rng_seed(&bot_rng[p], bot_seed(seed, p))
+            if seat_uniform[p]:
+                draw[p] = rng_next(&bot_rng[p])
         state.reset(seed)
         n_turns = 0
         p = state.current_player()
@@ -96,8 +99,11 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
             # hard-to-predict branch. Other bots are not asked for a forced move. The
             # all-uniform test first lets the compiler give random-only games a loop
             # of their own, free of the per-seat tests.
+            # Its raw draw is made one decision ahead (the same numbers, the same games):
+            # the choice then waits only on the scaling by nl, not on the generator.
             if all_uniform or seat_uniform[p]:
-                a = legal[rng_below(&bot_rng[p], nl)]
+                a = legal[rng_scale(draw[p], nl)]
+                draw[p] = rng_next(&bot_rng[p])
             elif nl == 1:
                 a = legal[0]
             else:

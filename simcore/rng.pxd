@@ -43,10 +43,15 @@ cdef inline uint64_t rng_next(Rng* r) noexcept nogil:
     return wymix(r.s, r.s ^ <uint64_t>0xE7037ED1A0B428DB)
 
 
+cdef inline uint32_t rng_scale(uint64_t x, uint32_t n) noexcept nogil:
+    # A raw draw x made uniform in [0, n) by Lemire's multiply-shift on 32 bits; the bias
+    # (< n / 2**32) is far below anything a run of millions of games can detect, and it
+    # needs no division.
+    return <uint32_t>(((x >> 32) * <uint64_t>n) >> 32)
+
+
 cdef inline uint32_t rng_below(Rng* r, uint32_t n) noexcept nogil:
-    # Uniform in [0, n) by Lemire's multiply-shift on 32 bits; the bias (< n / 2**32) is
-    # far below anything a run of millions of games can detect, and it needs no division.
-    return <uint32_t>(((rng_next(r) >> 32) * <uint64_t>n) >> 32)
+    return rng_scale(rng_next(r), n)
 
 
 cdef inline double rng_uniform(Rng* r) noexcept nogil:
