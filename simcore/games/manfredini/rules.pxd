@@ -282,6 +282,7 @@ cdef class ManfrediniState(GameState):
     cdef int gen_transport(self, int* out) noexcept nogil
     cdef void begin_turn(self, int p) noexcept nogil
     cdef void next_stage(self) noexcept nogil
+    cdef void stages_from(self, bint to, int stage) noexcept nogil
     cdef void stay(self, int n) noexcept nogil
     cdef void end_turn(self) noexcept nogil
     cdef void end_half(self) noexcept nogil

@@ -41,10 +41,6 @@ ACTION_BASES = {
 cdef int[2] MACHINE_OF = [AB_MIXER, AB_MACHINE]
 # The one action of each Plantation ability (by Ability).
 cdef int[4] PLANTATION_ACTION = [A_STOP, A_MIX, A_RECRUIT, A_SELL + CACAO]
-# What each stage of a visit does (0 transport, 1 space ability, 2 Machinist), by
-# 3 * to + stage: from the factory ability, Machinist, transport; to it transport,
-# ability, Machinist. (A table: the modulo it replaces cost a multiply per stage.)
-cdef int[6] STAGE_KIND = [1, 2, 0, 0, 1, 2]
 # The turn in progress as a turn begins: copied whole, a few vector moves where setting
 # its fields one by one took a store each.
 cdef Pending NEW_TURN
@@ -392,20 +388,24 @@ cdef class ManfrediniState(GameState):
         self.s.n_legal = self.gen_cards(self.s.legal)
 
     cdef void next_stage(self) noexcept nogil:
+        self.stages_from(self.s.t.to, self.s.t.stage + 1)
+
+    cdef void stages_from(self, bint to, int stage) noexcept nogil:
         # To the factory: transport, space ability, Machinist. From it: space ability,
         # Machinist, then the pawn leaves and the goods travel. A stage whose only legal
-        # action is stop (always listed first) is passed without asking.
+        # action is stop (always listed first) is passed without asking. `to` and
+        # `stage` come in registers: right after the to/from choice, the branch on them
+        # (the one that choice makes unpredictable) waits on no store to the state.
         cdef Pending* t = &self.s.t
         cdef int kind
-        while True:
-            t.stage += 1
-            if t.stage == 3:
-                self.end_turn()
-                return
-            kind = STAGE_KIND[3 * t.to + t.stage]
+        while stage < 3:
+            # What the stage does (0 transport, 1 space ability, 2 Machinist): to the
+            # factory the stage itself, from it the one after, modulo 3.
+            kind = stage + 1 - to
+            kind -= 3 * (kind == 3)
             t.recipe = -1
             if kind == 0:
-                if not t.to:
+                if not to:
                     self.s.board &= ~(1u << t.space)
                     self.s.pawn_pile += 1
                 t.step = ST_TRANSPORT
@@ -419,9 +419,14 @@ cdef class ManfrediniState(GameState):
                 t.step = ST_ABILITY
                 self.s.n_legal = self.gen_ability(self.s.legal)
             else:
+                stage += 1
                 continue
             if self.s.n_legal > 1:
+                t.stage = stage
                 return
+            stage += 1
+        t.stage = stage
+        self.end_turn()
 
     cdef void stay(self, int n) noexcept nogil:
         # The transport or ability goes on with the list of n actions just written to
@@ -752,6 +757,7 @@ cdef class ManfrediniState(GameState):
         cdef Goods* gd = &self.s.g[p]
         cdef Cards* cd = &self.s.c[p]
         cdef int i, j, k, tried = 0, last
+        cdef bint to
         if t.step == ST_CARD:
             k = action - A_CARD
             # The first copy of the card leaves the hand; the last card takes its slot.
@@ -800,14 +806,14 @@ cdef class ManfrediniState(GameState):
             self.to_tofrom()
         elif t.step == ST_TOFROM:
             if action == A_TO or action == A_FROM:
-                t.to = action == A_TO
-                t.space = self.probe(t.number, t.ccw, t.to, &tried)
+                to = action == A_TO
+                t.to = to
+                t.space = self.probe(t.number, t.ccw, to, &tried)
                 t.cap_left = tried + (self.cfg.lift_bonus if t.card == SPEC + K_LIFT else 0)
-                if t.to:
-                    self.s.board |= 1u << t.space
-                    self.s.pawn_pile -= 1
-                t.stage = -1
-                self.next_stage()
+                # Going to the factory places a pawn (no branch on the choice just made).
+                self.s.board |= (<unsigned int>to) << t.space
+                self.s.pawn_pile -= to
+                self.stages_from(to, 0)
             else:
                 gd.coins -= self.cfg.shift_cost
                 gd.whistle = True
