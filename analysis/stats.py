@@ -88,7 +88,10 @@ def difference(s1: float, n1: int, s2: float, n2: int) -> Difference:
     (his method 10) and the score test of equal rates."""
     low, high = confint_proportions_2indep(s1, n1, s2, n2, method="newcomb",
                                            compare="diff", alpha=ALPHA)
-    p = test_proportions_2indep(s1, n1, s2, n2, method="score", compare="diff").pvalue
+    # The test also computes the ratio and odds ratio of the rates, which divide by zero
+    # when a rate is 0 (a feature value whose seats never won); the difference is fine.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = test_proportions_2indep(s1, n1, s2, n2, method="score", compare="diff").pvalue
     return Difference(rate(s1, n1), rate(s2, n2), float(low), float(high),
                       float(p) if np.isfinite(p) else 1.0)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import polars as pl
@@ -50,6 +51,16 @@ def test_newcombe_difference_matches_the_published_example() -> None:
     assert d.value == pytest.approx(0.2)
     assert (d.low, d.high) == pytest.approx((0.0524, 0.3339), abs=1e-4)
     assert d.p_value < 0.05
+
+
+def test_difference_from_a_zero_rate_is_quiet_and_right() -> None:
+    # 10/100 against 0/100: Miettinen-Nurminen score z = 0.1 / sqrt(0.05 * 0.95 * 2/100
+    # * 200/199) = 3.236, p = 0.00121. The ratio a zero rate makes impossible must not
+    # reach the user as a warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d = stats.difference(10, 100, 0, 100)
+    assert d.p_value == pytest.approx(0.001211, abs=2e-6)
 
 
 def test_equal_seats_chi_square() -> None:
