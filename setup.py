@@ -8,6 +8,11 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 CHECKED = os.environ.get("CHOCOSIM_CHECKED", "") not in ("", "0")
+FLAVOUR = "checked" if CHECKED else "release"
+# The flavour of the C files in the tree: a build of the other flavour must regenerate
+# and recompile everything; a build of the same flavour only what changed.
+STAMP = Path("build") / "chocosim-flavour"
+FORCE = not STAMP.exists() or STAMP.read_text().strip() != FLAVOUR
 # x86-64-v2 (SSE4.2, POPCNT; every x86-64 CPU since 2009) gives the bots' small vector
 # loops packed min/max and multiplies, which plain x86-64 lacks: about 7% on a
 # heuristic's decisions.
@@ -35,8 +40,10 @@ setup(
             "initializedcheck": CHECKED,
             "cdivision": True,
         },
-        # The build flavour must rebuild the C files when it changes.
-        force=True,
+        force=FORCE,
         nthreads=os.cpu_count() or 1,
     ),
 )
+
+STAMP.parent.mkdir(exist_ok=True)
+STAMP.write_text(FLAVOUR + "\n")
