@@ -35,7 +35,7 @@ __all__ = ["RunData", "open_run", "analyze", "RunAnalysis", "SeatBalance", "Stra
 
 # The columns every results table has; all others are the game's features and interims.
 BASE_COLUMNS = ("run_id", "game", "seed", "seat", "strategy", "score", "rank", "win",
-                "first", "turns", "end_reason")
+                "first", "position", "turns", "end_reason")
 INTERIM_PREFIX = "interim_"
 # A feature is compared as "present vs absent" (value >= 1) when between these shares
 # of seats have it; a feature (almost) every seat has is split at its median instead.

@@ -56,6 +56,7 @@ def result_arrays(GameState state, int64_t n_games):
         "rank": np.zeros(rows, np.int8),
         "win": np.zeros(rows, np.float32),
         "first": np.zeros(rows, np.int8),
+        "position": np.zeros(rows, np.int8),
         "features": np.zeros((rows, state.n_features), np.int32),
         "interim": np.zeros((rows, state.n_interim), np.int32),
     }
@@ -66,6 +67,7 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
                int64_t[::1] game_index, uint64_t[::1] seeds, int32_t[::1] turns,
                int8_t[::1] end_reason, int8_t[::1] seat_strategy,
                int32_t[::1] score, int8_t[::1] rank, float[::1] win, int8_t[::1] first,
+               int8_t[::1] position,
                int32_t[:, ::1] features, int32_t[:, ::1] interim, bint generic=False):
     """Play games [i0, i1). Row (g - i0) * n_players + seat of the seat arrays, row g - i0
     of the game arrays. `perms` lists seat orders (row r: strategy index of each seat);
@@ -88,7 +90,8 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
                             ("turns", turns, games), ("end_reason", end_reason, games),
                             ("seat_strategy", seat_strategy, games * n), ("score", score, games * n),
                             ("rank", rank, games * n), ("win", win, games * n),
-                            ("first", first, games * n), ("features", features, games * n),
+                            ("first", first, games * n), ("position", position, games * n),
+                            ("features", features, games * n),
                             ("interim", interim, games * n)):
         if arr.shape[0] < rows:
             raise ValueError(f"{name} has {arr.shape[0]} rows; the batch needs {rows}")
@@ -120,6 +123,7 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
     job.rank = &rank[0]
     job.win = &win[0]
     job.first = &first[0]
+    job.position = &position[0]
     job.features = &features[0, 0] if features.shape[1] > 0 else NULL
     job.features_stride = features.shape[1]
     job.interim = &interim[0, 0] if interim.shape[1] > 0 else NULL

@@ -21,6 +21,7 @@ cdef struct BatchJob:
     int8_t* rank
     float* win
     int8_t* first
+    int8_t* position             # turn position at the start (0 = acts first)
     int32_t* features            # features_stride ints per seat row
     int64_t features_stride
     int32_t* interim             # interim_stride ints per seat row

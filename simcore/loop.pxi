@@ -136,6 +136,7 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
             j.rank[row] = <int8_t>rk[p]
             j.win[row] = share if rk[p] == 1 else 0.0
             j.first[row] = p == first_seat
+            j.position[row] = <int8_t>state.turn_position(p)
             if nf > 0:
                 state.features(p, <int*>&j.features[row * j.features_stride])
             if ni > 0:

@@ -99,7 +99,7 @@ def part_name(index: int) -> str:
 
 def bytes_per_game(n_players: int, n_features: int, n_interim: int) -> int:
     """The size of one game's rows in play_batch's result arrays."""
-    per_seat = 1 + 4 + 1 + 4 + 1 + 4 * (n_features + n_interim)
+    per_seat = 1 + 4 + 1 + 4 + 1 + 1 + 4 * (n_features + n_interim)
     return 8 + 8 + 4 + 1 + n_players * per_seat
 
 
@@ -403,6 +403,7 @@ def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFram
         "rank": a["rank"],
         "win": a["win"],
         "first": a["first"].astype(bool),
+        "position": a["position"],
         "turns": np.repeat(a["turns"], n),
         "end_reason": _categorical(type(state).END_REASONS, np.repeat(a["end_reason"], n).astype(np.int64)),
     }
@@ -414,7 +415,7 @@ def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFram
 
 
 BASE_COLUMNS = ("run_id", "game", "seed", "seat", "strategy", "score", "rank", "win", "first",
-                "turns", "end_reason")
+                "position", "turns", "end_reason")
 
 
 def check_columns(state: Any) -> None:

@@ -56,6 +56,10 @@ cdef class GameState:
     cdef int apply(self, int action) except -2 nogil
     # Seat that moved first this game (for the first-player effect).
     cdef int first_player(self) noexcept nogil
+    # Turn position of `seat` at the start of the game: 0 for the seat that acts first,
+    # 1 for the next in turn order, and so on. The base counts on from first_player()
+    # in ascending seat order; a game whose turn order goes otherwise overrides it.
+    cdef int turn_position(self, int seat) noexcept nogil
     # Why the game ended, an index into the game's END_REASONS.
     cdef int end_reason(self) noexcept nogil
     # Final scores and ranks (1 = winner; equal ranks share the victory). A one-player

@@ -39,6 +39,9 @@ cdef class GameState:
     cdef int first_player(self) noexcept nogil:
         return 0
 
+    cdef int turn_position(self, int seat) noexcept nogil:
+        return (seat - self.first_player() + self.n_players) % self.n_players
+
     cdef int end_reason(self) noexcept nogil:
         return 0
 
@@ -113,6 +116,10 @@ cdef class GameState:
     @property
     def first(self):
         return self.first_player()
+
+    def turn_positions(self):
+        """Each seat's turn position at the start of the game (0 = acts first)."""
+        return [self.turn_position(i) for i in range(self.n_players)]
 
     @property
     def end_reason_name(self):

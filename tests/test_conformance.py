@@ -227,6 +227,10 @@ def test_batch_results_are_consistent(case):
     winners = np.maximum((rank == 1).sum(axis=1, keepdims=True), 1)
     assert np.allclose(win, np.where(rank == 1, 1 / winners, 0))
     assert (out["first"].reshape(n_games, n).sum(axis=1) == 1).all()
+    # Turn positions: each game's seats hold 0..n-1 once each, and position 0 moved first.
+    position = out["position"].reshape(n_games, n)
+    assert (np.sort(position, axis=1) == np.arange(n)).all()
+    assert ((position == 0) == out["first"].reshape(n_games, n).astype(bool)).all()
     expected = np.array([perms[g % 2] for g in range(n_games)]).ravel()
     assert (out["seat_strategy"] == expected).all()
     # Random seating: each game's row of perms is drawn from its own seed.

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import strategies
-from simcore.batch import play_batch
+from simcore.batch import play_batch, result_arrays
 from simcore.errors import UserError
 from simcore.registry import get_game
 from simcore.state import IllegalAction
@@ -452,13 +452,7 @@ def run_batch(players, bot, games, seed=11):
     st = new_state(players)
     bots = [strategies.build("enemy_chocolatier", bot) for _ in range(players)]
     g, n = games, players
-    out = dict(game_index=np.zeros(g, np.int64), seeds=np.zeros(g, np.uint64),
-               turns=np.zeros(g, np.int32), end_reason=np.zeros(g, np.int8),
-               seat_strategy=np.zeros(g * n, np.int8), score=np.zeros(g * n, np.int32),
-               rank=np.zeros(g * n, np.int8), win=np.zeros(g * n, np.float32),
-               first=np.zeros(g * n, np.int8),
-               features=np.zeros((g * n, st.n_features), np.int32),
-               interim=np.zeros((g * n, st.n_interim), np.int32))
+    out = result_arrays(st, g)
     play_batch(st, bots, np.array([list(range(n))], np.int32), 1, seed, 0, g, **out)
     return st, out
 

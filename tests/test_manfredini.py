@@ -580,13 +580,8 @@ def test_heuristic_plays_legal_games_and_beats_random(variant):
     bots = [build("manfredini", "heuristic"), build("manfredini", "random")]
     perms = np.array([[0, 1], [1, 0]], np.int32)
     n = 400
-    res = dict(
-        game_index=np.zeros(n, np.int64), seeds=np.zeros(n, np.uint64), turns=np.zeros(n, np.int32),
-        end_reason=np.zeros(n, np.int8), seat_strategy=np.zeros(2 * n, np.int8),
-        score=np.zeros(2 * n, np.int32), rank=np.zeros(2 * n, np.int8), win=np.zeros(2 * n, np.float32),
-        first=np.zeros(2 * n, np.int8), features=np.zeros((2 * n, spec_st.n_features), np.int32),
-        interim=np.zeros((2 * n, spec_st.n_interim), np.int32))
-    play_batch(spec_st, bots, perms, 0, 3, 0, n, *res.values())
+    res = result_arrays(spec_st, n)
+    play_batch(spec_st, bots, perms, 0, 3, 0, n, **res)
     assert res["win"][res["seat_strategy"] == 0].mean() > 0.8
 
 

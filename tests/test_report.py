@@ -37,10 +37,11 @@ def write_run(path: Path, specs: list[str], games: list[list[dict[str, Any]]],
     for g, seats in enumerate(games):
         for seat, row in enumerate(seats):
             rows.append({"run_id": "test", "game": g, "seed": 1000 + g, "seat": seat,
-                         "first": seat == 0, "turns": 10 + g % 3, "end_reason": "scoring", **row})
+                         "first": seat == 0, "position": seat, "turns": 10 + g % 3,
+                         "end_reason": "scoring", **row})
     df = pl.DataFrame(rows).with_columns(
         pl.col("run_id", "strategy", "end_reason").cast(pl.Categorical),
-        pl.col("seat", "rank").cast(pl.Int8), pl.col("win").cast(pl.Float32),
+        pl.col("seat", "rank", "position").cast(pl.Int8), pl.col("win").cast(pl.Float32),
         pl.col("score", "turns").cast(pl.Int32),
         pl.col(r"^(interim_.*|feat_.*)$").cast(pl.Int32))
     df.write_parquet(path / "part-00000.parquet")
