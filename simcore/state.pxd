@@ -72,6 +72,10 @@ cdef class GameState:
     cdef void interim(self, int seat, int* out) noexcept nogil
     # The per-seat feature counters (n_features values, names in the game's FEATURES).
     cdef void features(self, int seat, int* out) noexcept nogil
+    # The component (an index into the game's COMPONENTS: a card kind, a part, an
+    # employee...) that playing `action` in the current decision takes, or -1 for none.
+    # Restricted play forbids a bot the actions of one component to measure its worth.
+    cdef int action_component(self, int action) noexcept nogil
     # Make `other` (same class, same params) an independent copy of this state.
     cdef void copy_into(self, GameState other) noexcept nogil
     # Resample everything `observer` cannot see (hidden hands, deck order, the future of

@@ -20,6 +20,7 @@ cdef class GameState:
 
     FEATURES = ()
     INTERIM = ()
+    COMPONENTS = ()  # names of what action_component() returns, by index
     END_REASONS = ()
     INVARIANTS = ()
 
@@ -56,6 +57,9 @@ cdef class GameState:
 
     cdef void features(self, int seat, int* out) noexcept nogil:
         pass
+
+    cdef int action_component(self, int action) noexcept nogil:
+        return -1
 
     cdef void copy_into(self, GameState other) noexcept nogil:
         pass
@@ -157,6 +161,14 @@ cdef class GameState:
 
     def feature_names(self):
         return list(type(self).FEATURES)
+
+    def component_names(self):
+        """The components action_component() names, by index (restricted play)."""
+        return list(type(self).COMPONENTS)
+
+    def component_of(self, int action):
+        """The component index `action` takes in the current decision, or -1."""
+        return self.action_component(action)
 
     def interim_names(self):
         return list(type(self).INTERIM)
