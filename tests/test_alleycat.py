@@ -258,12 +258,12 @@ def test_decorator_upgrades_anywhere_and_packer_doubles_a_square():
     state = new()
     state.set_seat(0, employee="decorator", belt=[[], [], ["chunks"], []])
     state.enter("run", 0, start=0)
-    do(state, "use the decorator", "the decorator works on square 4", "upgrade chunks to nuts")
+    do(state, "load and push the first tile", "use the decorator", "the decorator works on square 4", "upgrade chunks to nuts")
     assert seat(state, 0)["belt"][3] == ["nuts"]
     state = new()
     state.set_seat(0, employee="packer", belt=[["caramel", "boxed"], [], [], []])
     state.enter("run", 0, start=0)
-    do(state, "use the packer", "the packer works on square 2")
+    do(state, "load and push the first tile", "use the packer", "the packer works on square 2")
     assert seat(state, 0)["belt"][1] == ["caramel", "caramel", "boxed", "boxed"]
     assert "use the packer" not in texts(state)
 
@@ -341,12 +341,86 @@ def test_store_agent_supplies_another_store_after_everyone():
     assert seat(state, 0)["tracks"]["fresh_fancies"][0] == 2
 
 
+def test_store_agent_has_no_extra_supply_on_saturday():
+    # His card acts "at the start of Cleanup phase (after everyone else fulfilled
+    # orders)"; the rulebook: "At the end of Saturday, skip this phase and proceed to
+    # 'End of the Game'". On Saturday his chunks stay unsold: the game ends after orders.
+    def saturday(**sets):
+        state = new(players=2, **sets)
+        state.set_seat(0, employee="store_agent", store=["chunks", "chunks"], belt=[[], [], [], []])
+        state.set_seat(1, employee="miner", store=[], belt=[[], [], [], []])
+        state.enter("orders", 0, day=6, start=0)
+        do(state, "done with orders", "done with orders")
+        return state
+
+    state = saturday()
+    assert state.terminal
+    assert seat(state, 0)["tracks"]["fresh_fancies"][0] == 0
+    assert state.money_parts(0)["stores"] == 0 and state.money_parts(0)["chocolate"] == 2
+    # The engine's earlier reading, every day: a param.
+    state = saturday(**{"employees.store_agent_saturday": True})
+    assert state.player == 0 and "supply Fresh Fancies (Department Store Agent)" in texts(state)
+    do(state, "supply Fresh Fancies (Department Store Agent)", "supply chunks", "supply chunks",
+       "finish the supply")
+    assert state.terminal and state.money_parts(0)["stores"] == 16
+
+
+def test_employee_acts_before_the_first_push():
+    # Rulebook: "At any time, you may choose to use the action or benefit of your
+    # Employee if it applies during the Run Factory phase"; only Parts wait for the push.
+    # Nuts left overnight on square 4 leave at the day's first push. The Decorator
+    # boxes them first, so a boxed chocolate reaches the store room:
+    #   before:  [-    | -   | -   | nuts ]          (Decorator: nuts -> boxed)
+    #   push:    [bean | -   | -   | -    ]   store room: boxed
+    state = new()
+    state.set_seat(0, employee="decorator", store=[], belt=[[], [], [], ["nuts"]])
+    state.enter("run", 0, start=0)
+    assert texts(state) == ["load and push the first tile", "use the decorator"]
+    assert seat(state, 0)["shifts_left"] == 3
+    do(state, "use the decorator", "the decorator works on square 4", "upgrade nuts to boxed")
+    # Its one use is spent: nothing more to do before the push, which comes at once.
+    me = seat(state, 0)
+    assert me["store_room"] == ["boxed"] and me["belt"] == [["bean"], [], [], []]
+    assert me["shifts_left"] == 2 and "use the decorator" not in texts(state)
+    # The earlier reading (the push first) sends the nuts out untouched.
+    state = new(**{"employees.act_before_push": False})
+    state.set_seat(0, employee="decorator", store=[], belt=[[], [], [], ["nuts"]])
+    state.enter("run", 0, start=0)
+    assert seat(state, 0)["store_room"] == ["nuts"] and seat(state, 0)["shifts_left"] == 2
+
+
+def test_packer_and_operator_before_the_first_push():
+    # The Packer doubles the last square before it leaves: 2 caramel + 2 boxed arrive.
+    state = new()
+    state.set_seat(0, employee="packer", store=[], belt=[[], [], [], ["caramel", "boxed"]])
+    state.enter("run", 0, start=0)
+    do(state, "use the packer", "the packer works on square 4")
+    assert seat(state, 0)["store_room"] == ["caramel", "caramel", "boxed", "boxed"]
+    # The Expert Operator keeps a piece in the factory, then may move again or push.
+    state = new()
+    state.set_seat(0, employee="expert_operator", store=[], belt=[[], [], [], ["cocoa", "chunks"]])
+    state.enter("run", 0, start=0)
+    do(state, "use the expert_operator", "the expert_operator works on square 4", "move chunks",
+       "to square 1")
+    assert texts(state) == ["load and push the first tile", "use the expert_operator"]
+    do(state, "load and push the first tile")
+    me = seat(state, 0)
+    assert me["store_room"] == ["cocoa"] and me["belt"] == [["bean"], ["chunks"], [], []]
+    assert "use the expert_operator" in texts(state)  # two moves left for the shifts
+    # An employee without a Run Factory action, or an empty belt: the push comes at once.
+    for employee, belt in (("miner", [[], [], [], ["nuts"]]), ("decorator", [[], [], [], []])):
+        state = new()
+        state.set_seat(0, employee=employee, belt=belt)
+        state.enter("run", 0, start=0)
+        assert seat(state, 0)["shifts_left"] == 2
+
+
 def test_operator_moves_one_piece_once_a_day():
     state = new()
     state.set_seat(0, employee="operator", belt=[[], [], ["caramel"], []])
     state.enter("run", 0, start=0)
     # After the push: [bean | - | - | caramel]; the caramel goes back before the next push.
-    do(state, "use the operator", "the operator works on square 4", "move caramel", "to square 1")
+    do(state, "load and push the first tile", "use the operator", "the operator works on square 4", "move caramel", "to square 1")
     assert seat(state, 0)["belt"] == [["bean", "caramel"], [], [], []]
     assert "use the operator" not in texts(state)
     do(state, "end the shift")
@@ -358,7 +432,7 @@ def test_operator_moves_pieces_between_squares():
     state.set_seat(0, employee="expert_operator", belt=[["boxed"], [], [], []])
     state.enter("run", 0, start=0)
     # After the push: [bean | boxed | - | -]
-    do(state, "use the expert_operator", "the expert_operator works on square 1", "move bean", "to square 4")
+    do(state, "load and push the first tile", "use the expert_operator", "the expert_operator works on square 1", "move bean", "to square 4")
     do(state, "use the expert_operator", "the expert_operator works on square 2", "move boxed", "to square 3")
     do(state, "use the expert_operator", "the expert_operator works on square 3", "move boxed", "to square 1")
     assert seat(state, 0)["belt"] == [["boxed"], [], [], ["bean"]]

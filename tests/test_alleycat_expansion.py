@@ -119,6 +119,8 @@ def test_owner_operates_a_part_without_coal():
     state = new()
     state.set_seat(0, parts={"B1": "A4"}, coal=0, employee="owner", belt=[["cocoa"], [], [], []])
     state.enter("run", 0, start=0)
+    # He operates a part, and parts wait for the push: nothing is offered before it.
+    assert seat(state, 0)["shifts_left"] == 2
     state.set_seat(0, belt=[["cocoa"], [], [], []])
     assert "operate A4 on B1" not in texts(state)
     do(state, "use the owner", "operate A4 on B1 without coal (Owner)")

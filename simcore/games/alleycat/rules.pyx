@@ -304,6 +304,8 @@ cdef class AlleyCatState(GameState):
         c.supervisor_beans = e.supervisor_beans
         c.packer_uses = e.packer_uses
         c.technician_coal = e.technician_coal
+        c.agent_saturday = e.store_agent_saturday
+        c.act_before_push = e.act_before_push
         k = 0
         for z, size in enumerate(SIZES):
             texts = getattr(params.orders, size)
@@ -644,7 +646,33 @@ cdef class AlleyCatState(GameState):
                 if self.assignable(p, s):
                     self.s.sub = S_ASSIGN
                     return
+        self.open_run(p)
+
+    cdef void open_run(self, int p) noexcept nogil:
+        # Rulebook: an employee's action may be used "at any time" of Run Factory; only
+        # the parts wait for the push. So before the day's first push the player may act
+        # with the employee (on pieces left overnight, even those the push would send
+        # out). Nothing to decide there: the first shift starts at once.
+        if self.cfg.act_before_push and self.early_action(p):
+            self.s.sub = S_OPEN
+            self.s.to_move = p
+            return
         self.start_shift(p)
+
+    cdef bint early_action(self, int p) noexcept nogil:
+        # The employee's action before the first push: not the Owner's or the Helpers',
+        # which operate parts.
+        cdef int k = self.emp_kind(p)
+        return k != E_OWNER and k != E_HELPERS and self.employee_action(p)
+
+    cdef void to_menu(self, int p) noexcept nogil:
+        # Back to the shift's menu once a move is done, or, before the first push, to
+        # the choice of another employee action or the push.
+        cdef AcSeat* a = &self.s.seat[p]
+        if self.s.phase == PH_RUN and a.shifts_left == a.tiles:
+            self.open_run(p)
+        else:
+            self.s.sub = S_MENU
 
     cdef bint assignable(self, int p, int s) noexcept nogil:
         # The Mechanic only helps a part that costs coal; the Technician any part.
@@ -811,7 +839,7 @@ cdef class AlleyCatState(GameState):
         self.s.p_left -= 1
         self.s.p_first = False
         if self.s.p_left == 0 or not upgradable(self.s.seat[p].belt[self.s.p_square]):
-            self.s.sub = S_MENU
+            self.to_menu(p)
 
     cdef bint employee_action(self, int p) noexcept nogil:
         # Whether today's employee has an action usable in this shift.
@@ -1063,6 +1091,9 @@ cdef class AlleyCatState(GameState):
         # Department Store Agents, in turn order, once everyone has fulfilled orders.
         cdef int p, z
         self.s.phase = PH_AGENT
+        if self.s.day == self.cfg.days - 1 and not self.cfg.agent_saturday:
+            # His card acts "at the start of Cleanup", which Saturday skips (rulebook).
+            self.s.turn = self.cfg.n
         while self.s.turn < self.cfg.n:
             p = self.seat_at(self.s.turn)
             if self.emp_kind(p) == E_STORE_AGENT and self.s.seat[p].emp_uses > 0:
@@ -1372,6 +1403,10 @@ cdef class AlleyCatState(GameState):
             if self.employee_action(p):
                 out[n] = A_EMPLOYEE
                 n += 1
+        elif sub == S_OPEN:
+            out[0] = A_DONE
+            out[1] = A_EMPLOYEE
+            n = 2
         elif sub == S_TARGET:
             for q in range(c.squares):
                 kinds[q] = present(a.belt[q])
@@ -1531,7 +1566,13 @@ cdef class AlleyCatState(GameState):
             self.place_part(p, action - A_SLOT)
         elif sub == S_ASSIGN:
             a.assigned = action - A_SLOT
-            self.start_shift(p)
+            self.open_run(p)
+        elif sub == S_OPEN:
+            if action == A_DONE:
+                self.start_shift(p)
+            else:
+                self.s.p_emp = self.emp_kind(p)
+                self.s.sub = S_EMP_SQUARE
         elif sub == S_MENU:
             if action == A_DONE:
                 self.end_shift(p)
@@ -1577,7 +1618,7 @@ cdef class AlleyCatState(GameState):
             self.advance_outputs(p)
         elif sub == S_UPGRADE:
             if action == A_DONE:
-                self.s.sub = S_MENU
+                self.to_menu(p)
             else:
                 k = action - A_UPGRADE
                 a.belt[self.s.p_square][UPG_FROM[k]] -= 1
@@ -1606,7 +1647,7 @@ cdef class AlleyCatState(GameState):
             if self.s.p_emp == E_PACKER:
                 for t in range(N_PIECES):
                     a.belt[q][t] *= 2
-                self.s.sub = S_MENU
+                self.to_menu(p)
             elif self.s.p_emp == E_DECORATOR or self.s.p_emp == E_PRODIGY:
                 # The Decorator's uses are single upgrades; the Prodigy's one use is several.
                 self.s.p_left = c.prodigy_upgrades if self.s.p_emp == E_PRODIGY else 1
@@ -1621,7 +1662,7 @@ cdef class AlleyCatState(GameState):
             if action != A_DONE:
                 a.belt[self.s.p_square][self.s.p_kind] -= 1
                 a.belt[action - A_SQUARE][self.s.p_kind] += 1
-            self.s.sub = S_MENU
+            self.to_menu(p)
         elif sub == S_ORDERS:
             if action == A_DONE:
                 self.s.turn += 1
@@ -2280,7 +2321,8 @@ cdef class AlleyCatState(GameState):
         if A_GOAL <= action < N_ACTION_CODES:
             j = action - A_GOAL
             return f"supply the chocolate order of {'the target' if j == 0 else f'demand {j}'}: {self.card_text(j)}"
-        return {S_MENU: "end the shift", S_UPGRADE: "stop upgrading", S_ORDERS: "done with orders",
+        return {S_MENU: "end the shift", S_OPEN: "load and push the first tile",
+                S_UPGRADE: "stop upgrading", S_ORDERS: "done with orders",
                 S_MOVE_TO: "leave it on its square",
                 S_SUPPLY: "finish the supply", S_AGENT_STORE: "no extra supply"}[sub]
 
@@ -2507,4 +2549,4 @@ cdef class AlleyCatState(GameState):
 SUB_NAMES = ("packet", "pick", "place", "assign", "shift", "target square", "option", "input",
              "output", "upgrade", "copy", "chute", "employee square", "move piece", "move to",
              "orders", "supply", "shop agent piece", "dealer omit", "store agent", "keep",
-             "replace order", "chocolate order", "supply as", "employee part")
+             "replace order", "chocolate order", "supply as", "employee part", "before the push")
