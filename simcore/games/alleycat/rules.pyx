@@ -194,6 +194,22 @@ cdef class AlleyCatState(GameState):
     game with 1."""
 
     END_REASONS = ("scoring", "solo_win", "solo_loss")
+    # Each pending decision (observation()["decision"]) and the words every description
+    # of its answers begins with (describe_action).
+    DECISIONS = {
+        "packet": ("take ",), "pick": ("keep ",), "place": ("place ",), "assign": ("assign the ",),
+        "before the push": ("load and push the first tile", "use the "),
+        "shift": ("operate ", "trade ", "use the ", "end the shift"),
+        "target square": ("work on square ",), "option": ("option ",), "input": ("use ",),
+        "output": ("make ",), "upgrade": ("upgrade ", "stop upgrading"), "copy": ("copy ",),
+        "chute": ("chute to the store room: ",), "employee square": ("the ",),
+        "move piece": ("move ",), "move to": ("to square ", "leave it on its square"),
+        "orders": ("fulfil ", "skip (Clerk) ", "supply ", "done with orders"),
+        "supply": ("supply ", "finish the supply"), "shop agent piece": ("pay the stage with ",),
+        "dealer omit": ("do the stage without ",), "store agent": ("supply ", "no extra supply"),
+        "keep": ("keep overnight: ",), "replace order": ("keep the ",),
+        "chocolate order": ("supply ",), "supply as": ("supply as ",), "employee part": ("operate ",),
+    }
     INVARIANTS = (
         "coal, money and chocolate counts are never negative",
         "each part is operated at most once a shift (the Chute excepted; twice by the Helpers)",

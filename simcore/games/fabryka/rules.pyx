@@ -347,7 +347,8 @@ cdef class FabrykaState(GameState):
             n = min(self.cfg.collect_count, self.s.belt_len)
             taken = [KINDS[self.s.belt[self.s.belt_len - 1 - i]] for i in range(n)]
             return f"collect {n} card{'s' if n != 1 else ''}: " + (", ".join(taken) or "none")
-        return f"play {KINDS[self.s.hand[p][action]]}"
+        # The hand position tells two cards of one kind apart.
+        return f"play {KINDS[self.s.hand[p][action]]} (hand card {action + 1})"
 
     cdef list _kinds(self, const signed char* cards, int n):
         # cdef: a def method would receive the cards as a NUL-terminated bytes copy,
