@@ -623,6 +623,119 @@ def test_bad_params_are_refused(sets):
         GAME.params(sets=sets)
 
 
+# ---- restricted play: the component each action takes ----
+
+def taken(state):
+    """{description: component name (None for none)} of the legal actions."""
+    names = state.component_names()
+    out = {}
+    for a in state.legal():
+        k = state.component_of(a)
+        out[state.describe_action(a)] = None if k < 0 else names[k]
+    return out
+
+
+def test_components_name_every_part_employee_store_and_order_size():
+    names = new().component_names()
+    assert names[:4] == ["part_Roaster", "part_Upgrader", "part_Chute", "part_A1"]
+    assert len(names) == 3 + 30 + 19 + 5 + 3 and "employee_store_agent" in names
+    assert names[-8:] == ["store_palace", "store_fresh_fancies", "store_salters",
+                          "store_house_of_luxury", "store_dunstan_gilbert",
+                          "order_small", "order_medium", "order_large"]
+    assert "part_A17" in new(master_chocolatier=True).component_names()
+
+
+def test_draft_takes_the_card_kept():
+    # 4 players: packets of 2/1/1/1 parts and employees. A one-card packet takes its card
+    # at once; a larger one takes nothing until the card kept is picked.
+    state = new(players=4, seed=3)
+    display = state.observation(0)["display"]
+    got = taken(state)
+    for j, packet in enumerate(display):
+        text = next(t for t in got if t.startswith(f"take {packet['kind']} packet {j % 4 + 1}:"))
+        if len(packet["cards"]) > 1:
+            assert got[text] is None
+        elif packet["kind"] == "parts":
+            assert got[text] == f"part_{packet['cards'][0]}"
+        else:
+            assert got[text] == "employee_" + packet["cards"][0].split()[0]
+    do(state, next(t for t in got if t.startswith("take parts packet 1:")))
+    assert taken(state) == {f"keep {c}": f"part_{c}" for c in display[0]["cards"]}
+
+
+def test_a_packet_of_two_directors_takes_the_director():
+    # Every store's deck has a Director: a packet may hold two, and taking it then takes
+    # the Director whichever card is kept.
+    for seed in range(3000):
+        state = new(players=4, seed=seed)
+        packet = state.observation(0)["display"][4]  # the employees' two-card packet
+        if [c.split()[0] for c in packet["cards"]] == ["director", "director"]:
+            break
+    else:
+        pytest.fail("no deal with two Directors in one packet")
+    got = taken(state)
+    assert got[next(t for t in got if t.startswith("take employees packet 1:"))] == "employee_director"
+
+
+def test_shift_actions_take_the_part_operated_or_the_employee():
+    # After the push: [bean | - | - | -]; the Roaster (T1) and A5 (B1) face the bean.
+    state = new()
+    state.set_seat(0, parts={"B1": "A5"}, employee="decorator", coal=5, store=["chunks"],
+                   belt=[[], [], [], []])
+    state.enter("run", 0, start=0)
+    assert taken(state) == {"end the shift": None, "operate Roaster on T1": "part_Roaster",
+                            "operate A5 on B1": "part_A5", "trade chunks for coal": None,
+                            "use the decorator": "employee_decorator"}
+
+
+def test_orders_take_the_order_size_the_store_or_the_employee():
+    state = new()
+    state.set_seat(0, employee="clerk", store=["caramel", "nuts", "chunks"],
+                   orders=[SMALL_CARAMEL_NUTS, MEDIUM_FINGERS, LARGE_CHUNKS])
+    state.enter("orders", 0, start=0)
+    got = taken(state)
+    assert got["fulfil stage 1 of caramel + nuts = 6"] == "order_small"
+    assert got["skip (Clerk) stage 1 of chunks = 2 / 2 chunks = 6 / 3 chunks = 10"] == "employee_clerk"
+    assert got["supply Fresh Fancies"] == "store_fresh_fancies"
+    assert got["done with orders"] is None
+    do(state, "fulfil stage 1 of caramel + nuts = 6", "done with orders")
+    state.set_seat(1, store=[])
+    do(state, "done with orders")
+    # Cleanup: the replacement order kept takes its size.
+    assert set(taken(state).values()) == {"order_small", "order_medium", "order_large"}
+    assert all(t.startswith(f"keep the {v[6:]} order") for t, v in taken(state).items())
+
+
+def test_store_agent_takes_the_store_he_supplies():
+    state = new(players=2)
+    state.set_seat(0, employee="store_agent", store=["chunks", "caramel"])
+    state.set_seat(1, employee="miner", store=[])
+    state.enter("orders", 0, start=0)
+    do(state, "done with orders", "done with orders")
+    assert taken(state) == {"no extra supply": None,
+                            "supply The Palace Boutique (Department Store Agent)": "store_palace",
+                            "supply Fresh Fancies (Department Store Agent)": "store_fresh_fancies",
+                            "supply Salter's Emporium (Department Store Agent)": "store_salters"}
+
+
+@pytest.mark.parametrize("players, sets", [(1, {}), (2, {}), (4, {}), (1, {"master_chocolatier": True}),
+                                           (3, {"master_chocolatier": True, "stores.sides": "DCDBA"})])
+def test_components_of_random_games_are_what_the_actions_take(players, sets):
+    state = new(players=players, **sets)
+    names = state.component_names()
+    rng = random.Random(players)
+    for seed in range(5):
+        state.new_game(seed)
+        while not state.terminal:
+            legal = state.legal()
+            for a in legal:
+                k = state.component_of(a)
+                assert -1 <= k < len(names)
+                if k >= 0 and names[k].startswith("part_") and state.describe_action(a).startswith("operate"):
+                    assert names[k][5:] in seat(state, state.player)["parts"].values()
+            state.apply_action(rng.choice(legal))
+
+
 # ---- whole games ----
 
 @pytest.mark.parametrize("players", [2, 3, 4])

@@ -14,7 +14,7 @@ from simcore.registry import get_game
 from simcore.state import CHECKED_BUILD
 
 from helpers import random_playout, run_batch
-from test_alleycat import PLAIN, TITLES, do, seat, texts
+from test_alleycat import PLAIN, TITLES, do, seat, taken, texts
 
 GAME = get_game("alleycat")
 EXPANSION = {"master_chocolatier": True}
@@ -123,7 +123,10 @@ def test_owner_operates_a_part_without_coal():
     assert seat(state, 0)["shifts_left"] == 2
     state.set_seat(0, belt=[["cocoa"], [], [], []])
     assert "operate A4 on B1" not in texts(state)
-    do(state, "use the owner", "operate A4 on B1 without coal (Owner)")
+    assert taken(state)["use the owner"] == "employee_owner"
+    do(state, "use the owner")
+    assert taken(state) == {"operate A4 on B1 without coal (Owner)": "part_A4"}
+    do(state, "operate A4 on B1 without coal (Owner)")
     assert seat(state, 0)["belt"][0] == ["boxed"] and seat(state, 0)["coal"] == 0
     assert "use the owner" not in texts(state)
 

@@ -427,6 +427,8 @@ cdef class AlleyCatState(GameState):
     cdef void next_replacement(self) noexcept nogil
     cdef void end_day(self) noexcept nogil
     cdef void finish(self) noexcept nogil
+    # Restricted play: the component of card x of draft packet j.
+    cdef int card_component(self, int j, int x) noexcept nogil
     # Factory Manager.
     cdef const AcCard* card(self, int j) noexcept nogil
     cdef int goal_count(self) noexcept nogil

@@ -1779,6 +1779,51 @@ cdef class AlleyCatState(GameState):
                 return True
         return False
 
+    # ---- restricted play: the component an action takes ----
+
+    cdef int card_component(self, int j, int x) noexcept nogil:
+        # Card x of packet j: a part (its id) or an employee (after the parts, by kind).
+        cdef int i = self.s.pk_first[j] + x
+        if j < self.cfg.n:
+            return self.s.disp_part[i]
+        return self.cfg.n_parts + self.cfg.emp_kind[self.s.disp_emp[i]]
+
+    cdef int action_component(self, int action) noexcept nogil:
+        # Components (component_names()): every part by id, then the employee kinds, the
+        # Department Stores and the Corner Shop order sizes. Taken are: the part or the
+        # employee kept in the draft (a packet when all its cards are one component),
+        # operating a part, using the employee's action (Operator, Clerk, Dealer...),
+        # supplying a store, fulfilling or choosing an order of a size.
+        cdef AcConfig* c = &self.cfg
+        cdef int p = self.s.to_move, sub = self.s.sub, j, x, k
+        cdef int stores = c.n_parts + N_EMPLOYEES
+        cdef AcSeat* a
+        if p < 0:
+            return -1
+        a = &self.s.seat[p]
+        if sub == S_PACKET:
+            j = action - A_PACKET
+            k = self.card_component(j, 0)
+            for x in range(1, self.s.pk_len[j]):
+                if self.card_component(j, x) != k:
+                    return -1
+            return k
+        if sub == S_PICK:
+            return self.card_component(self.s.p_packet, action - A_PICK)
+        if (sub == S_MENU or sub == S_FREE_SLOT) and A_SLOT <= action < A_PIECE:
+            return a.slot[action - A_SLOT]
+        if action == A_EMPLOYEE or (sub == S_ORDERS and A_SKIP <= action < A_SUPPLY):
+            return c.n_parts + self.emp_kind(p)
+        if sub == S_ORDERS and A_ORDER <= action < A_SKIP:
+            return stores + N_STORES + c.orders[a.order[action - A_ORDER]].size
+        if action == A_SUPPLY:
+            return stores + c.emp_store[a.employee]
+        if sub == S_AGENT_STORE and A_STORE <= action < A_EMPLOYEE:
+            return stores + action - A_STORE
+        if sub == S_REPLACE:
+            return stores + N_STORES + action - A_SIZE
+        return -1
+
     # ---- results ----
 
     cdef void store_awards(self, int k, int* money, int* place) noexcept nogil:
@@ -2120,6 +2165,12 @@ cdef class AlleyCatState(GameState):
 
     def interim_names(self):
         return [f"day_{d + 1}" for d in range(self.cfg.days)]
+
+    def component_names(self):
+        """What action_component() names, by index: every part (printed, deck A, deck B,
+        by id), every employee kind, every Department Store, every order size."""
+        return ([f"part_{n}" for n in self.part_names()] + [f"employee_{e}" for e in EMPLOYEES]
+                + [f"store_{z}" for z in STORES] + [f"order_{z}" for z in SIZES])
 
     def phase_label(self):
         return f"day {self.s.day + 1}"
