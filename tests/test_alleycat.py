@@ -736,6 +736,57 @@ def test_components_of_random_games_are_what_the_actions_take(players, sets):
             state.apply_action(rng.choice(legal))
 
 
+# ---- determinize: resample only what the observer cannot see ----
+
+def test_orders_put_under_a_deck_are_hidden_from_the_others():
+    # Seat 0 completes its small order and, at cleanup, keeps the large order of the three
+    # drawn: the small and medium ones go under their decks, seen by seat 0 only.
+    state = new()
+    state.set_seat(0, store=["caramel", "nuts"], orders=[SMALL_CARAMEL_NUTS, MEDIUM_FINGERS, LARGE_CHUNKS])
+    state.set_seat(1, store=[])
+    state.enter("orders", 0, start=0)
+    do(state, "fulfil stage 1 of caramel + nuts = 6", "done with orders", "done with orders")
+    offer = state.observation(0)["offer"]
+    # While seat 0 chooses, the offer is its own: seat 1's worlds draw it anew.
+    assert {state.determinized(0, k).to_dict()["offer"] == offer for k in range(10)} == {True}
+    assert len({tuple(state.determinized(1, k).to_dict()["offer"]) for k in range(10)}) > 5
+    do(state, f"keep the large order {offer[2]}")
+    bottom = [d[-1] for d in state.to_dict()["decks"]["orders"][:2]]
+    assert bottom == offer[:2]
+    mine = [[d[-1] for d in state.determinized(0, k).to_dict()["decks"]["orders"][:2]] for k in range(10)]
+    theirs = [[d[-1] for d in state.determinized(1, k).to_dict()["decks"]["orders"][:2]] for k in range(10)]
+    assert all(b == bottom for b in mine)
+    assert len({tuple(b) for b in theirs}) > 5
+
+
+@pytest.mark.parametrize("players, sets", [(1, {}), (2, {}), (4, {}), (1, {"master_chocolatier": True}),
+                                           (4, {"master_chocolatier": True})])
+def test_determinize_depends_only_on_what_the_observer_sees(players, sets):
+    # At points of random games (4 players: far enough for the order decks to wrap round
+    # onto the orders put back): a world resampled for a seat keeps its observation, and
+    # two states that differ only in what it cannot see resample alike with one seed.
+    state = new(players=players, **sets)
+    rng = random.Random(players)
+    for seed in range(3):
+        state.new_game(seed)
+        turn = 0
+        while not state.terminal:
+            if turn % 97 == 0 or state.observation(0)["decision"] == "replace order":
+                for p in range(players):
+                    other = state.determinized(p, 1000 + turn)  # differs only where p is blind
+                    assert other.observation(p) == state.observation(p)
+                    a, b = state.determinized(p, turn), other.determinized(p, turn)
+                    assert a.to_dict() == b.to_dict()
+                    moves = random.Random(turn)
+                    while not a.terminal:
+                        move = moves.choice(a.legal())
+                        a.apply_action(move)
+                        b.apply_action(move)
+                    assert a.result() == b.result()
+            state.apply_action(rng.choice(state.legal()))
+            turn += 1
+
+
 # ---- whole games ----
 
 @pytest.mark.parametrize("players", [2, 3, 4])

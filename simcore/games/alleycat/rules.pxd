@@ -333,6 +333,8 @@ cdef struct Ac:
     int ohead[N_SIZES]
     int olen[N_SIZES]
     int ounseen[N_SIZES]                     # cards from the head never revealed
+    unsigned char oseen[N_SIZES][MAX_ORDERS] # by ring slot: bit p when seat p saw the card put
+                                             # there (under the deck; ignored in the unseen head)
     int stamps                               # arrival counter of store markers
     int n_held                               # order slots: the regular ones, then Special Orders
     # Factory Manager: card 0 is the Weekly Target, card j > 0 is demand_deck[j - 1].
@@ -374,7 +376,8 @@ cdef class AlleyCatState(GameState):
 
     # Setup and the day.
     cdef int draw_order(self, int size) noexcept nogil
-    cdef void order_to_bottom(self, int id) noexcept nogil
+    # Order `id` goes under its deck, seen by the seats of the bit mask `seen`.
+    cdef void order_to_bottom(self, int id, int seen) noexcept nogil
     cdef int seat_at(self, int index) noexcept nogil
     cdef int draft_seat(self, int k) noexcept nogil
     cdef void deal_solo(self) noexcept nogil

@@ -183,6 +183,20 @@ cdef bint part_can_work(const AcPart* k, const short* c, int kinds) noexcept nog
     return True
 
 
+cdef void reshuffle(Rng* rng, signed char* a, int n) noexcept nogil:
+    # Sort, then shuffle: the draw depends on which cards are hidden, not on how they lay.
+    cdef int i, j
+    cdef signed char x
+    for i in range(1, n):
+        x = a[i]
+        j = i
+        while j > 0 and a[j - 1] > x:
+            a[j] = a[j - 1]
+            j -= 1
+        a[j] = x
+    shuffle_i8(rng, a, n)
+
+
 ctypedef fused Game:
     AlleyCatState
 include "simcore/loop.pxi"
@@ -473,9 +487,11 @@ cdef class AlleyCatState(GameState):
             self.s.ounseen[z] -= 1
         return id
 
-    cdef void order_to_bottom(self, int id) noexcept nogil:
+    cdef void order_to_bottom(self, int id, int seen) noexcept nogil:
         cdef int z = self.cfg.orders[id].size
-        self.s.odeck[z][(self.s.ohead[z] + self.s.olen[z]) % MAX_ORDERS] = id
+        cdef int slot = (self.s.ohead[z] + self.s.olen[z]) % MAX_ORDERS
+        self.s.odeck[z][slot] = id
+        self.s.oseen[z][slot] = seen
         self.s.olen[z] += 1
 
     cdef int seat_at(self, int index) noexcept nogil:
@@ -1767,7 +1783,8 @@ cdef class AlleyCatState(GameState):
             a.stage[self.s.p_order] = 0
             for i in range(N_SIZES):
                 if i != z and self.s.p_drawn[i] >= 0:
-                    self.order_to_bottom(self.s.p_drawn[i])
+                    # Only the player who drew them saw them (his offer is his alone).
+                    self.order_to_bottom(self.s.p_drawn[i], 1 << p)
                 self.s.p_drawn[i] = -1
             self.next_replacement()
         return self.s.to_move
@@ -2000,34 +2017,41 @@ cdef class AlleyCatState(GameState):
         (<AlleyCatState>other).s = self.s
 
     cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
-        # Hidden from everyone: the order of the undrawn parts, employees and Corner
-        # Shop orders (the cards never revealed at the top of each order deck), and the
-        # chance stream. Hidden from `observer`: orders another player has on offer.
+        # Hidden from everyone: the order of the undrawn parts (those back in the box
+        # included) and employees, the Corner Shop cards never revealed at the top of each
+        # order deck, the Daily Demands still face down, and the chance stream. Hidden from
+        # `observer`: the orders another player has on offer, and those another player put
+        # under a deck. Each hidden set is sorted before it is shuffled, so the result does
+        # not depend on how the hidden cards lay (only on what `observer` has seen).
         cdef AcConfig* c = &self.cfg
-        cdef signed char tmp[MAX_ORDERS]
-        cdef int z, i, j, t, n, h
-        # The parts removed to the box were never seen either.
-        shuffle_i8(rng, &self.s.deck_a[self.s.a_pos], c.a_total - self.s.a_pos)
-        shuffle_i8(rng, &self.s.deck_b[self.s.b_pos], c.b_total - self.s.b_pos)
+        cdef signed char tmp[MAX_ORDERS + N_SIZES]
+        cdef int slot[MAX_ORDERS]
+        cdef int z, i, n, m, h
+        cdef bint offer
+        reshuffle(rng, &self.s.deck_a[self.s.a_pos], c.a_total - self.s.a_pos)
+        reshuffle(rng, &self.s.deck_b[self.s.b_pos], c.b_total - self.s.b_pos)
         for z in range(c.n_emp_decks):
-            shuffle_i8(rng, &self.s.emp_deck[z][self.s.emp_pos[z]], c.emp_deck_len[z] - self.s.emp_pos[z])
+            reshuffle(rng, &self.s.emp_deck[z][self.s.emp_pos[z]], c.emp_deck_len[z] - self.s.emp_pos[z])
         for z in range(N_SIZES):
-            n = self.s.ounseen[z]
             h = self.s.ohead[z]
-            if self.s.sub == S_REPLACE and self.s.to_move != observer and self.s.p_drawn[z] >= 0:
-                j = rng_below(rng, n + 1)
-                if j < n:
-                    t = self.s.odeck[z][(h + j) % MAX_ORDERS]
-                    self.s.odeck[z][(h + j) % MAX_ORDERS] = self.s.p_drawn[z]
-                    self.s.p_drawn[z] = t
+            n = 0
+            for i in range(self.s.olen[z]):
+                m = (h + i) % MAX_ORDERS
+                if i < self.s.ounseen[z] or not (self.s.oseen[z][m] >> observer) & 1:
+                    slot[n] = m
+                    tmp[n] = self.s.odeck[z][m]
+                    n += 1
+            offer = self.s.sub == S_REPLACE and self.s.to_move != observer and self.s.p_drawn[z] >= 0
+            if offer:
+                tmp[n] = self.s.p_drawn[z]
+            reshuffle(rng, tmp, n + offer)
             for i in range(n):
-                tmp[i] = <signed char>self.s.odeck[z][(h + i) % MAX_ORDERS]
-            shuffle_i8(rng, tmp, n)
-            for i in range(n):
-                self.s.odeck[z][(h + i) % MAX_ORDERS] = tmp[i]
+                self.s.odeck[z][slot[i]] = tmp[i]
+            if offer:
+                self.s.p_drawn[z] = tmp[n]
         if c.solo:
             # Daily Demands not yet revealed are any of the cards not seen.
-            shuffle_i8(rng, &self.s.demand_deck[self.s.revealed - 1], c.n_demands - self.s.revealed + 1)
+            reshuffle(rng, &self.s.demand_deck[self.s.revealed - 1], c.n_demands - self.s.revealed + 1)
         rng_seed(&self.s.rng, rng_next(rng))
 
     cdef int validate(self) noexcept nogil:
@@ -2477,7 +2501,7 @@ cdef class AlleyCatState(GameState):
             ring.remove(id)
             self._set_ring(z, ring)
             if old >= 0:
-                self.order_to_bottom(old)
+                self.order_to_bottom(old, (1 << self.cfg.n) - 1)  # it was held face up
         else:
             for p in range(self.cfg.n):
                 for j in range(self.cfg.n_start):
@@ -2493,12 +2517,14 @@ cdef class AlleyCatState(GameState):
         self.s.seat[seat].order[i] = id
 
     def _set_ring(self, int z, ring):
+        seen = [self.s.oseen[z][(self.s.ohead[z] + j) % MAX_ORDERS] for j in range(self.s.olen[z])]
         unseen = min(self.s.ounseen[z], len(ring))
         self.s.ohead[z] = 0
         self.s.olen[z] = len(ring)
         self.s.ounseen[z] = unseen
         for j, id in enumerate(ring):
             self.s.odeck[z][j] = id
+            self.s.oseen[z][j] = seen[j] if j < len(seen) else 0
 
     def _take_part(self, int id):
         cdef int i
