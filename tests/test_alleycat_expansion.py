@@ -15,6 +15,7 @@ from simcore.state import CHECKED_BUILD
 
 from helpers import random_playout, run_batch
 from test_alleycat import PLAIN, TITLES, do, seat, taken, texts
+from test_conformance import described_playout
 
 GAME = get_game("alleycat")
 EXPANSION = {"master_chocolatier": True}
@@ -276,6 +277,15 @@ def test_invariants_over_random_expansion_games(players):
     for seed in range(40):
         state.new_game(seed)
         random_playout(state, random.Random(seed))
+
+
+@pytest.mark.parametrize("players, sides", [(1, "CDCDC"), (2, "DCDCD"), (3, "ABCDD"), (4, "DDDDD")])
+def test_every_decision_with_c_and_d_sides_describes_its_actions_apart(players, sides):
+    # The conformance suite's check, on the store sides only the expansion has.
+    state = GAME.new_state(GAME.params(players=players, sets=EXPANSION | {"stores.sides": sides}))
+    for seed in range(4):
+        state.new_game(seed)
+        described_playout(state, random.Random(seed))
 
 
 @pytest.mark.parametrize("players", [1, 3])
