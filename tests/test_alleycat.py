@@ -757,6 +757,13 @@ def test_orders_put_under_a_deck_are_hidden_from_the_others():
     theirs = [[d[-1] for d in state.determinized(1, k).to_dict()["decks"]["orders"][:2]] for k in range(10)]
     assert all(b == bottom for b in mine)
     assert len({tuple(b) for b in theirs}) > 5
+    # A hand-built position that takes an order from the top keeps that knowledge (the
+    # order seat 1 held goes under the deck, face up before: everyone saw it).
+    top = state.to_dict()["decks"]["orders"][0][0]
+    state.set_seat(1, orders=[("small", state.order_texts().index(top), 1)])
+    under = state.to_dict()["decks"]["orders"][0][-2:]
+    assert under[0] == bottom[0]
+    assert {tuple(state.determinized(0, k).to_dict()["decks"]["orders"][0][-2:]) for k in range(10)} == {tuple(under)}
 
 
 @pytest.mark.parametrize("players, sets", [(1, {}), (2, {}), (4, {}), (1, {"master_chocolatier": True}),

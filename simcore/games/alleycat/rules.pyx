@@ -2498,8 +2498,10 @@ cdef class AlleyCatState(GameState):
         cdef int old = self.s.seat[seat].order[i]
         ring = [self.s.odeck[z][(self.s.ohead[z] + j) % MAX_ORDERS] for j in range(self.s.olen[z])]
         if id in ring:
+            unseen = self.s.ounseen[z] - (ring.index(id) < self.s.ounseen[z])
             ring.remove(id)
             self._set_ring(z, ring)
+            self.s.ounseen[z] = unseen
             if old >= 0:
                 self.order_to_bottom(old, (1 << self.cfg.n) - 1)  # it was held face up
         else:
@@ -2517,14 +2519,16 @@ cdef class AlleyCatState(GameState):
         self.s.seat[seat].order[i] = id
 
     def _set_ring(self, int z, ring):
-        seen = [self.s.oseen[z][(self.s.ohead[z] + j) % MAX_ORDERS] for j in range(self.s.olen[z])]
+        # Who saw each card goes with the card.
+        seen = {self.s.odeck[z][(self.s.ohead[z] + j) % MAX_ORDERS]: self.s.oseen[z][(self.s.ohead[z] + j) % MAX_ORDERS]
+                for j in range(self.s.olen[z])}
         unseen = min(self.s.ounseen[z], len(ring))
         self.s.ohead[z] = 0
         self.s.olen[z] = len(ring)
         self.s.ounseen[z] = unseen
         for j, id in enumerate(ring):
             self.s.odeck[z][j] = id
-            self.s.oseen[z][j] = seen[j] if j < len(seen) else 0
+            self.s.oseen[z][j] = seen.get(id, 0)
 
     def _take_part(self, int id):
         cdef int i
