@@ -170,7 +170,7 @@ def _check_spec(game: str, spec: str, what: str) -> None:
 
 def plan(game: str, n_games: int, runs_dir: Path | str, *, ladder: Sequence[str] | None = None,
          depth: str | None = None, doublings: int = 3, restricted: str | None = None,
-         players: int | None = None, sets: dict[str, Any] | None = None,
+         components: Sequence[str] | None = None, players: int | None = None, sets: dict[str, Any] | None = None,
          rules: Path | None = None, seed: int = 0) -> Plan:
     """Check every input and lay out the runs; nothing is played or written."""
     spec = get_game(game)
@@ -195,26 +195,33 @@ def plan(game: str, n_games: int, runs_dir: Path | str, *, ladder: Sequence[str]
             raise UserError(f"doublings = {doublings}: must be at least 1")
         b = _budget(game, depth)
         budgets = [with_arg(depth, BUDGET, b * 2**k) for k in range(doublings + 1)]
-    components: list[str] = []
+    forbid: list[str] = []
     if restricted is not None:
         _check_spec(game, restricted, "--restricted")
-        components = list(spec.new_state(params).component_names())
-        if not components:
+        known = list(spec.new_state(params).component_names())
+        if not known:
             raise UserError(f"--restricted: {game} names no components to forbid")
-        for c in components:
+        forbid = list(components) if components is not None else known
+        if unknown := [c for c in forbid if c not in known]:
+            raise UserError(f"components = {','.join(unknown)!r}: {game} has {', '.join(known)}")
+        if not forbid:
+            raise UserError(f"components = '': allowed is one or more of {', '.join(known)}")
+        for c in forbid:
             _check_spec(game, with_arg(restricted, FORBID, c), "--restricted")
     rotation = math.factorial(table)
     per_run = math.ceil(n_games / rotation) * rotation
     return Plan(spec, params, table, per_run, seed, Path(runs_dir), rungs, budgets,
-                restricted, components)
+                restricted, forbid)
 
 
-def play(p: Plan, *, jobs: int | None = None, quiet: bool = False) -> None:
-    """Play (or resume) every run of the plan."""
+def play(p: Plan, *, jobs: int | None = None, quiet: bool = False) -> int:
+    """Play (or resume) every run of the plan; return the number of games played."""
+    played = 0
     for specs in p.tables():
         lineup = functools.partial(strategies.build_lineup, p.game.name, specs)
-        run(p.game, p.params, specs, lineup, p.run_dir(specs), n_games=p.n_games,
-            seed=p.seed, jobs=jobs, quiet=quiet)
+        played += run(p.game, p.params, specs, lineup, p.run_dir(specs), n_games=p.n_games,
+                      seed=p.seed, jobs=jobs, quiet=quiet).played
+    return played
 
 
 # ---- reading run directories ----
@@ -522,10 +529,16 @@ def analyze_depth(run_dirs: Sequence[Path | str], specs: Sequence[str], budgets:
         if not s.significant:
             break
         depth += 1
-    size = min(len(s.per_game) for s in steps)
-    excess = np.sum([s.per_game[:size] - 0.5 for s in steps], axis=0)
-    excess = excess[~np.isnan(excess)]
-    return Depth(specs[0], out, depth, _mean_ci(excess))
+    return Depth(specs[0], out, depth, summed_excess([s.per_game for s in steps]))
+
+
+def summed_excess(per_game: Sequence[np.ndarray]) -> tuple[float, float, float]:
+    """Sum over the doublings of (ahead share - 1/2), with a 95% t interval over games:
+    game g's excess is summed over the doublings first, so the interval carries the
+    correlation that shared seeds give them (games missing from any doubling are left out)."""
+    size = min(len(x) for x in per_game)
+    excess = np.sum([x[:size] - 0.5 for x in per_game], axis=0)
+    return _mean_ci(excess[~np.isnan(excess)])
 
 
 def _mean_ci(x: np.ndarray) -> tuple[float, float, float]:
@@ -945,6 +958,9 @@ def skill_command(
     restricted: Annotated[str | None, typer.Option(
         "--restricted", help="Restricted play of this bot: it never takes one component, for each of "
         "the game's components, against its unrestricted self.")] = None,
+    components: Annotated[str | None, typer.Option(
+        "--components", help="Only these components for --restricted, comma-separated [default: all].",
+        show_default=False)] = None,
     pdf: Annotated[Path | None, typer.Option("--pdf", help="Also print the report to this PDF (needs Chromium).")] = None,
     players: Annotated[int | None, typer.Option("--players", min=1, help="Table size [default: the params' or the game's smallest].",
                                                 show_default=False)] = None,
@@ -960,6 +976,7 @@ def skill_command(
     sets = dict(parse_set(s) for s in set_ or [])
     rungs = _split_ladder(ladder) if ladder is not None else None
     a = skill(game, n_games, runs_dir, out, pdf=pdf, jobs=jobs, quiet=quiet, ladder=rungs, depth=depth,
-              doublings=doublings, restricted=restricted, players=players, sets=sets, rules=rules, seed=seed)
+              doublings=doublings, restricted=restricted, players=players,
+              components=[c.strip() for c in components.split(",")] if components is not None else None, sets=sets, rules=rules, seed=seed)
     written = f"{out}" + (f" and {pdf}" if pdf else "")
     _console.print(f"skill report of {a.title}, {len(a.runs)} runs of {a.n_games:,} games: {written}", soft_wrap=True)
