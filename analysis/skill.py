@@ -241,25 +241,28 @@ class RunTally:
     pairs: np.ndarray = field(init=False)  # [i, j]: comparisons of label i with label j
     position_wins: np.ndarray = field(init=False)  # win shares by turn position
     position_games: np.ndarray = field(init=False)
-    share: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)  # i < j: per game
-    seat_win: dict[int, np.ndarray] = field(default_factory=dict)  # label: win of its first seat
-    seat: dict[int, np.ndarray] = field(default_factory=dict)  # label: which seat that was
-    seat_wins: np.ndarray | None = None  # (n_games, players): win of every seat
+    share: dict[tuple[int, int], np.ndarray] = field(init=False)  # i < j: i's ahead share per game
+    seat: dict[int, np.ndarray] = field(init=False)  # label: the first seat it held per game (-1: none)
+    seat_wins: np.ndarray = field(init=False)  # (n_games, players): win share of every seat
 
     def __post_init__(self) -> None:
         k = len(self.labels)
         self.ahead, self.pairs = np.zeros((k, k)), np.zeros((k, k))
         self.position_wins = np.zeros(self.players)
         self.position_games = np.zeros(self.players)
+        self.share = {(i, j): np.full(self.n_games, np.nan) for i in range(k) for j in range(i + 1, k)}
+        self.seat = {i: np.full(self.n_games, -1, dtype=np.int8) for i in range(k)}
+        self.seat_wins = np.full((self.n_games, self.players), np.nan)
 
 
-def _open(path: Path) -> tuple[dict[str, Any], list[Path]]:
+def _open(path: Path) -> tuple[RunTally, list[Path]]:
+    """An empty tally of a run directory, and its parts."""
     if not path.is_dir():
         raise UserError(f"run directory {path} does not exist")
     try:
         manifest = json.loads((path / MANIFEST).read_text())
-        [str(s["spec"]) for s in manifest["strategies"]]
-        int(manifest["players"]), int(manifest["n_games"])
+        labels = list(dict.fromkeys(str(s["spec"]) for s in manifest["strategies"]))
+        t = RunTally(path, manifest, int(manifest["players"]), labels, int(manifest["n_games"]))
     except FileNotFoundError:
         raise UserError(f"{path} is not a run directory (no {MANIFEST})") from None
     except (OSError, ValueError, TypeError, KeyError) as e:
@@ -267,7 +270,7 @@ def _open(path: Path) -> tuple[dict[str, Any], list[Path]]:
     parts = sorted(path.glob("part-*.parquet"))
     if not parts:
         raise UserError(f"run directory {path} has no results (no part-*.parquet)")
-    return manifest, parts
+    return t, parts
 
 
 _COLUMNS = ["game", "seat", "strategy", "rank", "win", "position"]
@@ -277,17 +280,8 @@ def tally(path: Path | str) -> RunTally:
     """Read a run directory: pairwise results, wins by turn position and per-game
     outcomes (what the paired comparisons need)."""
     path = Path(path)
-    manifest, parts = _open(path)
-    labels = list(dict.fromkeys(str(s["spec"]) for s in manifest["strategies"]))
-    t = RunTally(path, manifest, int(manifest["players"]), labels, int(manifest["n_games"]))
-    n, k = t.players, len(labels)
-    for i in range(k):
-        for j in range(i + 1, k):
-            t.share[i, j] = np.full(t.n_games, np.nan)
-    for i in range(k):
-        t.seat_win[i] = np.full(t.n_games, np.nan)
-        t.seat[i] = np.full(t.n_games, -1, dtype=np.int8)
-    t.seat_wins = np.full((t.n_games, n), np.nan)
+    t, parts = _open(path)
+    labels, n = t.labels, t.players
     for part in parts:
         try:
             df = pl.read_parquet(part, columns=_COLUMNS).sort("game", "seat")
@@ -310,12 +304,10 @@ def tally(path: Path | str) -> RunTally:
         np.add.at(t.position_games, position.ravel(), 1.0)
         t.seat_wins[game] = win
         _tally_pairs(t, game, strat, rank)
-        for i in range(k):
+        for i, seat in t.seat.items():
             held = strat == i
-            first = np.argmax(held, axis=1)
             has = held.any(axis=1)
-            t.seat[i][game[has]] = first[has]
-            t.seat_win[i][game[has]] = win[has, first[has]]
+            seat[game[has]] = np.argmax(held, axis=1)[has]
     return t
 
 
@@ -595,14 +587,13 @@ def analyze_restricted(mirror_dir: Path | str, restricted: dict[str, Path | str]
         label = with_arg(bot, FORBID, component)
         if label not in t.labels:
             raise UserError(f"run {t.path} has no {label}")
-        i = t.labels.index(label)
-        seat, won = t.seat[i], t.seat_win[i]
-        size = min(len(won), len(mirror.seat_wins))
-        both = (seat[:size] >= 0) & ~np.isnan(mirror.seat_wins[np.arange(size), np.maximum(seat[:size], 0)])
-        g = np.flatnonzero(both)
-        diff = mirror.seat_wins[g, seat[g]] - won[g]
-        drop, p = _paired(diff)
-        share = stats.rate_vs(float(won[g].sum()), len(g), 1 / t.players)
+        size = min(t.n_games, mirror.n_games)
+        seat = t.seat[t.labels.index(label)][:size]
+        g = np.flatnonzero(seat >= 0)
+        g = g[~np.isnan(mirror.seat_wins[g, seat[g]])]  # games both runs hold
+        won, mirrored = t.seat_wins[g, seat[g]], mirror.seat_wins[g, seat[g]]
+        drop, p = _paired(mirrored - won)
+        share = stats.rate_vs(float(won.sum()), len(g), 1 / t.players)
         rows.append(Importance(component, share, drop, p))
     q = stats.benjamini_hochberg(np.array([r.p_value for r in rows]))
     rows = [Importance(r.component, r.share, r.drop, r.p_value, float(qv)) for r, qv in zip(rows, q, strict=True)]
