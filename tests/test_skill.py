@@ -16,6 +16,7 @@ from scipy import stats as sps
 
 from analysis import skill
 from analysis.cli import main
+from analysis.report import find_chromium
 from analysis.stats import ELO_PER_LOGIT
 from simcore.errors import UserError
 
@@ -320,6 +321,12 @@ def test_skill_command_plays_reports_and_resumes(tmp_path, capsys):
     first = skill.analyze(p)
     again = skill.analyze(p)
     assert first.ladder.gap.share == again.ladder.gap.share
+    try:
+        find_chromium()
+    except UserError:
+        return
+    skill.write_skill_report(first, tmp_path / "again.html", tmp_path / "skill.pdf")
+    assert (tmp_path / "skill.pdf").read_bytes().startswith(b"%PDF")
 
 
 def test_ladder_section_is_a_fragment_for_another_report(tmp_path):
