@@ -62,6 +62,9 @@ cdef class FabrykaState(GameState):
     """Fabryka Czekolady, two players."""
 
     END_REASONS = ("scoring", "white_chocolate")
+    # Restricted play: the card kinds. Playing a card takes nothing; a collect takes the
+    # kinds of the cards it would collect.
+    COMPONENTS = KINDS
     INVARIANTS = (
         "every card of the deck is accounted for (set aside, pile, hands, belt, collected)",
         "each hand holds one card per turn left, less one once its owner has collected",
@@ -259,6 +262,25 @@ cdef class FabrykaState(GameState):
             if mine[k] < sets:
                 sets = mine[k]
         out[i] = sets
+
+    cdef int action_component(self, int action) noexcept nogil:
+        # A collect may take several kinds (action_takes tests each of them); the one
+        # named here is the newest card on the belt, the first it takes.
+        if action != COLLECT or self.s.belt_len == 0:
+            return -1
+        return self.s.belt[self.s.belt_len - 1]
+
+    cdef bint action_takes(self, int action, int component) noexcept nogil:
+        cdef int k, n
+        if action != COLLECT:
+            return False
+        n = self.cfg.collect_count
+        if n > self.s.belt_len:
+            n = self.s.belt_len
+        for k in range(self.s.belt_len - n, self.s.belt_len):
+            if self.s.belt[k] == component:
+                return True
+        return False
 
     # ---- search support ----
 
