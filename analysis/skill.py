@@ -198,6 +198,9 @@ def plan(game: str, n_games: int, runs_dir: Path | str, *, ladder: Sequence[str]
     forbid: list[str] = []
     if restricted is not None:
         _check_spec(game, restricted, "--restricted")
+        if FORBID in strategies.parse_spec(restricted)[1]:
+            raise UserError(f"--restricted {restricted!r}: give the bot without {FORBID}=; "
+                            "restricted play forbids each component in turn")
         known = list(spec.new_state(params).component_names())
         if not known:
             raise UserError(f"--restricted: {game} names no components to forbid")

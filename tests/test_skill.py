@@ -342,6 +342,10 @@ def test_ladder_section_is_a_fragment_for_another_report(tmp_path):
     (["--ladder", "random,wizard"], "unknown strategy 'wizard'"),
     (["--ladder", "random,greedy", "--depth", "random"], "no iterations budget"),
     (["--ladder", "random,greedy", "--restricted", "wizard"], "unknown strategy 'wizard'"),
+    (["--ladder", "random,greedy", "--restricted", "heuristic", "--components", "white,nougat"],
+     "components = 'nougat': fabryka has biscuits,"),
+    (["--ladder", "random,greedy", "--restricted", "heuristic", "--components", ""], "components = ''"),
+    (["--ladder", "random,greedy", "--restricted", "heuristic(forbid=white)"], "without forbid="),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     runs = tmp_path / "runs"
@@ -350,3 +354,19 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     assert code == 2
     assert err.startswith("chocosim: error:") and err.count("\n") == 1 and message in err, err
     assert not runs.exists() and not (tmp_path / "s.html").exists()
+
+
+def test_restricted_play_of_fabryka_finds_white_decisive_and_an_absent_kind_worthless(tmp_path):
+    """With white_to_win = 1 a single white chocolate wins at once: a heuristic that
+    never takes one loses most games to its unrestricted self. With no pink card in the
+    deck, forbidding pink forbids nothing: every game is the mirror match's, a drop of
+    exactly zero (an almond card takes its place, so the deck still deals 4 rounds)."""
+    p = skill.plan("fabryka", 1000, tmp_path, ladder=["random", "heuristic"], restricted="heuristic",
+                   components=["white", "pink"], sets={"white_to_win": 1, "deck.pink": 0, "deck.almonds": 9})
+    skill.play(p, jobs=1, quiet=True)
+    r = skill.analyze(p).restricted
+    by = {c.component: c for c in r.components}
+    assert by["white"].significant and by["white"].drop[1] > 0.3
+    assert by["white"].share.high < 0.15
+    assert by["pink"].drop == (0.0, 0.0, 0.0) and not by["pink"].significant
+    assert [c.component for c in r.components] == ["white", "pink"]
