@@ -195,6 +195,8 @@ def plan(game: str, n_games: int, runs_dir: Path | str, *, ladder: Sequence[str]
             raise UserError(f"doublings = {doublings}: must be at least 1")
         b = _budget(game, depth)
         budgets = [with_arg(depth, BUDGET, b * 2**k) for k in range(doublings + 1)]
+        for s in budgets[1:]:  # the bot may bound its budget
+            _check_spec(game, s, "--depth")
     forbid: list[str] = []
     if restricted is not None:
         _check_spec(game, restricted, "--restricted")
