@@ -100,6 +100,8 @@ def test_bind_resolves_the_name_against_the_state():
     ("fabryka", 2, "random(forbid=white)"),
     ("fabryka", 2, "heuristic(forbid=almonds)"),
     ("fabryka", 2, "greedy(forbid=white)"),
+    ("fabryka", 2, "mcts(iterations=30, forbid=white)"),
+    ("enemy_chocolatier", 2, "mcts(iterations=10, depth=20, forbid=red)"),
     ("enemy_chocolatier", 3, "heuristic(forbid=pink)"),
     ("enemy_chocolatier", 2, "random(forbid=gray)"),
 ])

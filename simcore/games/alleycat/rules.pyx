@@ -10,7 +10,7 @@ cimport cython
 from libc.string cimport memset, memcpy
 from libc.stdint cimport uint64_t
 
-from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
+from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8, shuffle_unseen_i8
 from simcore.state cimport GameState
 from simcore.batchjob cimport BatchJob
 from simcore.strategy cimport Lineup
@@ -1902,30 +1902,33 @@ cdef class AlleyCatState(GameState):
         # Shop orders (the cards never revealed at the top of each order deck), and the
         # chance stream. Hidden from `observer`: orders another player has on offer.
         cdef AcConfig* c = &self.cfg
-        cdef signed char tmp[MAX_ORDERS]
-        cdef int z, i, j, t, n, h
+        cdef signed char tmp[MAX_ORDERS + 1]
+        cdef int z, i, n, h
+        cdef bint drawn
+        # Every shuffle sorts the unseen cards first (shuffle_unseen_i8), so the deal
+        # depends only on what `observer` knows, not on where the cards really are.
         # The parts removed to the box were never seen either.
-        shuffle_i8(rng, &self.s.deck_a[self.s.a_pos], c.a_total - self.s.a_pos)
-        shuffle_i8(rng, &self.s.deck_b[self.s.b_pos], c.b_total - self.s.b_pos)
+        shuffle_unseen_i8(rng, &self.s.deck_a[self.s.a_pos], c.a_total - self.s.a_pos)
+        shuffle_unseen_i8(rng, &self.s.deck_b[self.s.b_pos], c.b_total - self.s.b_pos)
         for z in range(c.n_emp_decks):
-            shuffle_i8(rng, &self.s.emp_deck[z][self.s.emp_pos[z]], c.emp_deck_len[z] - self.s.emp_pos[z])
+            shuffle_unseen_i8(rng, &self.s.emp_deck[z][self.s.emp_pos[z]], c.emp_deck_len[z] - self.s.emp_pos[z])
         for z in range(N_SIZES):
             n = self.s.ounseen[z]
             h = self.s.ohead[z]
-            if self.s.sub == S_REPLACE and self.s.to_move != observer and self.s.p_drawn[z] >= 0:
-                j = rng_below(rng, n + 1)
-                if j < n:
-                    t = self.s.odeck[z][(h + j) % MAX_ORDERS]
-                    self.s.odeck[z][(h + j) % MAX_ORDERS] = self.s.p_drawn[z]
-                    self.s.p_drawn[z] = t
             for i in range(n):
                 tmp[i] = <signed char>self.s.odeck[z][(h + i) % MAX_ORDERS]
-            shuffle_i8(rng, tmp, n)
+            # The order another player drew to choose from is one of the unseen cards.
+            drawn = self.s.sub == S_REPLACE and self.s.to_move != observer and self.s.p_drawn[z] >= 0
+            if drawn:
+                tmp[n] = <signed char>self.s.p_drawn[z]
+            shuffle_unseen_i8(rng, tmp, n + drawn)
             for i in range(n):
                 self.s.odeck[z][(h + i) % MAX_ORDERS] = tmp[i]
+            if drawn:
+                self.s.p_drawn[z] = tmp[n]
         if c.solo:
             # Daily Demands not yet revealed are any of the cards not seen.
-            shuffle_i8(rng, &self.s.demand_deck[self.s.revealed - 1], c.n_demands - self.s.revealed + 1)
+            shuffle_unseen_i8(rng, &self.s.demand_deck[self.s.revealed - 1], c.n_demands - self.s.revealed + 1)
         rng_seed(&self.s.rng, rng_next(rng))
 
     cdef int validate(self) noexcept nogil:

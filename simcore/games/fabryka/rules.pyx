@@ -289,18 +289,23 @@ cdef class FabrykaState(GameState):
 
     cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
         # Unseen by `observer`: the cards set aside, the rest of the pile and the other
-        # hand. Shuffle them together and deal them back to the same places.
+        # hand. Shuffle them together and deal them back to the same places. The pool
+        # is laid out by kind before the shuffle, so that the deal depends only on what
+        # the observer knows (which cards are unseen), never on where they really are.
         cdef signed char pool[MAX_CARDS]
-        cdef int n = 0, i, o = 1 - observer
+        cdef int count[N_KINDS]
+        cdef int n = 0, i, k, o = 1 - observer
+        memset(count, 0, sizeof(count))
         for i in range(self.cfg.removed):
-            pool[n] = self.s.deck[i]
-            n += 1
+            count[self.s.deck[i]] += 1
         for i in range(self.s.deck_pos, self.cfg.n_cards):
-            pool[n] = self.s.deck[i]
-            n += 1
+            count[self.s.deck[i]] += 1
         for i in range(self.s.hand_len[o]):
-            pool[n] = self.s.hand[o][i]
-            n += 1
+            count[self.s.hand[o][i]] += 1
+        for k in range(N_KINDS):
+            for i in range(count[k]):
+                pool[n] = k
+                n += 1
         shuffle_i8(rng, pool, n)
         n = 0
         for i in range(self.cfg.removed):
