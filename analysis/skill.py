@@ -52,10 +52,12 @@ from simcore.runner import MANIFEST, run
 if TYPE_CHECKING:
     from analysis.stats import Difference, Matchups, Rate, Ratings
 
-__all__ = ["DEFAULT_RUNGS", "BUDGET", "Plan", "plan", "play", "HeadToHead", "Ladder",
-           "PositionBalance", "Depth", "Restricted", "SkillAnalysis", "analyze_ladder",
-           "analyze_depth", "analyze_restricted", "analyze", "findings", "ladder_section",
-           "render_html", "write_skill_report", "skill", "skill_command", "with_arg"]
+__all__ = ["DEFAULT_RUNGS", "BUDGET", "FORBID", "Plan", "plan", "play", "RunTally", "tally",
+           "HeadToHead", "head_to_head", "PositionBalance", "Ladder", "analyze_ladder", "rate_ladder",
+           "Depth", "analyze_depth", "summed_excess", "Importance", "Restricted", "analyze_restricted",
+           "SkillAnalysis", "analyze", "Finding", "findings", "ladder_findings", "depth_findings",
+           "restricted_findings", "ladder_section", "render_html", "write_skill_report", "skill",
+           "skill_command", "with_arg"]
 
 # The default ladder, weakest first: the rungs the game has of these.
 DEFAULT_RUNGS = ("random", "greedy", "heuristic", "mcts")
@@ -413,7 +415,8 @@ class Ladder:
     rungs: list[str]  # weakest first, as given
     pairs: list[HeadToHead]  # the round robin, the higher-listed rung as a
     matchups: Matchups
-    ratings: Ratings | None
+    ratings: Ratings | None  # None when the bots' meetings cannot rate them
+    smoothed: bool  # ratings fitted with half a win added each way to every pair (see rate_ladder)
     gap: HeadToHead  # the top rung against the bottom rung: does skill matter?
     balance: PositionBalance | None  # None without mirror matches of two rungs or more
 
@@ -459,7 +462,7 @@ def analyze_ladder(run_dirs: Sequence[Path | str], rungs: Sequence[str] | None =
         wins[np.ix_(at, at)] += t.ahead
         games[np.ix_(at, at)] += t.pairs
     m = stats.Matchups(names, wins, games)
-    ratings = stats.bradley_terry(m)
+    ratings, smoothed = rate_ladder(m)
     if rungs is None:
         if ratings is None:
             raise UserError("these runs cannot rate their bots (too few of them met); give the rungs")
@@ -480,7 +483,38 @@ def analyze_ladder(run_dirs: Sequence[Path | str], rungs: Sequence[str] | None =
     mirrors = {r: t for r in rungs for t in tallies if t.labels == [r]}
     players = {t.players for t in mirrors.values()}
     balance = _position_balance(mirrors, players.pop()) if len(players) == 1 else None
-    return Ladder(rungs, pairs, m, ratings, gap, balance)
+    return Ladder(rungs, pairs, m, ratings, smoothed, gap, balance)
+
+
+def rate_ladder(m: Matchups) -> tuple[Ratings | None, bool]:
+    """Bradley-Terry ratings of the matchups. The maximum-likelihood ratings exist only
+    if every bot can be reached from every other by a chain of "won at least once
+    against" (Ford's condition); a bot that won every meeting with the rest (a search
+    bot against random play, say) breaks it, and the fit then drifts to huge ratings with
+    huger errors. Then every pair that met gets half a win each way (Jeffreys' prior on
+    each pair's odds), which keeps the ratings finite and moves well-measured ones little.
+    Returns the ratings and whether they were smoothed."""
+    from analysis import stats
+
+    beat = m.wins > 0
+    if _strongly_connected(beat):
+        return stats.bradley_terry(m), False
+    met = (m.games > 0).astype(float)
+    return stats.bradley_terry(stats.Matchups(m.names, m.wins + 0.5 * met, m.games + met)), True
+
+
+def _strongly_connected(edges: np.ndarray) -> bool:
+    """Every node reaches every other along edges[i, j] (i -> j)."""
+    def reach(adjacency: np.ndarray) -> np.ndarray:
+        seen = np.zeros(len(adjacency), dtype=bool)
+        seen[0], todo = True, [0]
+        while todo:
+            for j in np.flatnonzero(adjacency[todo.pop()] & ~seen):
+                seen[j] = True
+                todo.append(int(j))
+        return seen
+
+    return bool(reach(edges).all() and reach(edges.T).all())
 
 
 @dataclass(frozen=True)
@@ -718,8 +752,8 @@ def ladder_findings(ladder: Ladder) -> list[Finding]:
                                           f"q = {pvalue(s.q_value)}."))
         if not moved:
             out.append(Finding("skill-balance", "The position balance does not depend significantly on skill: no rung's "
-                                          f"win rates by position differ from {b.rungs[0]}'s (Benjamini–Hochberg, "
-                                          f"{len(b.shifts)} comparisons)."))
+                                          f"win rates by position differ from {b.rungs[0]}'s (Benjamini–Hochberg over "
+                                          f"{len(b.shifts)} comparison{'s' if len(b.shifts) > 1 else ''})."))
     return out
 
 
@@ -943,7 +977,7 @@ def skill_command(
     game: Annotated[str, typer.Argument(help="A game name (`chocosim games` lists them).")],
     out: Annotated[Path, typer.Option("-o", "--out", help="The HTML report to write.")],
     n_games: Annotated[int, typer.Option("--games", min=1, help="Games per run (each pairing, mirror match, "
-                                         "doubling and component), rounded up to whole seat rotations.")] = 10_000,
+                                         "doubling and component), rounded up to whole seat rotations.")] = 2_000,
     ladder: Annotated[str | None, typer.Option(
         "--ladder", help="The rungs, weakest first, comma-separated specs [default: random,greedy,heuristic "
         "and mcts where the game has them].", show_default=False)] = None,
