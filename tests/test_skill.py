@@ -261,6 +261,21 @@ def test_planted_component_importance_is_found_and_a_worthless_one_is_not(tmp_pa
     assert not any("paper" in t for t in texts)
 
 
+def test_paired_drop_interval_covers_the_truth():
+    """The restricted and the mirror seat share each game's deal (u), so their outcomes
+    are correlated; the paired interval must still cover the planted drop 95% of the time."""
+    rng = np.random.default_rng(12)
+    covered, reps, drop = 0, 1000, 0.1
+    for _ in range(reps):
+        u = rng.random(300)
+        noise = rng.random(300) < 0.2  # a restricted game goes its own way at times
+        mirror = (u < 0.5).astype(float)
+        restricted = np.where(noise, rng.random(300) < 0.4, u < 0.4).astype(float)
+        (_, low, high), _ = skill._paired(mirror - restricted)
+        covered += low <= drop <= high
+    assert 0.93 <= covered / reps <= 0.97
+
+
 def test_paired_difference_has_an_exact_answer_when_every_game_agrees():
     assert skill._paired(np.zeros(10)) == ((0.0, 0.0, 0.0), 1.0)
     assert skill._paired(np.ones(10)) == ((1.0, 1.0, 1.0), 0.0)
