@@ -414,6 +414,7 @@ class PositionBalance:
 class Ladder:
     rungs: list[str]  # weakest first, as given
     pairs: list[HeadToHead]  # the round robin, the higher-listed rung as a
+    pair_q: list[float]  # Benjamini-Hochberg over the pairs' tests of 50%
     matchups: Matchups
     ratings: Ratings | None  # None when the bots' meetings cannot rate them
     smoothed: bool  # ratings fitted with half a win added each way to every pair (see rate_ladder)
@@ -483,7 +484,8 @@ def analyze_ladder(run_dirs: Sequence[Path | str], rungs: Sequence[str] | None =
     mirrors = {r: t for r in rungs for t in tallies if t.labels == [r]}
     players = {t.players for t in mirrors.values()}
     balance = _position_balance(mirrors, players.pop()) if len(players) == 1 else None
-    return Ladder(rungs, pairs, m, ratings, smoothed, gap, balance)
+    pair_q = stats.benjamini_hochberg(np.array([h.share.p_value for h in pairs])).tolist()
+    return Ladder(rungs, pairs, pair_q, m, ratings, smoothed, gap, balance)
 
 
 def rate_ladder(m: Matchups) -> tuple[Ratings | None, bool]:
@@ -735,11 +737,11 @@ def ladder_findings(ladder: Ladder) -> list[Finding]:
         out.append(Finding("skill-ladder", f"Skill does not show: {g.a} is ahead of {g.b} in {rate_text(share)} "
                                      "of their games, not significantly different from 50%: luck decides "
                                      "between these bots."))
-    for h in ladder.pairs:
+    for h, q in zip(ladder.pairs, ladder.pair_q, strict=True):
         # h.a is the rung listed higher: a significant share below 50% breaks the order.
-        if h.share.p_value is not None and h.share.p_value < ALPHA and h.share.value < 0.5:
+        if q < ALPHA and h.share.value < 0.5:
             out.append(Finding("skill-ladder", f"Out of order: {h.a}, listed as stronger, is ahead of {h.b} in only "
-                                         f"{rate_text(h.share)} of their games."))
+                                               f"{rate_text(h.share)} of their games (q = {pvalue(q)})."))
     if ladder.balance is not None:
         b = ladder.balance
         moved = [s for s in b.shifts if s.significant]
