@@ -724,65 +724,64 @@ def position_name(p: int) -> str:
 def ladder_findings(ladder: Ladder) -> list[Finding]:
     from analysis.stats import ALPHA
 
-    g = ladder.gap
-    share = g.share
+    g, share = ladder.gap, ladder.gap.share
     out = []
-    if share.p_value is not None and share.p_value < ALPHA and share.value > 0.5:
-        out.append(Finding("skill-ladder", f"Skill matters: {g.a} is ahead of {g.b} in {rate_text(share)} of "
-                                     f"their games, {elo_text(g.elo)}."))
-    elif share.p_value is not None and share.p_value < ALPHA:
-        out.append(Finding("skill-ladder", f"The ladder is upside down at its ends: {g.a} is ahead of {g.b} in "
-                                     f"only {rate_text(share)} of their games."))
+    if share.p_value < ALPHA and share.value > 0.5:
+        text = (f"Skill matters: {g.a} is ahead of {g.b} in {rate_text(share)} of their games, "
+                f"{elo_text(g.elo)}.")
+    elif share.p_value < ALPHA:
+        text = (f"The ladder is upside down at its ends: {g.a} is ahead of {g.b} in only "
+                f"{rate_text(share)} of their games.")
     else:
-        out.append(Finding("skill-ladder", f"Skill does not show: {g.a} is ahead of {g.b} in {rate_text(share)} "
-                                     "of their games, not significantly different from 50%: luck decides "
-                                     "between these bots."))
+        text = (f"Skill does not show: {g.a} is ahead of {g.b} in {rate_text(share)} of their games, "
+                "not significantly different from 50%: luck decides between these bots.")
+    out.append(Finding("skill-ladder", text))
     for h, q in zip(ladder.pairs, ladder.pair_q, strict=True):
         # h.a is the rung listed higher: a significant share below 50% breaks the order.
         if q < ALPHA and h.share.value < 0.5:
-            out.append(Finding("skill-ladder", f"Out of order: {h.a}, listed as stronger, is ahead of {h.b} in only "
-                                               f"{rate_text(h.share)} of their games (q = {pvalue(q)})."))
-    if ladder.balance is not None:
-        b = ladder.balance
-        moved = [s for s in b.shifts if s.significant]
-        for s in moved:
-            r0 = b.win[0][s.position]
-            r1 = b.win[b.rungs.index(s.rung)][s.position]
-            out.append(Finding("skill-balance", f"The balance depends on skill: {position_name(s.position)} wins "
-                                          f"{pct(r1.value)} of {s.rung} mirror matches against {pct(r0.value)} "
-                                          f"of {b.rungs[0]} ones, {points(s.diff.value, s.diff.low, s.diff.high)}, "
-                                          f"q = {pvalue(s.q_value)}."))
-        if not moved:
-            out.append(Finding("skill-balance", "The position balance does not depend significantly on skill: no rung's "
-                                          f"win rates by position differ from {b.rungs[0]}'s (Benjamini–Hochberg over "
-                                          f"{len(b.shifts)} comparison{'s' if len(b.shifts) > 1 else ''})."))
+            out.append(Finding("skill-ladder", f"Out of order: {h.a}, listed as stronger, is ahead of {h.b} "
+                                               f"in only {rate_text(h.share)} of their games (q = {pvalue(q)})."))
+    if ladder.balance is None:
+        return out
+    b = ladder.balance
+    moved = [s for s in b.shifts if s.significant]
+    for s in moved:
+        r0, r1 = b.win[0][s.position], b.win[b.rungs.index(s.rung)][s.position]
+        out.append(Finding("skill-balance", (
+            f"The balance depends on skill: {position_name(s.position)} wins {pct(r1.value)} of {s.rung} "
+            f"mirror matches against {pct(r0.value)} of {b.rungs[0]} ones, "
+            f"{points(s.diff.value, s.diff.low, s.diff.high)}, q = {pvalue(s.q_value)}.")))
+    if not moved:
+        n = len(b.shifts)
+        out.append(Finding("skill-balance", (
+            "The position balance does not depend significantly on skill: no rung's win rates by position "
+            f"differ from {b.rungs[0]}'s (Benjamini–Hochberg over {n} comparison{'s' if n > 1 else ''}).")))
     return out
 
 
 def depth_findings(d: Depth) -> list[Finding]:
-    e = d.excess
-    k = len(d.steps)
-    verdict = ("luck decides beyond the base budget" if d.depth == 0 else
-               f"each of the first {d.depth} doublings still wins significantly more than half its games")
-    return [Finding("skill-depth", f"Skill depth {d.depth} of {k} doublings from {d.base}: {verdict}; summed "
-                             f"excess over 50% {points(*e)}.")]
+    if d.depth == 0:
+        verdict = "the first doubling does not win significantly more than half its games: luck decides there"
+    else:
+        verdict = f"each of the first {d.depth} doublings wins significantly more than half its games"
+    return [Finding("skill-depth", f"Skill depth {d.depth} of {len(d.steps)} doublings from {d.base}: "
+                                   f"{verdict}; summed excess over 50% {points(*d.excess)}.")]
 
 
 def restricted_findings(r: Restricted) -> list[Finding]:
     out = []
-    for c in r.components:
-        if not c.significant:
-            continue
+    for c in (c for c in r.components if c.significant):
         if c.drop[0] > 0:
-            out.append(Finding("skill-restricted", f"{c.component} matters to {r.bot}: never taking it costs "
-                                             f"{points(*c.drop)} of win share (q = {pvalue(c.q_value)})."))
+            text = (f"{c.component} matters to {r.bot}: never taking it costs {points(*c.drop)} of win share "
+                    f"(q = {pvalue(c.q_value)}).")
         else:
-            out.append(Finding("skill-restricted", f"{r.bot} does better never taking {c.component}: "
-                                             f"{points(-c.drop[0], -c.drop[2], -c.drop[1])} of win share "
-                                             f"(q = {pvalue(c.q_value)}); it overvalues it."))
+            text = (f"{r.bot} does better never taking {c.component}: "
+                    f"{points(-c.drop[0], -c.drop[2], -c.drop[1])} of win share (q = {pvalue(c.q_value)}); "
+                    "it overvalues it.")
+        out.append(Finding("skill-restricted", text))
     if not out:
-        out.append(Finding("skill-restricted", f"No component's removal changes {r.bot}'s win share significantly "
-                                         f"({len(r.components)} tested, Benjamini–Hochberg)."))
+        out.append(Finding("skill-restricted", f"No component's removal changes {r.bot}'s win share "
+                                               f"significantly ({len(r.components)} tested, Benjamini–Hochberg)."))
     return out
 
 

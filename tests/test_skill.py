@@ -201,7 +201,7 @@ def test_depth_counts_doublings_only_while_they_stay_significant(tmp_path):
     d = skill.analyze_depth(dirs, specs, [4, 8, 16])
     assert [s.significant for s in d.steps] == [False, True]
     assert d.depth == 0
-    assert "luck decides beyond the base budget" in skill.depth_findings(d)[0].text
+    assert "the first doubling does not win significantly" in skill.depth_findings(d)[0].text
 
 
 def test_summed_excess_interval_covers_the_truth_under_shared_seeds():
