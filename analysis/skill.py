@@ -45,7 +45,7 @@ from rich.console import Console
 
 import strategies
 from simcore.errors import UserError
-from simcore.params import Params, parse_set
+from simcore.params import Params, flatten, parse_set
 from simcore.registry import GameSpec, get_game
 from simcore.runner import MANIFEST, run
 
@@ -670,8 +670,6 @@ def analyze(p: Plan) -> SkillAnalysis:
     if p.restricted is not None:
         restricted = analyze_restricted(p.run_dir(p.mirror(p.restricted)),
                                         {c: p.run_dir(t) for c, t in p.forbidden()}, p.restricted)
-    from simcore.params import flatten
-
     values = flatten(p.params.model_dump(mode="json"))
     defaults = flatten(p.game.params(players=p.players).model_dump(mode="json"))
     changed = [f"{k} = {values[k]} (was {defaults.get(k)})" for k in sorted(values) if values[k] != defaults.get(k)]
