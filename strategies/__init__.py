@@ -12,6 +12,7 @@ import sys
 from functools import cache
 
 from simcore.errors import UserError
+from simcore.registry import get_game
 from simcore.strategy import Strategy
 
 _SPEC = re.compile(r"^\s*([\w.:]+)\s*(?:\((.*)\))?\s*$")
@@ -90,9 +91,18 @@ def resolve(game: str, spec: str) -> type:
 
 
 def build(game: str, spec: str) -> Strategy:
-    """A fresh bot from a spec string."""
+    """A fresh bot from a spec string. Every bot takes `forbid=NAME` (restricted play:
+    it never takes that component of the game; see Strategy.bind)."""
     cls = resolve(game, spec)
     _, kwargs = parse_spec(spec)
+    if "forbid" in kwargs:
+        # Checked here too so that a bad name fails before a run starts (bind checks it
+        # again against the built state).
+        names = tuple(get_game(game).state_cls.COMPONENTS)
+        if kwargs["forbid"] not in names:
+            allowed = ", ".join(names) or "none (this game names no components)"
+            raise UserError(f"strategy {spec!r}: forbid={kwargs['forbid']!r} is not a component "
+                            f"of {game} (allowed: {allowed})")
     bot = cls(**kwargs)
     bot.set_spec(spec.strip())
     return bot

@@ -29,6 +29,9 @@ class Case:
     def __init__(self, game, n_players, bot=None):
         self.spec = games()[game]
         self.game, self.n_players, self.bot = game, n_players, bot
+        if bot is not None:
+            # A search bot names a small budget for these many short games.
+            self.bot = getattr(strategies.available(game)[bot], "CONFORMANCE_SPEC", bot)
         self.params = self.spec.params(players=n_players)
 
     def new_state(self):
