@@ -201,7 +201,7 @@ def test_unreadable_results_are_one_line(capsys, tmp_path):
     (out_dir / part_name(0)).write_bytes(b"garbage")
     code, out, err = cli(capsys, "summary", str(out_dir))
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert f"results in {out_dir} are unreadable" in err
+    assert f"results part {out_dir / part_name(0)} is unreadable" in err
 
 
 # ---- play ----
