@@ -347,7 +347,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
             raise UserError(f"cannot create the run directory {out}: "
                             f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None
         chunks = _chunks(n_games, manifest["chunk_size"])
-        todo = [c for c in chunks if not _part_done(out, *c, state.n_players)]
+        todo = [c for c in chunks if not _part_done(out, manifest["run_id"], *c, state.n_players)]
         resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
         if todo and manifest is not fresh:
             _record_resume(out, manifest, fresh)
@@ -358,7 +358,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     return RunResult(out, manifest, played, resumed)
 
 
-def _part_done(out: Path, index: int, i0: int, i1: int, n_players: int) -> bool:
+def _part_done(out: Path, run_id: str, index: int, i0: int, i1: int, n_players: int) -> bool:
     """Whether part `index` is on disk whole: its footer reads and it holds the games of
     its chunk. A truncated or corrupt part is said so (stderr) and played again."""
     path = out / part_name(index)
@@ -367,7 +367,7 @@ def _part_done(out: Path, index: int, i0: int, i1: int, n_players: int) -> bool:
     try:
         tally = read_tally(path)
         if tally is not None:
-            whole = tally.get("games") == i1 - i0
+            whole = (tally.get("run_id"), tally.get("first_game"), tally.get("games")) == (run_id, i0, i1 - i0)
         else:  # a part of an older chocosim: its row count, from the footer
             whole = pl.scan_parquet(path, glob=False).select(pl.len()).collect().item() == (i1 - i0) * n_players
     except (OSError, ValueError, pl.exceptions.PolarsError) as e:
@@ -507,7 +507,7 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
         raise BotFailure(f"bot {e.spec} (seat {e.seat}) {e.what} in game {g} of the run",
                          e.details) from None
     table = _table(job, state, a)
-    tally = json.dumps(_tally(job, state, a), separators=(",", ":"))
+    tally = json.dumps(_tally(job, state, a, i0), separators=(",", ":"))
     path = job.out / part_name(index)
     try:
         # lz4 without column statistics: encoding dominates a part's cost, and zstd or
@@ -567,8 +567,8 @@ def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFram
     return pl.DataFrame(columns)
 
 
-def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Counts of one chunk per cell of TALLY_CELLS (rows, wins, score sum, shared-victory
+def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int) -> dict[str, Any]:
+    """Which games of which run a part holds, and its counts per cell of TALLY_CELLS (rows, wins, score sum, shared-victory
     wins; only cells that occur), and per value of the game's GROUPING feature."""
     n = state.n_players
     labels, label_of_index = _labels(job)
@@ -588,8 +588,9 @@ def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> dict[str, A
         s, p, st, r = np.unravel_index(k, sizes)
         cells.append([int(s), int(p), labels[st], reasons[r], int(sums[0][k]), float(sums[1][k]),
                       int(sums[2][k]), float(sums[3][k])])
-    tally: dict[str, Any] = {"games": len(a["game_index"]), "rows": len(win),
-                             "cells": cells, "group": None}
+    tally: dict[str, Any] = {"run_id": job.run_id, "first_game": i0,
+                             "games": len(a["game_index"]), "rows": len(win), "cells": cells,
+                             "group": None}
     names = list(state.feature_names())
     key_name = next((g for g in GROUPING if g in names), None)
     if key_name is not None:
