@@ -514,8 +514,11 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
         # statistics add a third to it; nothing reads the statistics (no row filters).
         _write_atomic(path, lambda p: table.write_parquet(
             p, compression="lz4", statistics=False, metadata={TALLY_KEY: tally}))
-    except OSError as e:
-        raise UserError(f"cannot write {path}: {e.strerror or e}; the finished parts are kept: "
+    except (OSError, pl.exceptions.PolarsError) as e:
+        # polars reports a failed write (a full disk) as its own error around the OS one.
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else \
+            str(e).splitlines()[0].rpartition("IO error: ")[2]
+        raise UserError(f"cannot write {path}: {reason}; the finished parts are kept: "
                         "free some space and run the same command again to resume") from None
     return games
 

@@ -157,7 +157,12 @@ def test_a_truncated_part_is_named_by_the_summary(tmp_path):
 
 # ---- disk full, no directory ----
 
-def test_disk_full_keeps_the_finished_parts_and_a_rerun_resumes(tmp_path, monkeypatch):
+@pytest.mark.parametrize("error", [
+    OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)),
+    pl.exceptions.ComputeError("parquet: File out of specification: underlying IO error: "
+                               "No space left on device (os error 28)"),  # as polars says it
+], ids=["oserror", "polars"])
+def test_disk_full_keeps_the_finished_parts_and_a_rerun_resumes(tmp_path, monkeypatch, error):
     whole = tmp_path / "whole"
     play(whole, n_games=50, chunk_size=10, seed=1)
     out = tmp_path / "r"
@@ -166,11 +171,11 @@ def test_disk_full_keeps_the_finished_parts_and_a_rerun_resumes(tmp_path, monkey
     def full_at_part_3(self, path, **kw):
         if Path(path).name.startswith(f".{part_name(3)}"):
             Path(path).write_bytes(b"half a part")  # what a full disk leaves
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            raise error
         return write(self, path, **kw)
 
     monkeypatch.setattr(pl.DataFrame, "write_parquet", full_at_part_3)
-    with pytest.raises(UserError, match=f"cannot write {out / part_name(3)}: No space left on device"):
+    with pytest.raises(UserError, match=f"cannot write {out / part_name(3)}: No space left on device[ ;]"):
         play(out, n_games=50, chunk_size=10, seed=1, jobs=1)
     assert sorted(parts(out)) == [part_name(i) for i in range(3)]
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no half part left
