@@ -9,6 +9,7 @@ from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -487,3 +488,14 @@ def test_a_short_default_run_starts_no_workers_and_a_long_one_does(tmp_path, mon
     assert_frame_equal(table(tmp_path / "short"), table(tmp_path / "long"))
     # The first chunk was played here, the other seven by the workers.
     assert len(list((tmp_path / "long").glob("part-*.parquet"))) == 8
+
+
+def test_wilson_is_the_interval_of_statsmodels():
+    from statsmodels.stats.proportion import proportion_confint
+
+    successes = np.array([0, 1, 2.5, 60, 999.5, 1000])
+    n = np.array([10, 10, 4, 100, 1000, 1000])
+    low, high = wilson(successes, n)
+    want_low, want_high = proportion_confint(successes, n, alpha=0.05, method="wilson")
+    np.testing.assert_allclose(low, want_low, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(high, want_high, rtol=1e-12, atol=1e-15)
