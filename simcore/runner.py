@@ -15,6 +15,7 @@ table, so the results do not depend on the chunk size, the number of jobs or the
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import itertools
 import json
@@ -61,7 +62,6 @@ BUILD = ("version", "git_revision", "checked_build")
 DEFAULT_CHUNK_SIZE = 100_000
 CHUNKS_PER_JOB = 4  # enough chunks that no worker idles while another finishes the tail
 CHUNK_BYTES = 64 * 2**20  # result arrays of one chunk, so a worker's memory is bounded
-_JOBLIB_BACKEND = {"processes": "loky", "threads": "threading", "dask": "dask"}
 DASK_TIMEOUT = 10  # seconds to reach a dask scheduler
 # The key of a part's parquet metadata that holds its tally: counts per cell of
 # TALLY_CELLS (and per value of a GROUPING feature), enough for a run's summary without
@@ -101,7 +101,6 @@ class _Job:
     seed: int
     run_id: str
     out: Path
-    parent: int  # pid of the run's process (workers exit when it dies)
 
 
 def seat_orders(n_players: int, seating: str) -> np.ndarray:
@@ -352,8 +351,8 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         if todo and manifest is not fresh:
             _record_resume(out, manifest, fresh)
         job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
-                   manifest["run_id"], out, os.getpid())
-        played = _execute(job, todo, n_workers, n_games, resumed, quiet,
+                   manifest["run_id"], out)
+        played = _execute(job, todo, n_workers, n_games, resumed, quiet, backend,
                           adaptive=backend == "processes" and jobs is None)
     return RunResult(out, manifest, played, resumed)
 
@@ -383,8 +382,13 @@ def _part_done(out: Path, run_id: str, index: int, i0: int, i1: int, n_players: 
 @contextmanager
 def _workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[int]:
     """Point joblib at the backend's workers; yield how many chunks run at once."""
-    if backend != "dask":
-        with parallel_config(backend=_JOBLIB_BACKEND[backend]):
+    if backend == "processes":
+        # Each worker watches this process from its start (it may die before a chunk).
+        with parallel_config(backend="loky", initializer=_watch_parent, initargs=(os.getpid(),)):
+            yield jobs or cpu_count()
+        return
+    if backend == "threads":
+        with parallel_config(backend="threading"):
             yield jobs or cpu_count()  # joblib counts the cores this process may use (cgroups)
         return
     try:
@@ -400,33 +404,80 @@ def _workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[
 
 
 def _execute(job: _Job, todo: list[tuple[int, int, int]], n_workers: int, n_games: int,
-             resumed: int, quiet: bool, adaptive: bool) -> int:
-    """Play the chunks of `todo`. `adaptive` (process workers, their number not given):
-    play chunks in this process first and start the workers only when the rest of the
-    run would take long enough to repay their start (importing the engine in each)."""
+             resumed: int, quiet: bool, backend: str, adaptive: bool) -> int:
+    """Play the chunks of `todo`. With process workers, this process plays chunks too
+    until the workers have started (each imports numpy, polars and the engine, about a
+    second), so their start costs no time. `adaptive` (their number not given): play
+    chunks here first and start the workers only when the rest of the run would take
+    long enough to repay their start."""
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("games"), TimeRemainingColumn())
-    played = 0
     with Progress(*columns, console=console, disable=quiet or not console.is_terminal) as bar:
         task = bar.add_task(f"{job.game.name} {job.out.name}", total=n_games, completed=resumed)
-        todo = list(todo)
+        queue = collections.deque(todo)
+        played = 0
         if adaptive and n_workers > 1:
             start = time.perf_counter()
-            while todo:
-                n = _play_chunk(job, *todo.pop(0))
+            while queue:
+                n = _play_chunk(job, *queue.popleft())
                 played += n
                 bar.advance(task, n)
-                left = sum(i1 - i0 for _, i0, i1 in todo) * (time.perf_counter() - start) / played
+                left = sum(i1 - i0 for _, i0, i1 in queue) * (time.perf_counter() - start) / played
                 if left * (1 - 1 / n_workers) > WORKERS_START_S:
                     break
-        if not todo:
+        if not queue:
             return played
-        parallel = Parallel(n_jobs=min(n_workers, len(todo)), return_as="generator_unordered")
-        for n in parallel(delayed(_play_chunk)(job, *chunk) for chunk in todo):
+        help_start = backend == "processes" and n_workers > 1
+        return played + _pool(job, queue, n_workers, help_start, lambda n: bar.advance(task, n))
+
+
+def _pool(job: _Job, queue: collections.deque, n_workers: int, help_start: bool,
+          advance: Callable[[int], None]) -> int:
+    """Play the queued chunks on the workers; with `help_start`, a thread of this process
+    plays them too until the workers return their first part (play_batch and the parquet
+    writer release the GIL). Who plays a chunk does not change its part."""
+    lock = threading.Lock()
+    started = threading.Event()
+    helped: list[int] = []
+    failed: list[BaseException] = []
+
+    def take() -> tuple[int, int, int] | None:
+        with lock:
+            return queue.popleft() if queue else None
+
+    def chunks() -> Iterator[Any]:
+        while not failed and (chunk := take()) is not None:
+            yield delayed(_play_chunk)(job, *chunk)
+
+    def helper() -> None:
+        try:
+            while not started.is_set() and (chunk := take()) is not None:
+                n = _play_chunk(job, *chunk)
+                helped.append(n)
+                advance(n)
+        except BaseException as e:  # raised by the run's thread at the next part
+            failed.append(e)
+
+    played = 0
+    parallel = Parallel(n_jobs=min(n_workers, len(queue)), return_as="generator_unordered")
+    thread = threading.Thread(target=helper, name="chocosim-helper", daemon=True)
+    if help_start:
+        thread.start()
+    try:
+        for n in parallel(chunks()):
+            started.set()
             played += n
-            bar.advance(task, n)
-    return played
+            advance(n)
+            if failed:
+                raise failed[0]
+    finally:
+        started.set()
+        if help_start:
+            thread.join()
+    if failed:
+        raise failed[0]
+    return played + sum(helped)
 
 
 class BotFailure(UserError):
@@ -473,8 +524,10 @@ def _watch_parent(parent: int) -> None:
     kill -9 of the run must not leave workers playing on for minutes). A part being
     written is then left as a temp file, which a resumed run removes."""
     global _watching
-    if _watching or os.getpid() == parent or os.getppid() != parent:
-        return  # the run's own process (threads, --jobs 1), a dask worker, or watching
+    if os.getppid() != parent:  # it died while this worker started
+        os._exit(1)
+    if _watching:
+        return
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -490,7 +543,6 @@ _watching = False
 
 def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     """Worker: play games [i0, i1), write part `index`; return the number of games."""
-    _watch_parent(job.parent)
     state = job.game.new_state(job.params)
     bots = list(job.lineup())
     for bot, spec in zip(bots, job.specs, strict=True):

@@ -250,6 +250,13 @@ def children(pid: int) -> list[int]:
     return kids
 
 
+def cmdline(pid: int) -> bytes:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def alive(pid: int) -> bool:
     try:
         return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
@@ -264,17 +271,18 @@ def test_workers_end_with_a_killed_run(tmp_path):
                             env={**os.environ, "PYTHONPATH": str(root)})
     try:
         deadline = time.monotonic() + 60
-        while not list((tmp_path / "r").glob("part-*.parquet")):  # the workers are playing
+        workers: list[int] = []
+        while len(workers) < 2 or not list((tmp_path / "r").glob("part-*.parquet")):  # playing
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.1)
-        workers = [w for c in children(proc.pid) for w in [c, *children(c)]]
-        assert workers
+            workers = [c for c in children(proc.pid) if b"LokyProcess" in cmdline(c)]
+        workers += [c for c in children(proc.pid) if c not in workers]  # loky's resource tracker
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         deadline = time.monotonic() + 10
         while any(alive(w) for w in workers) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not any(alive(w) for w in workers)
+        assert not [(w, cmdline(w)) for w in workers if alive(w)]
     finally:
         if proc.poll() is None:
             proc.kill()
