@@ -19,6 +19,7 @@ from polars.testing import assert_frame_equal
 
 import strategies
 from analysis.cli import main
+from analysis.metrics import open_run
 from analysis.summary import summarize
 from simcore import runner
 from simcore.errors import UserError
@@ -146,13 +147,15 @@ def test_a_rerun_plays_a_damaged_part_again(tmp_path, capsys, damage):
     assert parts(out) == parts(whole)
 
 
-def test_a_truncated_part_is_named_by_the_summary(tmp_path):
+def test_a_truncated_part_is_named_by_the_summary_and_the_report(tmp_path):
     out = tmp_path / "r"
     play(out, n_games=30, chunk_size=10)
     p = out / part_name(1)
     p.write_bytes(p.read_bytes()[:-100])
     with pytest.raises(UserError, match=f"results part {p} is unreadable"):
         summarize(out)
+    with pytest.raises(UserError, match=f"results part {p} is unreadable"):
+        open_run(out)
 
 
 # ---- disk full, no directory ----
