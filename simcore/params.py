@@ -117,7 +117,7 @@ def build(model: type[Params], defaults: list[ParamInfo], overrides: dict[str, A
             # The same last part in another group (deck.almonds for almonds), else the
             # nearest spellings (rouds for rounds).
             close = sorted(k for k in known if k.split(".")[-1] == name.split(".")[-1]) \
-                or difflib.get_close_matches(name, sorted(known), n=3)
+                or difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.8)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise UserError(f"unknown param {name!r}{hint}; `chocosim rules GAME` lists them")
     flat = {p.name: p.value for p in defaults} | overrides
