@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from joblib import Parallel, cpu_count, delayed, parallel_config
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -382,6 +381,9 @@ def _part_done(out: Path, run_id: str, index: int, i0: int, i1: int, n_players: 
 @contextmanager
 def _workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[int]:
     """Point joblib at the backend's workers; yield how many chunks run at once."""
+    # joblib imported here: a third of what `chocosim summary` would spend importing.
+    from joblib import cpu_count, parallel_config
+
     if backend == "processes":
         # Each worker watches this process from its start (it may die before a chunk).
         with parallel_config(backend="loky", initializer=_watch_parent, initargs=(os.getpid(),)):
@@ -437,6 +439,8 @@ def _pool(job: _Job, queue: collections.deque, n_workers: int, help_start: bool,
     """Play the queued chunks on the workers; with `help_start`, a thread of this process
     plays them too until the workers return their first part (play_batch and the parquet
     writer release the GIL). Who plays a chunk does not change its part."""
+    from joblib import Parallel, delayed
+
     lock = threading.Lock()
     started = threading.Event()
     helped: list[int] = []

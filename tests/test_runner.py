@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+import joblib
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -472,13 +473,13 @@ def test_a_feature_that_shadows_a_base_column_is_refused():
 
 def test_a_short_default_run_starts_no_workers_and_a_long_one_does(tmp_path, monkeypatch):
     started = []
-    real = runner.Parallel
+    real = joblib.Parallel
 
     def counting(*args, **kwargs):
         started.append(kwargs["n_jobs"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "Parallel", counting)
+    monkeypatch.setattr(joblib, "Parallel", counting)
     monkeypatch.setattr(runner, "_workers", lambda *a: nullcontext(2))  # two cores
     play(tmp_path / "short", n_games=400, seed=5)  # milliseconds: workers would not pay
     assert started == []
