@@ -345,7 +345,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
             raise UserError(f"cannot create the run directory {out}: "
                             f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None
         chunks = _chunks(n_games, manifest["chunk_size"])
-        todo = [c for c in chunks if not _part_done(out, manifest["run_id"], *c, state.n_players)]
+        todo = [c for c in chunks if not _part_done(out, *c, state.n_players)]
         resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
         if todo and manifest is not fresh:
             _record_resume(out, manifest, fresh)
@@ -356,7 +356,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     return RunResult(out, manifest, played, resumed)
 
 
-def _part_done(out: Path, run_id: str, index: int, i0: int, i1: int, n_players: int) -> bool:
+def _part_done(out: Path, index: int, i0: int, i1: int, n_players: int) -> bool:
     """Whether part `index` is on disk whole: its footer reads and it holds the games of
     its chunk. A truncated or corrupt part is said so (stderr) and played again."""
     path = out / part_name(index)
@@ -365,7 +365,8 @@ def _part_done(out: Path, run_id: str, index: int, i0: int, i1: int, n_players: 
     try:
         tally = read_tally(path)
         if tally is not None:
-            whole = (tally.get("run_id"), tally.get("first_game"), tally.get("games")) == (run_id, i0, i1 - i0)
+            # Not its run_id: a run extended to more games may be given a new one.
+            whole = (tally.get("first_game"), tally.get("games")) == (i0, i1 - i0)
         else:  # a part of an older chocosim: its row count, from the footer
             whole = pl.scan_parquet(path, glob=False).select(pl.len()).collect().item() == (i1 - i0) * n_players
     except (OSError, ValueError, pl.exceptions.PolarsError) as e:
