@@ -16,6 +16,13 @@ from simcore.errors import UserError
 from simcore.registry import get_game
 from simcore.runner import part_name
 
+@pytest.fixture(autouse=True)
+def release_build(monkeypatch):
+    """stderr as on the release build: the checked build's warning line (CI runs these
+    tests on it) has a test of its own."""
+    monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", False)
+
+
 def cli(capsys, *argv: str) -> tuple[int, str, str]:
     """Run `chocosim argv...` in-process: (exit code, stdout, stderr)."""
     with pytest.raises(SystemExit) as e:
