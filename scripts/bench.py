@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -84,9 +85,19 @@ def single_core(game_filter: str | None, seconds: float) -> dict:
     return results
 
 
-def c_reference(engine_games_per_s: float) -> float | None:
+C_GAMES = 5_000_000  # games of the C reference's run
+
+
+def children_cpu() -> float:
+    """CPU seconds of this script's finished child processes (theirs included)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def c_reference(engine_games_per_s: float) -> tuple[float, float] | None:
     """The yardstick of the Fabryka target: scripts/fabryka_ref.c, the same rules written
-    straight in C, compiled here with gcc -O3 and run on this core just after."""
+    straight in C, compiled here with gcc -O3 and run on this core just after. Its games
+    per second and per CPU-second (on a busy machine the second is the steadier)."""
     gcc = shutil.which("gcc")
     if gcc is None:
         print("\nno gcc: the hand-written C reference is not measured")
@@ -94,12 +105,14 @@ def c_reference(engine_games_per_s: float) -> float | None:
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "fabryka_ref")
         subprocess.run([gcc, "-O3", "-o", exe, str(Path(__file__).with_name("fabryka_ref.c"))], check=True)
-        line = subprocess.run([exe, "5000000"], check=True, capture_output=True, text=True).stdout
+        cpu = children_cpu()
+        line = subprocess.run([exe, str(C_GAMES)], check=True, capture_output=True, text=True).stdout
+        cpu = children_cpu() - cpu
     ref = float(line.split()[0])
     print(f"\nhand-written C Fabryka, random vs random: {ref:,.0f} games/s ({line.split(',', 1)[1].strip()})")
     print(f"  the engine's random vs random: {engine_games_per_s:,.0f} games/s, "
           f"{engine_games_per_s / ref:.0%} of the C version")
-    return ref
+    return ref, C_GAMES / cpu
 
 
 def tree_rss(root: int) -> int:
@@ -126,60 +139,64 @@ def tree_rss(root: int) -> int:
     return total
 
 
-def chocosim(*argv: str, cpus: str | None = None, cwd: str) -> tuple[float, int]:
+def chocosim(*argv: str, cpus: str | None = None, cwd: str) -> tuple[float, float, int]:
     """Seconds and peak memory (the whole process tree) of one `chocosim` command, run
     as a user runs it. It imports the engine this script imported (an installed copy or
     an in-place build), not the uncompiled source tree of the current directory; polars
     gets one thread per process, so --jobs 1 uses one core and a speed-up is the
-    runner's own."""
+    runner's own. Returns wall seconds, CPU seconds and peak bytes."""
     root = Path(simcore.__file__).resolve().parents[1]
     cmd = [sys.executable, "-c", "from analysis.cli import main; main()", *argv]
     if cpus is not None and shutil.which("taskset"):
         cmd = ["taskset", "-c", cpus, *cmd]
     env = {**os.environ, "POLARS_MAX_THREADS": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), children_cpu()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     peak = 0
     while proc.poll() is None:
         peak = max(peak, tree_rss(proc.pid))
         time.sleep(0.02)
-    seconds = time.perf_counter() - t
+    seconds, cpu = time.perf_counter() - t, children_cpu() - cpu
     if proc.returncode != 0:
         raise SystemExit(f"chocosim {' '.join(argv)} failed ({proc.returncode}): {proc.stderr.read().strip()}")
-    return seconds, peak
+    return seconds, cpu, peak
 
 
 def end_to_end(game: str, seats: str, n_games: int, memory_games: int, small_games: int,
-               ref: float | None) -> None:
+               ref: tuple[float, float] | None) -> None:
     """The whole `chocosim run` command (chunks played, parts written, the summary
     printed), with --jobs 1 on one core and --jobs 2; `chocosim summary` of that run; a
     short run with --jobs 1 and with the default."""
-    print(f"\nend to end, `chocosim run {game} --seats {seats}` (results on disk, summary printed)")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\nend to end, `chocosim run {game} --seats {seats}` (results on disk, summary printed; "
+          f"load average {load:.1f} on {os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as tmp:
-        def run(n: int, name: str, *jobs: str, cpus: str | None = None) -> tuple[float, int]:
+        def run(n: int, name: str, *jobs: str, cpus: str | None = None) -> tuple[float, float, int]:
             return chocosim("run", game, "--seats", seats, "--games", str(n), "--out", name,
                             "--quiet", *jobs, cpus=cpus, cwd=tmp)
 
         if n_games:
-            t1, m1 = run(n_games, "one", "--jobs", "1", cpus="0")
-            share = f", {n_games / t1 / ref:.2f}x the C version" if ref else ""
-            print(f"  {n_games:,} games, --jobs 1 on one core: {t1:.2f} s ({n_games / t1:,.0f} games/s{share}), "
-                  f"peak memory {m1 / 2**20:,.0f} MB")
+            t1, c1, m1 = run(n_games, "one", "--jobs", "1", cpus="0")
+            share = (f", {n_games / t1 / ref[0]:.2f}x the C version; per CPU-second "
+                     f"{n_games / c1 / ref[1]:.2f}x") if ref else ""
+            print(f"  {n_games:,} games, --jobs 1 on one core: {t1:.2f} s, CPU {c1:.2f} s "
+                  f"({n_games / t1:,.0f} games/s{share}), peak memory {m1 / 2**20:,.0f} MB")
             shutil.rmtree(os.path.join(tmp, "one"))
-            t2, m2 = run(n_games, "two", "--jobs", "2")
-            print(f"  {n_games:,} games, --jobs 2: {t2:.2f} s ({n_games / t2:,.0f} games/s): "
+            t2, c2, m2 = run(n_games, "two", "--jobs", "2")
+            print(f"  {n_games:,} games, --jobs 2: {t2:.2f} s, CPU {c2:.2f} s ({n_games / t2:,.0f} games/s): "
                   f"{t1 / t2:.2f}x --jobs 1, peak memory {m2 / 2**20:,.0f} MB")
-            ts, ms = chocosim("summary", "two", cwd=tmp)
-            print(f"  `chocosim summary` of that run: {ts:.2f} s, peak memory {ms / 2**20:,.0f} MB")
+            ts, cs, ms = chocosim("summary", "two", cwd=tmp)
+            print(f"  `chocosim summary` of that run: {ts:.2f} s, CPU {cs:.2f} s, peak memory {ms / 2**20:,.0f} MB")
             shutil.rmtree(os.path.join(tmp, "two"))
         if small_games:
-            ta, _ = run(small_games, "small1", "--jobs", "1")
-            tb, _ = run(small_games, "small", )
-            print(f"  {small_games:,} games: --jobs 1 {ta:.2f} s, the default (every core) {tb:.2f} s")
+            ta, ca, _ = run(small_games, "small1", "--jobs", "1")
+            tb, cb, _ = run(small_games, "small")
+            print(f"  {small_games:,} games: --jobs 1 {ta:.2f} s (CPU {ca:.2f} s), "
+                  f"the default (every core) {tb:.2f} s (CPU {cb:.2f} s)")
         if memory_games:
-            t, m = run(memory_games, "memory", "--jobs", "2")
+            t, _, m = run(memory_games, "memory", "--jobs", "2")
             print(f"  {memory_games:,} games, --jobs 2: {t:.1f} s, peak memory {m / 2**20:,.0f} MB")
 
 
