@@ -521,7 +521,10 @@ def _guard(bot: Strategy, spec: str) -> None:
                              f"returned {chosen!r}, not one of the legal actions {legal}", "")
         return chosen
 
-    bot.decide = guarded
+    try:
+        bot.decide = guarded
+    except AttributeError:  # a class with __slots__: its failures go unnamed
+        pass
 
 
 def _watch_parent(parent: int) -> None:
