@@ -67,7 +67,6 @@ DASK_TIMEOUT = 10  # seconds to reach a dask scheduler
 # reading a row. In the footer, so a part and its tally are written (and lost) together.
 TALLY_KEY = "chocosim.tally"
 TALLY_CELLS = ("seat", "position", "strategy", "end_reason")
-TALLY_SUMS = ("rows", "wins", "score_sum", "shared")
 # Feature columns that name the scenario a game was dealt (e.g. a solo game's goal
 # card); the tally counts wins per value of the first one a game has.
 GROUPING = ("target",)
