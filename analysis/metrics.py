@@ -84,6 +84,12 @@ def open_run(path: Path | str) -> RunData:
     parts = sorted(path.glob("part-*.parquet"))
     if not parts:
         raise UserError(f"run directory {path} has no results (no part-*.parquet)")
+    for part in parts:  # a truncated or corrupt part is named (its footer does not read)
+        try:
+            pl.read_parquet_metadata(part)
+        except (pl.exceptions.PolarsError, OSError) as e:
+            raise UserError(f"results part {part} is unreadable ({str(e).splitlines()[0]}); "
+                            "running the run's command again plays its games again") from None
     try:
         schema = pl.scan_parquet(parts).collect_schema()
     except (pl.exceptions.PolarsError, OSError) as e:

@@ -4,6 +4,7 @@ one new file. A spec is `name`, `name(weight=value, ...)`, `name(weights=file.js
 `module.path:Class(...)` for a bot outside this package."""
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import pkgutil
@@ -86,7 +87,9 @@ def resolve(game: str, spec: str) -> type:
         return cls
     bots = available(game)
     if name not in bots:
-        raise UserError(f"unknown strategy {name!r} for {game}; available: {', '.join(bots)}")
+        close = difflib.get_close_matches(name, list(bots), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UserError(f"unknown strategy {name!r} for {game}{hint}; available: {', '.join(bots)}")
     return bots[name]
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
+import joblib
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -464,3 +467,36 @@ def test_a_feature_that_shadows_a_base_column_is_refused():
 
     with pytest.raises(ValueError, match="clash: turns"):
         check_columns(Shadowing())
+
+
+# ---- default workers: a short run plays in this process ----
+
+def test_a_short_default_run_starts_no_workers_and_a_long_one_does(tmp_path, monkeypatch):
+    started = []
+    real = joblib.Parallel
+
+    def counting(*args, **kwargs):
+        started.append(kwargs["n_jobs"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(joblib, "Parallel", counting)
+    monkeypatch.setattr(runner, "_workers", lambda *a: nullcontext(2))  # two cores
+    play(tmp_path / "short", n_games=400, seed=5)  # milliseconds: workers would not pay
+    assert started == []
+    monkeypatch.setattr(runner, "WORKERS_START_S", 0.0)  # as if every run were long
+    play(tmp_path / "long", n_games=400, seed=5)
+    assert started == [2]
+    assert_frame_equal(table(tmp_path / "short"), table(tmp_path / "long"))
+    # The first chunk was played here, the other seven by the workers.
+    assert len(list((tmp_path / "long").glob("part-*.parquet"))) == 8
+
+
+def test_wilson_is_the_interval_of_statsmodels():
+    from statsmodels.stats.proportion import proportion_confint
+
+    successes = np.array([0, 1, 2.5, 60, 999.5, 1000])
+    n = np.array([10, 10, 4, 100, 1000, 1000])
+    low, high = wilson(successes, n)
+    want_low, want_high = proportion_confint(successes, n, alpha=0.05, method="wilson")
+    np.testing.assert_allclose(low, want_low, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(high, want_high, rtol=1e-12, atol=1e-15)
