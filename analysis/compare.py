@@ -481,7 +481,7 @@ def _forest_svg(c: Comparison) -> str:
     ax.scatter(v, y, c=colors, zorder=3, s=14)
     ax.axvline(0, color="#888", lw=0.8)
     ax.set_yticks(y, [r.metric.label[:48] for r in rows], fontsize=8)
-    ax.set_xlabel("change, variant − base (percentage points, 95% CI; red: significant after FDR)")
+    ax.set_xlabel("variant − base, percentage points (95% CI; red: significant, FDR 5%)", fontsize=8)
     ax.set_title(f"{c.label}: changes of the rates", fontsize=10)
     fig.tight_layout()
     buf = io.StringIO()
