@@ -413,7 +413,11 @@ def _unit(row: Row) -> str:
 
 
 def _digits(row: Row) -> int:
-    return 2 if abs(row.change.value * row.metric.scale) < 1 else 1
+    """Decimals enough that the interval's two ends differ (1 to 3)."""
+    half = stats.Z95 * row.change.se * row.metric.scale
+    if not half > 0:
+        return 2 if abs(row.change.value * row.metric.scale) < 1 else 1
+    return min(3, max(1, -math.floor(math.log10(half))))
 
 
 def sentence(row: Row, label: str) -> str:
