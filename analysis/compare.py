@@ -417,7 +417,8 @@ def _digits(row: Row) -> int:
     half = stats.Z95 * row.change.se * row.metric.scale
     if not half > 0:
         return 2 if abs(row.change.value * row.metric.scale) < 1 else 1
-    return min(3, max(1, -math.floor(math.log10(half))))
+    least = 2 if row.metric.unit == "points" else 1  # a rate's change in tenths says little
+    return min(3, max(least, -math.floor(math.log10(half))))
 
 
 def sentence(row: Row, label: str) -> str:
@@ -435,13 +436,19 @@ def sentence(row: Row, label: str) -> str:
 
 
 def verdicts(c: Comparison, margin: float) -> list[str]:
-    """One-sentence verdicts, most certain first; seat balance always gets one."""
-    out = []
-    sig = sorted((r for r in c.rows if r.significant and r.metric.group != "components"),
-                 key=lambda r: -abs(r.change.value) / max(r.change.se, 1e-300))
-    out += [sentence(r, c.label) for r in sig]
+    """One-sentence verdicts: the most certain change, then seat balance (changed, or
+    unchanged within the margin, or not ruled out), then the other changes, then the
+    components that moved."""
+    def certainty(r: Row) -> float:
+        return -abs(r.change.value) / max(r.change.se, 1e-300)
+
+    sig = sorted((r for r in c.rows if r.significant and r.metric.group != "components"), key=certainty)
+    other = [r for r in sig if r.metric.group != "seat balance"]
     seat = [r for r in c.rows if r.metric.group == "seat balance"]
-    if seat and not any(r.significant for r in seat):
+    out = [sentence(r, c.label) for r in other[:1]]
+    if any(r.significant for r in seat):
+        out += [sentence(r, c.label) for r in sig if r.metric.group == "seat balance"]
+    elif seat:
         widest = max(max(abs(r.change.low), abs(r.change.high)) * 100 for r in seat)
         if widest <= margin:
             out.append(f"{c.label} leaves seat balance unchanged within ±{_num(margin, 1)} points "
@@ -451,6 +458,7 @@ def verdicts(c: Comparison, margin: float) -> list[str]:
             out.append(f"{c.label}: no significant change in seat balance, but changes of up to "
                        f"{_num(widest, 2)} points are not ruled out (margin ±{_num(margin, 1)}: "
                        "play more games to claim it unchanged).")
+    out += [sentence(r, c.label) for r in other[1:]]
     moved = [r for r in c.rows if r.significant and r.metric.group == "components"]
     if moved:
         out.append(f"{c.label} moves {len(moved)} component measure(s): "
