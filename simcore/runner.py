@@ -369,8 +369,10 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
         if todo and manifest is not fresh:
             _record_resume(out, manifest, fresh)
+        # Absolute: a reused worker process may have another working directory (a
+        # notebook that changed directory since the pool started).
         job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
-                   manifest["run_id"], out)
+                   manifest["run_id"], out.resolve())
         played = _execute(job, todo, n_workers, n_games, resumed, quiet)
     return RunResult(out, manifest, played, resumed, requested)
 
