@@ -4,7 +4,6 @@ synthetic data, hand-built games, and bad input (one line, exit 2, nothing lost)
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import numpy as np
 import polars as pl

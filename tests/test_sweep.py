@@ -162,3 +162,14 @@ def test_the_cli_writes_the_report_and_says_where(capsys, tmp_path):
 def test_parse_vary_reads_toml_values():
     assert parse_vary("rounds=2, 3") == ("rounds", [2, 3])
     assert parse_vary("recipes=[[1,2],[3]],[[4]]") == ("recipes", [[[1, 2], [3]], [[4]]])
+
+
+def test_a_sweep_over_lineups_keeps_each_lineup_apart(tmp_path):
+    lineups = [["heuristic", "random"], ["random", "random"]]
+    result = api.sweep("fabryka", lineups, {"rounds": [2, 3]}, 200, tmp_path / "s")
+    assert sorted(set(result.table["lineup"])) == ["heuristic,random", "random,random"]
+    assert len({p.path for p in result.points}) == 4
+    strategies = result.table.filter(pl.col("group") == "strategies")
+    assert set(strategies["lineup"]) == {"heuristic,random"}  # a mirror has no skill gap
+    steps = result.neighbours.filter(pl.col("metric") == "turns")
+    assert sorted(steps["lineup"]) == ["heuristic,random", "random,random"] and (steps["change"] > 0).all()
