@@ -343,7 +343,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     identity = json.loads(json.dumps(identity))  # compare as it reads back from disk
     rotation = rotation_size(state.n_players, seating)
     n_games = math.ceil(n_games / rotation) * rotation
-    if n_games != requested and not quiet:
+    if n_games != requested:  # said even with quiet (which only hides the progress bar)
         Console(stderr=True).print(
             f"{game.name}: {requested:,} games rounded up to {n_games:,}, a multiple of the "
             f"{rotation} seat orders, so that --seating rotate plays each equally often",

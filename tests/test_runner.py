@@ -323,11 +323,8 @@ def test_an_interrupted_extension_resumes(tmp_path):
 def test_rotate_rounds_up_to_whole_rotations_and_says_so(tmp_path, capsys):
     result = play(tmp_path / "r", n_games=7)  # two seat orders
     assert (result.requested, result.manifest["n_games"], result.played) == (7, 8, 8)
-    out = tmp_path / "loud"
-    run(FABRYKA, FABRYKA.params(players=2), RANDOM2,
-        functools.partial(strategies.build_lineup, "fabryka", RANDOM2), out, n_games=5)
     err = capsys.readouterr().err
-    assert err.count("rounded up") == 1 and "5 games rounded up to 6" in err
+    assert err.count("\n") == 1 and "7 games rounded up to 8" in err
     assert play(tmp_path / "fixed", n_games=7, seating="fixed").manifest["n_games"] == 7
 
 
