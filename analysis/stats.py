@@ -242,7 +242,9 @@ class Moments:
         rows = np.asarray(rows, dtype=float)
         self.n += len(rows)
         self.total += rows.sum(axis=0)
-        self.cross += rows.T @ rows
+        # einsum for one or two columns: BLAS takes a slow threaded path for such thin
+        # products (15 ms for one column of 30,000 rows on a busy machine, 0.02 ms here).
+        self.cross += np.einsum("ij,ik->jk", rows, rows) if rows.shape[1] <= 2 else rows.T @ rows
 
     @property
     def mean(self) -> np.ndarray:
