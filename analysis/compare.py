@@ -55,7 +55,6 @@ class RunInfo:
     features: list[str]
     standings: list[str]  # interim columns of the standings series (lead changes)
     end_reasons: list[str]
-    games: int  # games found
 
     @property
     def params(self) -> dict[str, Any]:
@@ -78,8 +77,7 @@ def open_info(path: Path | str) -> RunInfo:
     lazy = scan_run(path)
     try:
         names = lazy.collect_schema().names()
-        facts = lazy.select(pl.col("end_reason").cast(pl.String).unique().sort().implode(),
-                            pl.col("game").n_unique().alias("games")).collect()
+        reasons = lazy.select(pl.col("end_reason").cast(pl.String).unique().sort()).collect()
     except (pl.exceptions.PolarsError, OSError) as e:
         raise UserError(f"results in {path} are unreadable: {str(e).splitlines()[0]}") from None
     missing = [c for c in _BASE if c not in names]
@@ -89,7 +87,7 @@ def open_info(path: Path | str) -> RunInfo:
     interims = [c for c in extra if c.startswith("interim_")]
     return RunInfo(path, manifest, players, list(dict.fromkeys(specs)),
                    [c for c in extra if not c.startswith("interim_")], standings_columns(interims),
-                   list(facts["end_reason"][0]), int(facts["games"][0]))
+                   reasons["end_reason"].to_list())
 
 
 # ---- per-game columns ----
@@ -246,7 +244,6 @@ class Row:
     variant: float
     change: Estimate
     q_value: float = math.nan
-    margin: float = DEFAULT_MARGIN
 
     @property
     def significant(self) -> bool:
@@ -357,7 +354,7 @@ def compare_runs(base: Path | str | RunInfo, variants: Sequence[Path | str | Run
             est = stats.paired_delta(m.h, joint[j]) if paired else stats.unpaired_delta(m.h, mb[j], mv[j])
             if not math.isfinite(est.value):
                 continue
-            rows.append(Row(m, m.h(mean_b), m.h(mean_v), est, margin=margin))
+            rows.append(Row(m, m.h(mean_b), m.h(mean_v), est))
         games = joint[0].n if paired else min(mb[0].n, mv[0].n)
         out.append(Comparison(base, v, variant_label(base, v), paired, games, rows))
     _control_fdr(out)
@@ -371,7 +368,7 @@ def _control_fdr(comparisons: list[Comparison]) -> None:
     q = stats.benjamini_hochberg(np.array([r.change.p_value for r in rows]))
     it = iter(q)
     for c in comparisons:
-        c.rows = [Row(r.metric, r.base, r.variant, r.change, float(next(it)), r.margin) for r in c.rows]
+        c.rows = [Row(r.metric, r.base, r.variant, r.change, float(next(it))) for r in c.rows]
 
 
 def describe_run(info: RunInfo, keys: Callable[[str], bool] | None = None) -> list[tuple[Metric, Estimate]]:
