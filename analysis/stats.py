@@ -363,10 +363,7 @@ class Crossing:
     low: float
     high: float
     crossings: int  # sign changes along the estimated curve (more than one: not monotone)
-    method: str = ("linear interpolation between the points around the sign change; 95% "
-                   "percentile interval from 4,000 parametric-bootstrap redraws of every "
-                   "point from its estimate and standard error (drawn independently, which "
-                   "is conservative for points run on the same seeds)")
+    method: str
 
 
 def _first_crossing(x: np.ndarray, y: np.ndarray) -> float:
@@ -404,4 +401,8 @@ def zero_crossing(x, value, se, draws: int = 4000, seed: int = 0) -> Crossing | 
     # "lower"/"higher": no interpolation, which an infinite end would turn into nan.
     low = np.quantile(found, ALPHA / 2, method="lower")
     high = np.quantile(found, 1 - ALPHA / 2, method="higher")
-    return Crossing(estimate, float(low), float(high), changes)
+    method = ("linear interpolation between the points around the sign change; 95% "
+              f"percentile interval from {draws:,} parametric-bootstrap redraws of every "
+              "point from its estimate and standard error (drawn independently, which "
+              "is conservative for points run on the same seeds)")
+    return Crossing(estimate, float(low), float(high), changes, method)
