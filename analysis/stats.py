@@ -23,7 +23,8 @@ __all__ = ["CONFIDENCE", "ALPHA", "Rate", "Difference", "wilson", "rate", "rate_
            "difference", "equal_shares_test", "benjamini_hochberg", "mean_interval",
            "Matchups", "matchups", "Ratings", "bradley_terry", "ELO_PER_LOGIT",
            "Z95", "Moments", "gradient", "Estimate", "delta_estimate", "paired_delta",
-           "unpaired_delta", "confidence_sequence_halfwidth", "Crossing", "zero_crossing"]
+           "unpaired_delta", "confidence_sequence_halfwidth", "Crossing", "zero_crossing",
+           "block_bootstrap"]
 
 CONFIDENCE = 0.95
 ALPHA = 1 - CONFIDENCE
@@ -384,9 +385,25 @@ def _first_crossing(x: np.ndarray, y: np.ndarray) -> float:
     return np.where(any_change, found, beyond)
 
 
-def zero_crossing(x, value, se, draws: int = 4000, seed: int = 0) -> Crossing | None:
+def block_bootstrap(sums: np.ndarray, counts: np.ndarray, draws: int = 4000, seed: int = 0) -> np.ndarray:
+    """Bootstrap replicates of several means measured on the same games: games are cut
+    into blocks (rows), sums[b, j] is the total of quantity j over block b and
+    counts[b, j] its games. Each replicate resamples the blocks, the same blocks for
+    every j, so the correlation between the quantities (points run on the same seeds)
+    is kept. Returns (draws x quantities)."""
+    sums, counts = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
+    blocks = len(sums)
+    weights = np.random.default_rng(seed).multinomial(blocks, np.full(blocks, 1.0 / blocks), size=draws)
+    return (weights @ sums) / (weights @ counts)
+
+
+def zero_crossing(x, value, se, draws: int = 4000, seed: int = 0,
+                  replicates: np.ndarray | None = None) -> Crossing | None:
     """The zero crossing of a curve known at points x (increasing) by estimates with
-    standard errors, or None when the estimated curve does not change sign."""
+    standard errors, or None when the estimated curve does not change sign. The
+    interval comes from `replicates` of the values (draws x points, e.g. from
+    block_bootstrap over the points' common games) or, without them, from independent
+    normal redraws of every point (right for points measured on independent games)."""
     x, value, se = (np.asarray(a, dtype=float) for a in (x, value, se))
     if len(x) < 2 or not np.all(np.diff(x) > 0):
         return None
@@ -395,14 +412,19 @@ def zero_crossing(x, value, se, draws: int = 4000, seed: int = 0) -> Crossing | 
     if changes == 0:
         return None
     estimate = float(_first_crossing(x, value[None, :])[0])
-    rng = np.random.default_rng(seed)
-    redrawn = value + se * rng.standard_normal((draws, len(x)))
+    if replicates is None:
+        redrawn = value + se * np.random.default_rng(seed).standard_normal((draws, len(x)))
+        how = (f"{draws:,} redraws of every point, independently, from its estimate and "
+               "standard error")
+    else:
+        redrawn = np.asarray(replicates, dtype=float)
+        how = (f"{len(redrawn):,} bootstrap replicates resampling blocks of games, the same "
+               "blocks at every point, which keeps the correlation of points played on the "
+               "same seeds")
     found = _first_crossing(x, redrawn)
     # "lower"/"higher": no interpolation, which an infinite end would turn into nan.
     low = np.quantile(found, ALPHA / 2, method="lower")
     high = np.quantile(found, 1 - ALPHA / 2, method="higher")
     method = ("linear interpolation between the points around the sign change; 95% "
-              f"percentile interval from {draws:,} parametric-bootstrap redraws of every "
-              "point from its estimate and standard error (drawn independently, which "
-              "is conservative for points run on the same seeds)")
+              f"percentile interval from {how}")
     return Crossing(estimate, float(low), float(high), changes, method)

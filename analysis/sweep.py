@@ -34,10 +34,11 @@ import strategies
 from analysis import compare as cmp
 from analysis import stats
 from analysis.sequential import Precision, until_precise
+from analysis.summary import scan_run
 from simcore.errors import UserError
 from simcore.params import parse_set
 from simcore.registry import GameSpec, get_game
-from simcore.runner import rotation_size
+from simcore.runner import MANIFEST, rotation_size
 from simcore.runner import run as run_games
 
 __all__ = ["Point", "SweepResult", "parse_vary", "check_vary", "grid", "run_sweep", "write_sweep",
@@ -290,7 +291,25 @@ def _neighbours(params: list[str], points: list[Point]) -> pl.DataFrame:
     return frame
 
 
+BLOCKS = 100  # blocks of games the fair point's bootstrap resamples
+
+
+def _position_blocks(path: Path, games: int, players: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per block of games [0, games) and turn position: the wins and the games."""
+    block = (pl.col("game") * BLOCKS // games).alias("block")
+    cells = (scan_run(path).filter(pl.col("game") < games)
+             .group_by(block, "position").agg(pl.col("win").cast(pl.Float64).sum(), pl.len().alias("n"))
+             .collect())
+    sums, counts = np.zeros((BLOCKS, players)), np.zeros((BLOCKS, players))
+    b, p = cells["block"].to_numpy(), cells["position"].to_numpy()
+    sums[b, p] = cells["win"].to_numpy()
+    counts[b, p] = cells["n"].to_numpy()
+    return sums, counts
+
+
 def _fair_points(params: list[str], points: list[Point], table: pl.DataFrame) -> pl.DataFrame:
+    """Where each position's advantage crosses zero along each numeric param, its
+    interval from a block bootstrap over the games every point of the line shares."""
     rows = []
     if table.height == 0:
         return pl.DataFrame()
@@ -302,15 +321,23 @@ def _fair_points(params: list[str], points: list[Point], table: pl.DataFrame) ->
         line = [line[i] for i in order]
         xs = [xs[i] for i in order]
         players = len(lineup)
+        common = min(int(json.loads((p.path / MANIFEST).read_text())["n_games"]) for p in line)
+        blocks = [_position_blocks(p.path, common, players) for p in line]
         for pos in range(players):
             vals, ses = [], []
             for p in line:
                 sel = table.filter((pl.col("lineup") == ",".join(lineup)) & (pl.col("metric") == f"pos{pos}"))
                 for k, v in p.values.items():
                     sel = sel.filter(pl.col(k) == _cell(v))
-                vals.append(sel["value"][0] - sel["fair"][0])
-                ses.append(sel["se"][0])
-            cross = stats.zero_crossing(xs, vals, ses)
+                vals.append((sel["value"][0] - sel["fair"][0]) / 100)
+                ses.append(sel["se"][0] / 100)
+            sums = np.column_stack([s[:, pos] for s, _ in blocks])
+            counts = np.column_stack([c[:, pos] for _, c in blocks])
+            reps = stats.block_bootstrap(sums, counts)
+            # Centred on each point's own estimate (a point may hold more games than the
+            # ones all points share).
+            reps += np.array(vals) - sums.sum(axis=0) / counts.sum(axis=0)
+            cross = stats.zero_crossing(xs, vals, ses, replicates=reps)
             if cross is None:
                 continue
             rows.append({"lineup": ",".join(lineup), "param": name, "at": at, "position": pos,

@@ -105,16 +105,46 @@ def test_no_crossing_is_no_fair_point_and_an_open_end_is_infinite():
     assert c.x == pytest.approx(7.0) and c.high == np.inf
 
 
-def test_the_fair_point_of_a_sweep_table(tmp_path):
-    """The sweep's own fair-point search on a hand-made table with a crossing at 4.25."""
-    points = [Point(("a", "b"), {"k": k}, tmp_path / str(k)) for k in (3, 4, 5, 6)]
-    adv = {3: 6.0, 4: 2.0, 5: -6.0, 6: -9.0}  # points above the fair 50%
-    rows = [{"lineup": "a,b", "k": k, "metric": f"pos{p}", "value": 50 + (adv[k] if p == 0 else -adv[k]),
-             "se": 0.5, "fair": 50.0} for k in adv for p in (0, 1)]
+def planted_point(path, advantage: float, games: int, rng) -> None:
+    """A hand-made two-player run directory whose first player wins 50% + advantage."""
+    path.mkdir(parents=True)
+    (path / "manifest.json").write_text(json.dumps({"n_games": games, "players": 2,
+                                                    "strategies": [{"spec": "a"}, {"spec": "b"}]}))
+    first = (rng.random(games) < 0.5 + advantage).astype(np.float32)
+    pl.DataFrame({"game": np.repeat(np.arange(games), 2), "position": np.tile([0, 1], games).astype(np.int8),
+                  "win": np.column_stack([first, 1 - first]).ravel()}).write_parquet(path / "part-00000.parquet")
+
+
+def test_the_fair_point_of_a_sweep_recovers_a_planted_crossing(tmp_path):
+    """Points whose first player's advantage falls through zero at k = 4.25."""
+    adv = {3: 0.06, 4: 0.02, 5: -0.06, 6: -0.09}
+    rng = np.random.default_rng(4)
+    points = [Point(("a", "b"), {"k": k}, tmp_path / str(k)) for k in adv]
+    for p in points:
+        planted_point(p.path, adv[p.values["k"]], 4000, rng)
+    rows = [{"lineup": "a,b", "k": k, "metric": f"pos{p}", "value": 50 + 100 * (a if p == 0 else -a),
+             "se": 100 * np.sqrt(0.25 / 4000), "fair": 50.0} for k, a in adv.items() for p in (0, 1)]
     fair = _fair_points(["k"], points, pl.DataFrame(rows))
     assert fair["position"].to_list() == [0, 1]
     assert fair["x"].to_list() == pytest.approx([4.25, 4.25])
     assert (fair["low"] < 4.25).all() and (fair["high"] > 4.25).all() and (fair["high"] < 5).all()
+    assert "bootstrap replicates resampling blocks of games" in fair["method"][0]
+
+
+def test_the_block_bootstrap_keeps_the_correlation_of_common_seeds():
+    """Two points on the same games (highly correlated): the replicates of their
+    difference are as tight as the true paired difference, not as two independent ones."""
+    rng = np.random.default_rng(5)
+    a = rng.random(100_000)
+    b = a + 0.1 * rng.random(100_000)
+    blocks = np.arange(100_000) * 100 // 100_000
+    sums = np.column_stack([np.bincount(blocks, a), np.bincount(blocks, b)])
+    counts = np.column_stack([np.bincount(blocks)] * 2).astype(float)
+    reps = stats.block_bootstrap(sums, counts, draws=2000)
+    sd_diff = np.std(reps[:, 1] - reps[:, 0])
+    true_sd = np.std(b - a) / np.sqrt(len(a))
+    assert 0.7 * true_sd < sd_diff < 1.3 * true_sd
+    assert sd_diff < 0.2 * np.std(reps[:, 0]) * np.sqrt(2)
 
 
 @pytest.mark.parametrize("vary, needle", [
