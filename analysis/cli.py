@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 import strategies
+from analysis.cli_experiments import compare_command, sweep_command
 from analysis.cli_report import balance_command, report_command
 from analysis.skill import skill_command
 from analysis.summary import Summary, summarize
@@ -174,14 +175,24 @@ def run_command(
     rules: RulesOpt = None,
     set_: SetOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    precision: Annotated[float | None, typer.Option(
+        "--precision", min=0, help="Play in rounds until the 95% confidence sequence of every "
+        "position's win rate is within ± this many points; --games is then the cap.")] = None,
 ) -> None:
-    """Play many games in parallel into a run directory, then print the summary."""
+    """Play many games in parallel into a run directory, then print the summary. A
+    directory holding fewer games of the same run is extended (game i keeps its seed)."""
     spec, params, specs = _setup(game, seats, rules, set_)
     lineup = functools.partial(strategies.build_lineup, spec.name, specs)
+    runner = dict(seed=seed, seating=seating.value, jobs=jobs, backend=backend.value,
+                  scheduler=scheduler, chunk_size=chunk_size, quiet=quiet)
     try:
-        result = run_games(spec, params, specs, lineup, out_dir, n_games=n_games, seed=seed,
-                           seating=seating.value, jobs=jobs, backend=backend.value,
-                           scheduler=scheduler, chunk_size=chunk_size, quiet=quiet)
+        if precision is not None:
+            from analysis.api import run_params  # the statistics stack loads only when asked
+            done = run_params(spec, params, specs, n_games, out_dir, precision=precision, **runner)
+            console.print(done.precision.line(f"{spec.name} win rates by position"), soft_wrap=True)
+            _print_summary(summarize(out_dir))
+            return
+        result = run_games(spec, params, specs, lineup, out_dir, n_games=n_games, **runner)
     except KeyboardInterrupt:
         print(f"chocosim: interrupted; the finished parts are kept in {out_dir}: "
               "run the same command again to resume", file=sys.stderr)
@@ -264,6 +275,8 @@ def _usage_message(e: typer.TyperException) -> str:
 app.command("report")(report_command)
 app.command("balance")(balance_command)
 app.command("skill")(skill_command)
+app.command("compare")(compare_command)
+app.command("sweep")(sweep_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -48,13 +48,15 @@ from simcore.strategy import PythonStrategy, Strategy
 
 __all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY", "BUILD",
            "seat_orders", "bytes_per_game", "default_chunk_size", "part_name", "read_tally",
-           "TALLY_KEY", "TALLY_CELLS", "GROUPING", "BotFailure"]
+           "TALLY_KEY", "TALLY_CELLS", "GROUPING", "BotFailure", "rotation_size"]
 
 SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, in order
 BACKENDS = ("processes", "threads", "dask")
 MANIFEST = "manifest.json"
-# What makes two runs the same run: a directory is resumed only if all of these match.
-IDENTITY = ("game", "params", "strategies", "seating", "seed", "n_games")
+# What makes two runs the same run: a directory is resumed (or extended to more games)
+# only if all of these match. The number of games is not part of it: game i of a run is
+# the same game however many games the run has.
+IDENTITY = ("game", "params", "strategies", "seating", "seed")
 # The code that plays a run (recorded; a run resumed by other code lists it in resumed_by).
 BUILD = ("version", "git_revision", "checked_build")
 
@@ -84,6 +86,7 @@ class RunResult:
     manifest: dict[str, Any]
     played: int  # games played by this call
     resumed: int  # games found already finished in the directory
+    requested: int  # the games asked for (n_games of the manifest may be rounded up from it)
 
 
 @dataclass(frozen=True)
@@ -128,9 +131,24 @@ def default_chunk_size(n_games: int, jobs: int, bytes_per_game: int) -> int:
     return max(1, min(DEFAULT_CHUNK_SIZE, CHUNK_BYTES // bytes_per_game, spread))
 
 
-def _chunks(n_games: int, chunk_size: int) -> list[tuple[int, int, int]]:
-    return [(k, i0, min(i0 + chunk_size, n_games))
-            for k, i0 in enumerate(range(0, n_games, chunk_size))]
+def _chunks(manifest: dict[str, Any]) -> list[tuple[int, int, int]]:
+    """(part index, first game, end) of every chunk of a run. A run extended to more
+    games keeps the parts it has: each extension is a segment of games chunked on its
+    own, its parts numbered on from the last part of the segment before."""
+    size = manifest["chunk_size"]
+    segments = manifest.get("segments") or [[0, manifest["n_games"]]]
+    chunks: list[tuple[int, int, int]] = []
+    for start, end in segments:
+        first = len(chunks)
+        chunks += [(first + k, i0, min(i0 + size, end))
+                   for k, i0 in enumerate(range(start, end, size))]
+    return chunks
+
+
+def rotation_size(n_players: int, seating: str) -> int:
+    """The games of one full turn of the seat orders: "rotate" plays every order once
+    every n_players! games, so its game counts are rounded up to a multiple of that."""
+    return math.factorial(n_players) if seating == "rotate" else 1
 
 
 def _check_args(n_games: int, seed: int, seating: str, jobs: int | None, backend: str,
@@ -257,19 +275,34 @@ def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
 
 
 def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
-    """Open the run directory: resume the same run, start a new one, or refuse."""
+    """Open the run directory: resume the same run, extend it to more games, start a
+    new one, or refuse. Extending appends a segment [old n_games, new n_games) to the
+    manifest (see _chunks), so games 0..old n_games-1 and their parts stay as they are."""
     manifest = _read_manifest(out)
     if manifest is not None:
         diffs = _describe_differences(manifest, identity)
         if diffs:
             raise UserError(f"run directory {out} holds a different run ({'; '.join(diffs)}); "
                             "choose another output directory")
+        held = manifest.get("n_games")
+        if not isinstance(held, int) or held < 1:
+            raise UserError(f"run directory {out}: {MANIFEST} has no valid n_games ({held!r})")
+        if fresh["n_games"] < held:
+            raise UserError(f"run directory {out} holds a run of {held:,} games; n_games = "
+                            f"{fresh['n_games']:,} would drop games: ask for at least {held:,} "
+                            "(more extends the run)")
     for stale in _leftovers(out) if out.exists() else []:
         stale.unlink(missing_ok=True)
     if manifest is None:
         out.mkdir(parents=True, exist_ok=True)
         _write_manifest(out, fresh)
         return fresh
+    if fresh["n_games"] > manifest["n_games"]:
+        segments = manifest.get("segments") or [[0, manifest["n_games"]]]
+        manifest["segments"] = [*segments, [manifest["n_games"], fresh["n_games"]]]
+        manifest["n_games"] = fresh["n_games"]
+        manifest["extended"] = [*manifest.get("extended", []), fresh["created"]]
+        _write_manifest(out, manifest)
     return manifest
 
 
@@ -299,10 +332,13 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     multiple of n_players!), "fixed" puts strategy i in seat i, "random" draws an order
     per game from the game's seed. `jobs` chunks run at once (default: every core, or
     every thread of the dask cluster at the address `scheduler`). A directory that
-    already holds this run is resumed (its own chunk size is kept); one that holds
-    anything else is refused (UserError).
+    already holds this run is resumed (its own chunk size is kept), or extended when
+    n_games is more than it holds (game i keeps its seed); one that holds anything else
+    is refused (UserError). With seating "rotate", n_games is rounded up to a whole
+    number of rotations (every seat order equally often), said in one line on stderr.
     """
     _check_args(n_games, seed, seating, jobs, backend, scheduler, chunk_size)
+    requested = n_games
     out = Path(out)
     specs = tuple(s.strip() for s in specs)
     state = game.new_state(params)
@@ -321,15 +357,22 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
                         "weights": dict(b.weights)} for s, b in zip(specs, bots, strict=True)],
         "seating": seating,
         "seed": seed,
-        "n_games": n_games,
     }
     identity = json.loads(json.dumps(identity))  # compare as it reads back from disk
+    rotation = rotation_size(state.n_players, seating)
+    n_games = math.ceil(n_games / rotation) * rotation
+    if n_games != requested:  # said even with quiet (which only hides the progress bar)
+        Console(stderr=True).print(
+            f"{game.name}: {requested:,} games rounded up to {n_games:,}, a multiple of the "
+            f"{rotation} seat orders, so that --seating rotate plays each equally often",
+            soft_wrap=True, markup=False, highlight=False)
     perms = seat_orders(state.n_players, seating)
     row_bytes = bytes_per_game(state.n_players, state.n_features, state.n_interim)
     with _workers(backend, jobs, scheduler) as n_workers:
         fresh = {
             "run_id": _run_id(identity),
             **identity,
+            "n_games": n_games,
             "players": state.n_players,
             "seat_orders": perms.tolist(),
             "chunk_size": chunk_size or default_chunk_size(n_games, n_workers, row_bytes),
@@ -343,16 +386,18 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         except OSError as e:
             raise UserError(f"cannot create the run directory {out}: "
                             f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None
-        chunks = _chunks(n_games, manifest["chunk_size"])
-        todo = [c for c in chunks if not _part_done(out, *c, state.n_players)]
+        n_games = manifest["n_games"]
+        todo = [c for c in _chunks(manifest) if not _part_done(out, *c, state.n_players)]
         resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
         if todo and manifest is not fresh:
             _record_resume(out, manifest, fresh)
+        # Absolute: a reused worker process may have another working directory (a
+        # notebook that changed directory since the pool started).
         job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
-                   manifest["run_id"], out)
+                   manifest["run_id"], out.resolve())
         played = _execute(job, todo, n_workers, n_games, resumed, quiet, backend,
                           adaptive=backend == "processes" and jobs is None)
-    return RunResult(out, manifest, played, resumed)
+    return RunResult(out, manifest, played, resumed, requested)
 
 
 def _part_done(out: Path, index: int, i0: int, i1: int, n_players: int) -> bool:
