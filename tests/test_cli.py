@@ -217,7 +217,7 @@ BAD_TOML = "[deck\nalmonds = 9\n"
     (("run", "fabryka", "--seats", "random,random", "--games", "5"), "Missing option '--out'"),
     (("games", "--nope"), "No such option: --nope"),
     (("summary", "{tmp}"), "is not a run directory (no manifest.json)"),
-    (("run", "fabryka", "--seats", "random,random", "--games", "5", "--out", "{tmp}/bad.toml/r"),
+    (("run", "fabryka", "--seats", "random,random", "--games", "6", "--out", "{tmp}/bad.toml/r"),
      "cannot create the run directory"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, argv, needle):
