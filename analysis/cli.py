@@ -19,6 +19,7 @@ from rich.text import Text
 
 import strategies
 from analysis.cli_report import balance_command, report_command
+from analysis.cli_tune import tune_command
 from analysis.summary import Summary, summarize
 from simcore.errors import UserError
 from simcore.params import Params, flatten, parse_set
@@ -223,6 +224,7 @@ def _usage_message(e: typer.TyperException) -> str:
 
 app.command("report")(report_command)
 app.command("balance")(balance_command)
+app.command("tune")(tune_command)
 
 
 def main(argv: list[str] | None = None) -> None:
