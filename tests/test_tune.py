@@ -144,3 +144,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     code, _, err = cli(capsys, "tune", "fabryka", "--out", str(out), "--trials", "1", "--games", "10", *argv)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (out / "best.json").exists() and not (out / "proposal.toml").exists()
+
+
+def test_shipped_weights_load_by_name():
+    shipped = strategies.bundled_weights("fabryka", "heuristic")
+    assert "tuned" in shipped
+    bot = strategies.build("fabryka", "heuristic(weights=tuned)")
+    data = json.loads((strategies.BUNDLED_WEIGHTS / "fabryka-heuristic-tuned.json").read_text())
+    assert bot.weights == pytest.approx(data)
+    assert bot.weights != strategies.available("fabryka")["heuristic"].WEIGHTS
+    with pytest.raises(strategies.UserError, match="no such weights shipped"):
+        strategies.build("fabryka", "heuristic(weights=nope)")
