@@ -729,6 +729,8 @@ def write_tune_report(tuning: BotTuning | RuleTuning, html: Path, pdf: Path | No
     env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    # Double precision underflows to 0 for the p values of thousands of games: never print "0".
+    env.filters["p"] = lambda p: "< 1e-300" if p < 1e-300 else f"{p:.2g}"
     if isinstance(tuning, BotTuning):
         values = [t["value"] for t in tuning.trials]
         figures = {"progress": _progress_svg([100 * v for v in values], True, "edge over fair share (points)"),
@@ -757,12 +759,12 @@ def verdict(tuning: BotTuning | RuleTuning) -> str:
         return (f"The tuned {tuning.bot} is NOT shown better than the default weights on held-out "
                 f"seeds: it wins {head}.")
     if not tuning.proposal:
-        lead = "The rulebook values"
+        lead, verb = "The rulebook values (no change)", "meet"
     else:
-        lead = "The house rule " + ", ".join(f"{k} = {v}" for k, v in tuning.proposal.items())
+        lead, verb = "The house rule " + ", ".join(f"{k} = {v}" for k, v in tuning.proposal.items()), "meets"
     if tuning.met:
         sure = all(c["sure"] for c in tuning.confirmed)
-        return (f"{lead} meets every goal on held-out seeds"
+        return (f"{lead} {verb} every goal on held-out seeds"
                 + (" with the whole 95% interval inside each band." if sure
                    else " (point estimates; some intervals reach outside a band)."))
     missed = [c["goal"] for c in tuning.confirmed if not c["met"]]
