@@ -227,11 +227,11 @@ def _finished(study) -> int:
 
 
 def _search(study, trials: int, distributions: dict[str, Any],
-            evaluate: Callable[[dict[str, Any]], Sequence[float] | None],
+            evaluate: Callable[[Any], Sequence[float] | None],
             describe_best: Callable[[], str], quiet: bool) -> int:
     """Ask, evaluate and tell until the study holds `trials` finished trials; returns how
-    many this call ran. An evaluation returning None is a candidate the game refuses
-    (pruned). Ctrl-C marks the running trial failed and propagates: the finished ones
+    many this call ran. `evaluate` gets the optuna trial (its params, and user attributes
+    to record); returning None marks a candidate the game refuses (pruned). Ctrl-C marks the running trial failed and propagates: the finished ones
     stay in the storage for the next run."""
     import optuna
     from rich.console import Console
@@ -247,7 +247,7 @@ def _search(study, trials: int, distributions: dict[str, Any],
         for _ in range(todo):
             trial = study.ask(distributions)
             try:
-                values = evaluate(trial.params)
+                values = evaluate(trial)
             except BaseException:
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
                 raise
@@ -377,8 +377,9 @@ def tune_bot(game: str, bot: str, field: Sequence[str], out: Path | str, *, tria
         best = {**defaults, **(champion.params if champion else {})}
         return [_spec(bot, best) if s == "self" else s for s in field]
 
-    def evaluate(values: dict[str, float]) -> list[float]:
-        candidate, field_now = _spec(bot, {**defaults, **values}), opponents()
+    def evaluate(trial) -> list[float]:
+        candidate, field_now = _spec(bot, {**defaults, **trial.params}), opponents()
+        trial.set_user_attr("field", field_now)
         wins = _field_wins(spec, params.get, candidate, field_now, sizes, games, seed, jobs)
         return [_edge(wins, [len(t) for t in _field_tables(candidate, field_now, sizes)])]
 
@@ -404,7 +405,8 @@ def tune_bot(game: str, bot: str, field: Sequence[str], out: Path | str, *, tria
     tuning = BotTuning(
         game=game, bot=bot, out=out, space=space, defaults=defaults, best=best,
         best_value=float(best_trial.value),
-        trials=[{"number": t.number, "value": t.value, "params": t.params} for t in completed],
+        trials=[{"number": t.number, "value": t.value, "params": t.params,
+                 "field": t.user_attrs.get("field")} for t in completed],
         importances=_importances(study), ran=ran, **result)
     _write_json(out / "best.json", {k: best[k] for k in defaults})
     _write_json(out / "holdout.json", tuning.to_json())
@@ -580,7 +582,7 @@ def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, flo
 
     refused: list[dict[str, Any]] = []
 
-    def evaluate(values: dict[str, Any]) -> list[float] | None:
+    def losses(values: dict[str, Any]) -> list[float] | None:
         got, why = evaluate_params(values, n, seed)
         if got is None:
             refused.append({"params": values, "why": why})
@@ -591,11 +593,11 @@ def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, flo
         met = [t for t in study.trials if t.values is not None and max(t.values[:-1]) == 0]
         return f"{len(met)} trial(s) meet every goal" if met else ""
 
-    ran = _search(study, trials, distributions, evaluate, best_text, quiet)
+    ran = _search(study, trials, distributions, lambda trial: losses(trial.params), best_text, quiet)
     completed = [t for t in study.trials if t.values is not None]
     met = [t for t in completed if max(t.values[:-1]) == 0]
     chosen = min(met, key=lambda t: t.values[-1]) if met else min(completed, key=lambda t: sum(t.values[:-1]))
-    proposal = _simplify(dict(chosen.params), defaults, lambda v: evaluate(v))
+    proposal = _simplify(dict(chosen.params), defaults, losses)
     confirmed_values, _ = evaluate_params(proposal, _rotation_games(holdout_games, players), seed ^ HOLDOUT_SALT)
     confirmed = []
     for g, (value, low, high) in zip(goals, confirmed_values):

@@ -27,7 +27,8 @@ def test_search_finds_a_known_optimum(tmp_path):
     study = tune._study(tmp_path, ["maximize"], {"mode": "synthetic"}, seed=3)
     space = {"x": FloatDistribution(-5, 5), "y": FloatDistribution(-5, 5)}
 
-    def objective(v):
+    def objective(trial):
+        v = trial.params
         return [-(v["x"] - 1.5) ** 2 - (v["y"] + 2.0) ** 2]
 
     ran = tune._search(study, 80, space, objective, lambda: "", quiet=True)
@@ -155,3 +156,16 @@ def test_shipped_weights_load_by_name():
     assert bot.weights != strategies.available("fabryka")["heuristic"].WEIGHTS
     with pytest.raises(strategies.UserError, match="no such weights shipped"):
         strategies.build("fabryka", "heuristic(weights=nope)")
+
+
+def test_self_play_league_plays_each_round_against_the_last_champion(tmp_path):
+    result = tune.tune_bot("fabryka", "heuristic", ["self"], tmp_path / "league", trials=10,
+                           games=300, weights=["collect_threshold"], jobs=2, quiet=True)
+    default = strategies.available("fabryka")["heuristic"].WEIGHTS
+    first_round, second_round = result.trials[:5], result.trials[5:]
+    assert all(t["field"] == [tune._spec("heuristic", dict(default))] for t in first_round)
+    champion = max(first_round, key=lambda t: t["value"])
+    expected = tune._spec("heuristic", {**default, **champion["params"]})
+    assert all(t["field"] == [expected] for t in second_round)
+    # The winner comes from the last round, and is confirmed against the default.
+    assert result.best["collect_threshold"] in [t["params"]["collect_threshold"] for t in second_round]
