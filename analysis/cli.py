@@ -22,6 +22,7 @@ import strategies
 from analysis.cli_experiments import compare_command, sweep_command
 from analysis.cli_report import balance_command, report_command
 from analysis.skill import skill_command
+from analysis.cli_tune import tune_command
 from analysis.summary import Summary, summarize
 from simcore.errors import UserError
 from simcore.params import Params, flatten, parse_set
@@ -277,6 +278,7 @@ app.command("balance")(balance_command)
 app.command("skill")(skill_command)
 app.command("compare")(compare_command)
 app.command("sweep")(sweep_command)
+app.command("tune")(tune_command)
 
 
 def main(argv: list[str] | None = None) -> None:

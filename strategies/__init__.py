@@ -11,6 +11,7 @@ import pkgutil
 import re
 import sys
 from functools import cache
+from pathlib import Path
 
 from simcore.errors import UserError
 from simcore.registry import get_game
@@ -93,6 +94,29 @@ def resolve(game: str, spec: str) -> type:
     return bots[name]
 
 
+# Weights shipped with the package: `heuristic(weights=tuned)` reads
+# weights/<game>-heuristic-tuned.json (written by `chocosim tune`).
+BUNDLED_WEIGHTS = Path(__file__).parent / "weights"
+
+
+def bundled_weights(game: str, bot: str) -> list[str]:
+    """The names of the weight sets shipped for `bot` in `game`."""
+    prefix = f"{game}-{bot}-"
+    return sorted(p.stem.removeprefix(prefix) for p in BUNDLED_WEIGHTS.glob(f"{prefix}*.json"))
+
+
+def _weights_path(game: str, bot: str, value: str) -> str:
+    """A weights= value: a bundled set's name, else a path to a JSON file."""
+    if "/" in value or "\\" in value or value.endswith(".json"):
+        return value
+    path = BUNDLED_WEIGHTS / f"{game}-{bot}-{value}.json"
+    if not path.exists():
+        shipped = ", ".join(bundled_weights(game, bot)) or "none"
+        raise UserError(f"weights={value!r}: no such weights shipped for {bot} in {game} "
+                        f"(shipped: {shipped}); give a path to a JSON file")
+    return str(path)
+
+
 def build(game: str, spec: str) -> Strategy:
     """A fresh bot from a spec string. Every bot takes `forbid=NAME` (restricted play:
     it never takes that component of the game; see Strategy.bind)."""
@@ -106,6 +130,8 @@ def build(game: str, spec: str) -> Strategy:
             allowed = ", ".join(names) or "none (this game names no components)"
             raise UserError(f"strategy {spec!r}: forbid={kwargs['forbid']!r} is not a component "
                             f"of {game} (allowed: {allowed})")
+    if "weights" in kwargs and ":" not in parse_spec(spec)[0]:
+        kwargs["weights"] = _weights_path(game, cls.NAME, kwargs["weights"])
     bot = cls(**kwargs)
     bot.set_spec(spec.strip())
     return bot
