@@ -27,11 +27,14 @@ import polars as pl
 from analysis import stats
 from analysis.stats import Difference, Matchups, Rate, Ratings
 from simcore.errors import UserError
+from simcore.registry import FeatureRoles, games as registered_games
 from simcore.runner import MANIFEST
 
 __all__ = ["RunData", "open_run", "analyze", "RunAnalysis", "SeatBalance", "Strategies",
            "Outcomes", "Quality", "Histogram", "BASE_COLUMNS", "standings_columns",
-           "component_table", "feature_threshold", "pooled_strategies"]
+           "component_table", "feature_threshold", "pooled_strategies", "PositionBalance",
+           "position_balance", "pooled_positions", "MIN_EFFECT", "Breakdown", "SetupEffect",
+           "ordinal"]
 
 # The columns every results table has; all others are the game's features and interims.
 BASE_COLUMNS = ("run_id", "game", "seed", "seat", "strategy", "score", "rank", "win",
@@ -40,6 +43,9 @@ INTERIM_PREFIX = "interim_"
 # A feature is compared as "present vs absent" (value >= 1) when between these shares
 # of seats have it; a feature (almost) every seat has is split at its median instead.
 PRESENCE_RANGE = (0.01, 0.99)
+# The smallest difference in win rate (within strategy) worth stating as a finding: with
+# a million games a 0.5-point association is significant but not news to a designer.
+MIN_EFFECT = 0.02
 _SERIES_INDEX = re.compile(r"_?r?\d+$")
 
 
@@ -52,6 +58,10 @@ class RunData:
     strategies: list[str]  # labels of the strategy column, in manifest order
     features: list[str]
     interims: list[str]  # the interim_* columns, in declared order
+    roles: FeatureRoles  # how the game declares its features (default: all components)
+
+    def role_features(self, *roles: str) -> list[str]:
+        return [f for f in self.features if self.roles.role(f) in roles]
 
     def scan(self) -> pl.LazyFrame:
         return pl.scan_parquet(self.parts)
@@ -61,7 +71,7 @@ def _fail_unreadable(path: Path, error: Exception) -> UserError:
     return UserError(f"results in {path} are unreadable: {str(error).splitlines()[0]}")
 
 
-def open_run(path: Path | str) -> RunData:
+def open_run(path: Path | str, roles: FeatureRoles | None = None) -> RunData:
     """A run directory checked enough that the analysis can trust it: UserError (one
     line) for a missing directory, a missing or broken manifest, no parts, or parts
     without the results columns."""
@@ -92,9 +102,19 @@ def open_run(path: Path | str) -> RunData:
     if missing:
         raise UserError(f"results in {path} lack the column(s) {', '.join(missing)}")
     names = [c for c in schema.names() if c not in BASE_COLUMNS]
+    if roles is None:
+        spec = registered_games().get(str(manifest.get("game")))
+        roles = spec.features if spec is not None else FeatureRoles()
     return RunData(path, manifest, parts, players, list(dict.fromkeys(specs)),
                    [c for c in names if not c.startswith(INTERIM_PREFIX)],
-                   [c for c in names if c.startswith(INTERIM_PREFIX)])
+                   [c for c in names if c.startswith(INTERIM_PREFIX)], roles)
+
+
+def ordinal(position: int) -> str:
+    """Turn position 0 is the "1st player" (position = ordinal - 1)."""
+    n = position + 1
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix} player"
 
 
 def standings_columns(interims: list[str]) -> list[str]:
@@ -157,14 +177,52 @@ class Histogram:
 
 
 @dataclass(frozen=True)
-class SeatBalance:
-    win: list[Rate]  # per seat, tested against the fair 1/players share
-    chi2: float  # all seats equal: chi-square statistic (df = players - 1) and p value
+class PositionBalance:
+    """Win rate by turn position (0 = acts first at the start) over the same games."""
+
+    games: int
+    win: list[Rate]  # per position, tested against the fair 1/players share
+    chi2: float  # all positions equal: chi-square statistic (df = players - 1), p value
     p_value: float
-    first: Rate  # the first player's win rate, against 1/players
-    first_vs_rest: Difference  # first player minus the others
+    # Every pair of positions (i < j): win rate of i minus j (same-game interval and
+    # McNemar test) and its Benjamini-Hochberg q value over the pairs.
+    pairs: list[tuple[int, int, Difference, float]]
+
+    @property
+    def players(self) -> int:
+        return len(self.win)
+
+
+def position_balance(wins: np.ndarray, games: int) -> PositionBalance:
+    """Position balance from each position's (possibly fractional) wins in `games`
+    games, every position taking part in each."""
+    wins = np.asarray(wins, dtype=float)
+    k = len(wins)
+    chi2, p = stats.equal_shares_test(wins)
+    pairs = [(i, j, stats.same_game_difference(wins[i], wins[j], games))
+             for i in range(k) for j in range(i + 1, k)]
+    q = stats.benjamini_hochberg(np.array([d.p_value for _, _, d in pairs]))
+    return PositionBalance(games, [stats.rate_vs(w, games, 1 / k) for w in wins], chi2, p,
+                           [(i, j, d, float(qv)) for (i, j, d), qv in zip(pairs, q)])
+
+
+@dataclass(frozen=True)
+class SeatBalance:
+    positions: PositionBalance  # by turn position: the balance a player feels
+    position_score: list[tuple[float, float, float]]  # per position: mean score, 95% CI
+    # By physical seat (seat 0 = the first spec of the lineup), the same test; it differs
+    # from the position view only when positions move between seats (a random or
+    # rotating start player).
+    win: list[Rate]
+    chi2: float
+    p_value: float
     score: list[tuple[float, float, float]]  # per seat: mean score and its 95% interval
     score_hist: pl.DataFrame  # seat, score, count
+    seat_is_position: bool  # every seat always held the same position: one view
+
+    @property
+    def first(self) -> Rate:
+        return self.positions.win[0]
 
 
 @dataclass(frozen=True)
@@ -190,7 +248,10 @@ class Outcomes:
 @dataclass(frozen=True)
 class Quality:
     checkpoints: list[str]  # standings columns, without the interim_ prefix
-    winner_led: list[Rate]  # per checkpoint: the eventual winner was the sole leader
+    # Per checkpoint: P(win | sole leader there), over the games with a sole leader at
+    # that checkpoint (a shared victory counts its share); None where nobody led alone.
+    leader_wins: list[Rate | None]
+    tied: list[Rate]  # per checkpoint: games without a sole leader there (of all games)
     winner_trailed: Rate  # the winner was strictly behind at some checkpoint
     lead_changes: Histogram  # changes of the sole leader over checkpoints + result
     last_change: Histogram  # checkpoint index of the last change (0: never, as the first
@@ -201,11 +262,18 @@ class Quality:
 class RunAnalysis:
     run: RunData
     games: int
-    seats: SeatBalance
+    seats: SeatBalance | None  # None for a solo game
     strategies: Strategies
     outcomes: Outcomes
-    components: pl.DataFrame
-    quality: Quality | None  # None when the game records no interim standings
+    components: pl.DataFrame  # see component_table
+    setup: list[SetupEffect]
+    breakdowns: list[Breakdown]  # outcome features: score breakdowns, not effects
+    quality: Quality | None  # None when the game records no interim standings (or solo)
+    min_effect: float
+
+    @property
+    def solo(self) -> bool:
+        return self.run.players == 1
 
 
 # ---- pass 1: row-level aggregates, one streaming scan ----
@@ -219,7 +287,8 @@ def _row_queries(run: RunData) -> dict[str, pl.LazyFrame]:
     one_row_per_game = lf.filter(pl.col("seat") == 0)
     queries = {
         "seat": lf.group_by("seat").agg(*moments).sort("seat"),
-        "first": lf.group_by("first").agg(*moments),
+        "position": lf.group_by("position").agg(*moments).sort("position"),
+        "moved": lf.select(moved=(pl.col("seat") != pl.col("position")).sum()),
         "strategy": lf.group_by(pl.col("strategy").cast(pl.String)).agg(*moments),
         "score": lf.group_by("seat", "score").agg(count=pl.len()),
         "end": one_row_per_game.group_by(pl.col("end_reason").cast(pl.String)).agg(games=pl.len()),
@@ -227,13 +296,22 @@ def _row_queries(run: RunData) -> dict[str, pl.LazyFrame]:
         # The k seats sharing a victory hold 1/k each: their win shares sum to 1 a game.
         "shared": lf.filter(win.is_between(0, 1, closed="none")).select(shared=win.sum()),
     }
-    if run.features:
+    if effects := run.role_features("component", "behaviour", "setup"):
         # One small group-by per feature, concatenated: about twice as fast as unpivoting
-        # the features into (rows x features) long rows first.
+        # the features into (rows x features) long rows first. By strategy, so effects
+        # can be estimated within the strategy that held the feature.
+        strategy = pl.col("strategy").cast(pl.String)
         queries["features"] = pl.concat([
-            lf.group_by(pl.col(f).cast(pl.Int64).alias("value"))
-            .agg(n=pl.len(), wins=win.sum()).select(feature=pl.lit(f), value="value", n="n", wins="wins")
-            for f in run.features])
+            lf.group_by(strategy, pl.col(f).cast(pl.Int64).alias("value"))
+            .agg(n=pl.len(), wins=win.sum())
+            .select(feature=pl.lit(f), strategy="strategy", value="value", n="n", wins="wins")
+            for f in effects])
+    if outcomes := run.role_features("outcome"):
+        sums = []
+        for f in outcomes:
+            x = pl.col(f).cast(pl.Float64)
+            sums += [x.sum().alias(f"{f}:sum"), (x * x).sum().alias(f"{f}:sq")]
+        queries["outcomes"] = lf.group_by(pl.col("strategy").cast(pl.String), won=win >= 1).agg(pl.len().alias("n"), *sums)
     return queries
 
 
@@ -249,21 +327,26 @@ def _mean_ci(row: dict[str, Any]) -> tuple[float, float, float]:
     return stats.mean_interval(int(row["n"]), float(row["score_sum"]), float(row["score_sq"]))
 
 
-def _seat_balance(run: RunData, t: dict[str, pl.DataFrame]) -> SeatBalance:
+def _seat_balance(run: RunData, t: dict[str, pl.DataFrame], games: int) -> SeatBalance | None:
+    """None for a solo game: one seat has no balance to measure."""
+    if run.players < 2:
+        return None
     fair = 1 / run.players
     seats = t["seat"].to_dicts()
+    positions = {r["position"]: r for r in t["position"].to_dicts()}
+    if sorted(positions) != list(range(run.players)) or any(r["n"] != games for r in positions.values()):
+        raise UserError(f"results in {run.path} do not give each game one seat at each turn "
+                        f"position 0 to {run.players - 1}")
     chi2, p = stats.equal_shares_test(np.array([r["wins"] for r in seats]))
-    by_first = {r["first"]: r for r in t["first"].to_dicts()}
-    first, rest = by_first.get(True), by_first.get(False)
-    if first is None or rest is None:
-        raise UserError(f"results in {run.path} have no first-player flags")
+    by_position = [positions[i] for i in range(run.players)]
     return SeatBalance(
+        positions=position_balance(np.array([r["wins"] for r in by_position]), games),
+        position_score=[_mean_ci(r) for r in by_position],
         win=[stats.rate_vs(r["wins"], r["n"], fair) for r in seats],
         chi2=chi2, p_value=p,
-        first=stats.rate_vs(first["wins"], first["n"], fair),
-        first_vs_rest=stats.difference(first["wins"], first["n"], rest["wins"], rest["n"]),
         score=[_mean_ci(r) for r in seats],
         score_hist=t["score"].sort("seat", "score"),
+        seat_is_position=int(t["moved"]["moved"].item() or 0) == 0,
     )
 
 
@@ -283,42 +366,120 @@ def feature_threshold(values: np.ndarray, counts: np.ndarray) -> int | None:
     return int(values[1 + int(np.argmin(np.abs(above - 0.5)))])
 
 
-def component_table(hist: pl.DataFrame | None, features: list[str]) -> pl.DataFrame:
-    """Per feature: how often a seat has it (at its threshold), the win rate with and
-    without, the difference with its Newcombe interval and score-test p value, and the
-    Benjamini-Hochberg q value over all features; sorted by effect, largest first.
-    Seats of one game are compared as independent samples (they are not quite: one
-    seat's majority is the other's loss), so the p values are approximate."""
+_COMPONENT_SCHEMA = {
+    "feature": pl.String, "kind": pl.String, "group": pl.String, "threshold": pl.Int64,
+    "share": pl.Float64, "share_low": pl.Float64, "share_high": pl.Float64,
+    "win_with": pl.Float64, "win_without": pl.Float64, "diff": pl.Float64,
+    "diff_low": pl.Float64, "diff_high": pl.Float64, "p_value": pl.Float64,
+    "n_with": pl.Int64, "n_without": pl.Int64, "missing": pl.Int64, "strata": pl.Int64}
+
+
+def component_table(hist: pl.DataFrame | None, features: list[str], roles: FeatureRoles | None = None,
+                    min_effect: float = MIN_EFFECT) -> pl.DataFrame:
+    """Per component or behaviour feature (outcomes and setup are not effects): how
+    often a seat has it (at its threshold), and the win rate with against without
+    within each strategy, combined over the strategies by Mantel-Haenszel (so a feature
+    only the stronger bot takes does not look good for that reason), with its interval,
+    p value and the Benjamini-Hochberg q value over all features; sorted by effect,
+    largest first. A row is a finding when significant and at least `min_effect` in
+    size. Rows where a "0 means missing" feature is 0 are dropped. `hist` holds
+    feature, strategy, value, n, wins (strategy may be absent: one stratum). Seats of
+    one game are compared as independent samples (they are not quite: one seat's
+    majority is the other's loss), so the p values are approximate."""
+    roles = roles or FeatureRoles()
     rows = []
     for name in features if hist is not None else []:
+        if roles.role(name) not in ("component", "behaviour"):
+            continue
         h = hist.filter(pl.col("feature") == name)
-        values = h["value"].to_numpy()
-        counts = h["n"].to_numpy()
-        threshold = feature_threshold(values, counts)
+        if "strategy" not in h.columns:
+            h = h.with_columns(strategy=pl.lit(""))
+        missing = 0
+        if roles.missing_when_zero(name):
+            missing = int(h.filter(pl.col("value") == 0)["n"].sum())
+            h = h.filter(pl.col("value") != 0)
+        pooled = h.group_by("value").agg(pl.col("n").sum())
+        threshold = feature_threshold(pooled["value"].to_numpy(), pooled["n"].to_numpy())
         if threshold is None:
             continue
-        has = values >= threshold
-        n1, w1 = int(counts[has].sum()), float(h["wins"].to_numpy()[has].sum())
-        n0, w0 = int(counts[~has].sum()), float(h["wins"].to_numpy()[~has].sum())
-        if n1 == 0 or n0 == 0:
+        split = (h.group_by("strategy", has=pl.col("value") >= threshold)
+                 .agg(pl.col("n").sum(), pl.col("wins").sum()))
+        cells = {(r["strategy"], r["has"]): r for r in split.to_dicts()}
+        strata = sorted({k[0] for k in cells})
+
+        def col(has: bool, key: str) -> np.ndarray:
+            return np.array([cells[(st, has)][key] if (st, has) in cells else 0 for st in strata], dtype=float)
+
+        n1, n0 = col(True, "n"), col(False, "n")
+        mh = stats.mantel_haenszel_difference(col(True, "wins"), n1, col(False, "wins"), n0)
+        if mh is None:
             continue
-        d = stats.difference(w1, n1, w0, n0)
-        share = stats.rate(n1, n1 + n0)
-        rows.append({"feature": name, "threshold": threshold, "share": share.value,
-                     "share_low": share.low, "share_high": share.high,
-                     "win_with": d.a.value, "win_without": d.b.value, "diff": d.value,
-                     "diff_low": d.low, "diff_high": d.high, "p_value": d.p_value,
-                     "n_with": n1, "n_without": n0})
-    schema = {"feature": pl.String, "threshold": pl.Int64, "share": pl.Float64,
-              "share_low": pl.Float64, "share_high": pl.Float64, "win_with": pl.Float64,
-              "win_without": pl.Float64, "diff": pl.Float64, "diff_low": pl.Float64,
-              "diff_high": pl.Float64, "p_value": pl.Float64, "n_with": pl.Int64,
-              "n_without": pl.Int64}
-    table = pl.DataFrame(rows, schema=schema)
+        share = stats.rate(n1.sum(), n1.sum() + n0.sum())
+        rows.append({"feature": name, "kind": roles.role(name), "group": roles.group(name),
+                     "threshold": threshold, "share": share.value, "share_low": share.low,
+                     "share_high": share.high, "win_with": mh.with_rate, "win_without": mh.without_rate,
+                     "diff": mh.value, "diff_low": mh.low, "diff_high": mh.high, "p_value": mh.p_value,
+                     "n_with": int(n1.sum()), "n_without": int(n0.sum()), "missing": missing,
+                     "strata": mh.strata})
+    table = pl.DataFrame(rows, schema=_COMPONENT_SCHEMA)
     q = stats.benjamini_hochberg(table["p_value"].to_numpy())
     return (table.with_columns(q_value=pl.Series(q, dtype=pl.Float64))
             .with_columns(significant=pl.col("q_value") < stats.ALPHA)
+            .with_columns(finding=pl.col("significant") & (pl.col("diff").abs() >= min_effect))
             .sort(pl.col("diff").abs(), descending=True))
+
+
+@dataclass(frozen=True)
+class SetupEffect:
+    """A feature dealt before play (a solo target): win rate per value, and the test
+    that every value wins equally often (q: BH over the setup features)."""
+
+    feature: str
+    values: list[int]
+    win: list[Rate]
+    chi2: float
+    p_value: float
+    q_value: float
+
+
+def setup_effects(hist: pl.DataFrame | None, features: list[str]) -> list[SetupEffect]:
+    out = []
+    for name in features if hist is not None else []:
+        h = (hist.filter(pl.col("feature") == name).group_by("value")
+             .agg(pl.col("n").sum(), pl.col("wins").sum()).sort("value"))
+        if len(h) < 2:
+            continue
+        chi2, p = stats.homogeneity_test(h["wins"].to_numpy(), h["n"].to_numpy())
+        out.append(SetupEffect(name, h["value"].to_list(),
+                               [stats.rate(w, n) for w, n in zip(h["wins"], h["n"])], chi2, p, p))
+    q = stats.benjamini_hochberg(np.array([e.p_value for e in out]))
+    return [SetupEffect(e.feature, e.values, e.win, e.chi2, e.p_value, float(qv)) for e, qv in zip(out, q)]
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """An outcome or score part: its mean (95% t interval) over all seats, over the
+    seats that won outright and the rest, and per strategy."""
+
+    feature: str
+    mean: tuple[float, float, float]
+    winners: tuple[float, float, float]
+    others: tuple[float, float, float]
+    by_strategy: list[tuple[str, tuple[float, float, float]]]
+
+
+def breakdowns(frame: pl.DataFrame | None, features: list[str], strategies: list[str]) -> list[Breakdown]:
+    if frame is None:
+        return []
+    out = []
+    for f in features:
+        def mean(rows: pl.DataFrame) -> tuple[float, float, float]:
+            return stats.mean_interval(int(rows["n"].sum()), float(rows[f"{f}:sum"].sum()), float(rows[f"{f}:sq"].sum()))
+
+        by = [(st, mean(frame.filter(pl.col("strategy") == st))) for st in strategies
+              if st in frame["strategy"].to_list()]
+        out.append(Breakdown(f, mean(frame), mean(frame.filter("won")), mean(frame.filter(~pl.col("won"))), by))
+    return out
 
 
 # ---- pass 2: per-game facts, part by part ----
@@ -333,7 +494,9 @@ class _GameTally:
     pair_games: np.ndarray = field(init=False)
     margin: dict[str, Histogram] = field(default_factory=dict)
     decided: int = 0  # games with a sole winner
-    led: np.ndarray = field(init=False)
+    games: int = 0
+    sole_leader: np.ndarray = field(init=False)  # per checkpoint: games with a sole leader
+    leader_won: np.ndarray = field(init=False)  # ... and the win share that leader took
     trailed: int = 0
     lead_changes: Histogram = field(default_factory=Histogram)
     last_change: Histogram = field(default_factory=Histogram)
@@ -341,7 +504,8 @@ class _GameTally:
     def __post_init__(self) -> None:
         self.pair_wins = np.zeros((self.k, self.k))
         self.pair_games = np.zeros((self.k, self.k))
-        self.led = np.zeros(self.checkpoints, dtype=np.int64)
+        self.sole_leader = np.zeros(self.checkpoints, dtype=np.int64)
+        self.leader_won = np.zeros(self.checkpoints)
 
     def merge(self, other: _GameTally) -> None:
         self.pair_wins += other.pair_wins
@@ -349,7 +513,9 @@ class _GameTally:
         for reason, h in other.margin.items():
             self.margin.setdefault(reason, Histogram()).counts.update(h.counts)
         self.decided += other.decided
-        self.led += other.led
+        self.games += other.games
+        self.sole_leader += other.sole_leader
+        self.leader_won += other.leader_won
         self.trailed += other.trailed
         self.lead_changes.counts.update(other.lead_changes.counts)
         self.last_change.counts.update(other.last_change.counts)
@@ -403,6 +569,17 @@ def _sole_leader(standings: np.ndarray) -> np.ndarray:
     return np.where(sole, standings.argmax(axis=1), -1)
 
 
+def _tally_leaders(t: _GameTally, win: np.ndarray, standings: list[np.ndarray]) -> None:
+    """Over all games: at each checkpoint, the games with a sole leader and the win
+    share that leader went on to take, i.e. P(win | sole leader); ties apart."""
+    rows = np.arange(len(win))
+    for c, s in enumerate(standings):
+        leader = _sole_leader(s)
+        has = leader >= 0
+        t.sole_leader[c] += int(has.sum())
+        t.leader_won[c] += float(win[rows[has], leader[has]].sum())
+
+
 def _tally_quality(t: _GameTally, winner: np.ndarray, standings: list[np.ndarray]) -> None:
     """Leads over the checkpoints of the games with a sole winner; the result itself is
     the final point of the sequence, so a late comeback counts as a lead change."""
@@ -414,7 +591,6 @@ def _tally_quality(t: _GameTally, winner: np.ndarray, standings: list[np.ndarray
     for c, s in enumerate([*standings, None]):
         leader = winner if s is None else _sole_leader(s)
         if s is not None:
-            t.led[c] += int((leader == winner).sum())
             trailed |= s[rows, winner] < s.max(axis=1)
         changed = (leader >= 0) & (current >= 0) & (leader != current)
         changes += changed
@@ -428,6 +604,9 @@ def _tally_quality(t: _GameTally, winner: np.ndarray, standings: list[np.ndarray
 def _tally_part(run: RunData, t: _GameTally, part: Path, checkpoints: list[str]) -> None:
     a = _part_arrays(run, part, ["game", "seat", "strategy", "score", "rank", "win",
                                  "end_reason", *checkpoints])
+    t.games += len(a["win"])
+    if run.players < 2:
+        return  # solo: no opponents, margins or leads
     _tally_pairs(t, a["strategy"], a["rank"])
     sole = (a["win"] == 1).any(axis=1)
     winner = a["win"][sole].argmax(axis=1)
@@ -442,6 +621,7 @@ def _tally_part(run: RunData, t: _GameTally, part: Path, checkpoints: list[str])
             t.margin.setdefault(str(reason), Histogram()).add(margin[chosen])
     t.decided += int(sole.sum())
     if checkpoints:
+        _tally_leaders(t, a["win"], [a[c] for c in checkpoints])
         _tally_quality(t, winner, [a[c][sole] for c in checkpoints])
 
 
@@ -486,7 +666,8 @@ def _quality(tally: _GameTally, checkpoints: list[str]) -> Quality | None:
     if not checkpoints or tally.decided == 0:
         return None
     return Quality([c.removeprefix(INTERIM_PREFIX) for c in checkpoints],
-                   [stats.rate(int(x), tally.decided) for x in tally.led],
+                   [stats.rate(w, int(n)) if n else None for w, n in zip(tally.leader_won, tally.sole_leader)],
+                   [stats.rate(tally.games - int(n), tally.games) for n in tally.sole_leader],
                    stats.rate(tally.trailed, tally.decided), tally.lead_changes, tally.last_change)
 
 
@@ -505,15 +686,23 @@ def _games_tally(run: RunData, checkpoints: list[str]) -> _GameTally:
     return total
 
 
-def analyze(path: Path | str) -> RunAnalysis:
-    run = open_run(path)
+def analyze(path: Path | str, min_effect: float = MIN_EFFECT, roles: FeatureRoles | None = None) -> RunAnalysis:
+    """Everything the report shows about one run directory; `min_effect` is the
+    smallest within-strategy difference in win rate stated as a finding; `roles`
+    overrides how the game declares its features (default: the registered game's)."""
+    if not 0 <= min_effect < 1:
+        raise UserError(f"min_effect = {min_effect}: allowed is a share of games from 0 to below 1")
+    run = open_run(path, roles)
     tables = _collect(run, _row_queries(run))
     games = int(tables["end"]["games"].sum())
-    checkpoints = standings_columns(run.interims)
+    checkpoints = standings_columns(run.interims) if run.players > 1 else []
     tally = _games_tally(run, checkpoints)
-    components = component_table(tables.get("features"), run.features)
-    return RunAnalysis(run, games, _seat_balance(run, tables), _strategies(run, tables, tally),
-                       _outcomes(tables, tally, games), components, _quality(tally, checkpoints))
+    components = component_table(tables.get("features"), run.features, run.roles, min_effect)
+    return RunAnalysis(run, games, _seat_balance(run, tables, games), _strategies(run, tables, tally),
+                       _outcomes(tables, tally, games), components,
+                       setup_effects(tables.get("features"), run.role_features("setup")),
+                       breakdowns(tables.get("outcomes"), run.role_features("outcome"), run.strategies),
+                       _quality(tally, checkpoints), min_effect)
 
 
 def pooled_strategies(analyses: Iterable[RunAnalysis]) -> tuple[Matchups, Ratings | None] | None:
@@ -533,3 +722,34 @@ def pooled_strategies(analyses: Iterable[RunAnalysis]) -> tuple[Matchups, Rating
         games[np.ix_(at, at)] += m.games
     pooled = Matchups(names, wins, games)
     return pooled, stats.bradley_terry(pooled)
+
+
+def rules_key(a: RunAnalysis) -> tuple[str, int, str]:
+    """What makes runs comparable: the game, the table size and every param."""
+    m = a.run.manifest
+    return str(m.get("game")), a.run.players, json.dumps(m.get("params") or {}, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class PooledPositions:
+    game: str
+    players: int
+    runs: list[int]  # indices of the runs pooled (same game, size and params)
+    balance: PositionBalance
+
+
+def pooled_positions(analyses: Iterable[RunAnalysis]) -> list[PooledPositions]:
+    """Position balance per table size over every run with the same rules: each
+    position's wins added up over the lineups (every lineup plays each position in
+    every game, so the sums stay paired by game)."""
+    groups: dict[tuple[str, int, str], list[int]] = {}
+    analyses = list(analyses)
+    for i, a in enumerate(analyses):
+        if a.seats is not None:
+            groups.setdefault(rules_key(a), []).append(i)
+    out = []
+    for (game, players, _), runs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[1][0])):
+        wins = sum(np.array([r.successes for r in analyses[i].seats.positions.win]) for i in runs)
+        games = sum(analyses[i].games for i in runs)
+        out.append(PooledPositions(game, players, runs, position_balance(wins, games)))
+    return out
