@@ -243,6 +243,7 @@ class Outcomes:
     margin: dict[str, Histogram]  # margin of victory by end reason (sole winners only)
     close: Rate  # sole-winner games decided by at most close_margin points
     close_margin: int
+    scores: Histogram  # final scores of every seat
 
 
 @dataclass(frozen=True)
@@ -659,7 +660,7 @@ def _outcomes(t: dict[str, pl.DataFrame], tally: _GameTally, games: int) -> Outc
     return Outcomes(
         end_reasons=[(r["end_reason"], stats.rate(r["games"], games)) for r in ends.to_dicts()],
         shared=stats.rate(shared, games), turns=turns, margin=tally.margin,
-        close=stats.rate(close, all_margins.n), close_margin=close_margin)
+        close=stats.rate(close, all_margins.n), close_margin=close_margin, scores=scores)
 
 
 def _quality(tally: _GameTally, checkpoints: list[str]) -> Quality | None:
