@@ -84,13 +84,13 @@ def position_findings(pb: PositionBalance, section: str, where: str = "") -> tup
         first = pb.win[0]
         return [], [f"Every turn position wins equally often within chance{at} ({test}; "
                     f"the {ordinal(0)} wins {rate_text(first)} against a fair {pct(fair)})."]
-    found = []
-    for i in sorted(named, key=lambda i: -abs(pb.win[i].value - fair)):
-        r = pb.win[i]
-        edge = "an advantage" if r.value > fair else "a disadvantage"
-        found.append(Finding(section, f"The {ordinal(i)} wins {rate_text(r)}{at} against a fair "
-                             f"{pct(fair)}: {edge} for that turn position ({_p(q[i], 'q')}; all positions: {test})."))
-    return found, []
+    named.sort(key=lambda i: -abs(pb.win[i].value - fair))
+    top, rest = named[0], named[1:]
+    others = "".join(f"; the {ordinal(i)} {rate_text(pb.win[i])} ({_p(q[i], 'q')})" for i in rest)
+    edge = "advantage" if pb.win[top].value > fair else "disadvantage"
+    return [Finding(section, f"The {ordinal(top)} wins {rate_text(pb.win[top])}{at} against a fair "
+                             f"{pct(fair)}: a turn-order {edge} ({_p(q[top], 'q')}){others}; all positions "
+                             f"differ ({test}).")], []
 
 
 def _seat_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
@@ -176,6 +176,8 @@ def _component_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
     if small:
         checked.append(f"{small} of {len(c)} features are significantly linked to winning but by less than "
                        f"{100 * a.min_effect:g} points (the evidence table lists them).")
+    if positional := a.run.role_features("positional"):
+        checked.append(f"{', '.join(positional)} follow from the turn position: see the seat balance.")
     if a.breakdowns:
         checked.append(f"{len(a.breakdowns)} features are outcomes or parts of the final score: they are shown "
                        f"as score breakdowns, not as effects on winning.")

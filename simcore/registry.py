@@ -25,12 +25,15 @@ class FeatureRoles:
     """How the analysis reads a game's per-seat features, declared by the game itself
     with shell-style name patterns (`scored_*`), so no central list names them.
 
-    A feature is, by its first matching role: an outcome (the result or a part of the
-    final score: shown as a score breakdown, never as an effect on winning), setup
-    (dealt before play, e.g. a solo target: win rate per value), a behaviour (what the
-    player did: timings, counts of actions), or else a component (what the player took).
+    A feature is, by its first matching role: positional (set by the turn position,
+    e.g. a starting amount by turn order: the position balance already says it), an
+    outcome (the result, a part of the final score or a holding at the end: shown as a
+    score breakdown, never as an effect on winning), setup (dealt before play, e.g. a
+    solo target: win rate per value), a behaviour (what the player did: timings, counts
+    of actions), or else a component (what the player took).
     """
 
+    positional: tuple[str, ...] = ()
     outcomes: tuple[str, ...] = ()
     setup: tuple[str, ...] = ()
     behaviours: tuple[str, ...] = ()
@@ -43,7 +46,7 @@ class FeatureRoles:
     same_information: tuple[str, ...] = ()
 
     def role(self, name: str) -> str:
-        for role, patterns in (("outcome", self.outcomes), ("setup", self.setup),
+        for role, patterns in (("positional", self.positional), ("outcome", self.outcomes), ("setup", self.setup),
                                ("behaviour", self.behaviours)):
             if _matches(name, patterns):
                 return role

@@ -13,8 +13,10 @@ GAME = GameSpec(
     defaults_path=Path(__file__).parent / "data" / "rules.toml",
     players=(2, 6),
     features=FeatureRoles(
-        outcomes=("won_*", "points", "money", "recipe_progress"),
-        setup=("start_money", "turn_order"),
-        behaviours=("houses_*", "nbhds_*", "rain_checks_*", "income_*"),
+        positional=("start_money", "turn_order"),  # both follow from the turn order
+        # The result and what a player holds at the end (houses, income, rain checks).
+        outcomes=("won_*", "points", "money", "recipe_progress", "houses_owned", "nbhds_held",
+                  "rain_checks_held", "income_*"),
+        behaviours=("houses_*", "nbhds_*", "rain_checks_*"),
     ),
 )
