@@ -16,7 +16,7 @@ from analysis import stats
 from analysis.metrics import PositionBalance, RunAnalysis, ordinal
 from analysis.stats import Rate
 
-__all__ = ["Finding", "findings", "checks", "pct", "rate_text", "points", "pvalue", "position_findings",
+__all__ = ["Finding", "findings", "checks", "pct", "rate_text", "points", "pp", "pvalue", "position_findings",
            "leader_checkpoint"]
 
 MAX_COMPONENT_FINDINGS = 5
@@ -49,7 +49,13 @@ def rate_text(r: Rate) -> str:
 def points(diff: float, low: float, high: float) -> str:
     """A difference of rates in percentage points with its interval."""
     d = _decimals((high - low) / 2)
-    return f"{100 * diff:+.{d}f} points, 95% CI {100 * low:+.{d}f} to {100 * high:+.{d}f}"
+    return f"{100 * diff:+.{d}f} percentage points, 95% CI {100 * low:+.{d}f} to {100 * high:+.{d}f}"
+
+
+def pp(diff: float, low: float, high: float) -> str:
+    """points() for a table cell whose header names the unit: "+1.23 (+0.50 to +1.96)"."""
+    d = _decimals((high - low) / 2)
+    return f"{100 * diff:+.{d}f} ({100 * low:+.{d}f} to {100 * high:+.{d}f})"
 
 
 def pvalue(p: float) -> str:
@@ -159,7 +165,7 @@ def _component_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
         what = r["feature"] if r["threshold"] == 1 else f"{r['feature']} ≥ {r['threshold']}"
         if r["group"] != r["feature"]:
             members = c.filter(pl.col("group") == r["group"])["feature"].to_list()
-            what += f" (one finding for {', '.join(m for m in members if m != r['feature'])} too: the same information)"
+            what += f" (also standing for {', '.join(m for m in members if m != r['feature'])}: the same information)"
         found.append(Finding("components",
                              f"Players{within} who had {what} ({pct(r['share'])} of players) won "
                              f"{pct(r['win_with'])} of games against {pct(r['win_without'])} for those without: "

@@ -89,10 +89,12 @@ def _rate_bars(ax, labels: list[str], rates: list[Rate], color, fair: float | No
                     capsize=4, lw=1.2)
         ax.scatter([r.value for r in rates], y, color=color, s=40, zorder=3)
         xlabel += "; axis zoomed to the intervals"
+        ax.set_ylim(len(rates) - 0.5, -0.5)  # room for the end rows' dots
     ax.set_xlim(lo, hi)
     ax.set_xlabel(xlabel)
     ax.set_yticks(y, [_label(s) for s in labels])
-    ax.invert_yaxis()
+    if lo == 0.0:
+        ax.invert_yaxis()
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
     if fair is not None:
         # Labelled above the axes rather than in a legend, which would cover a bar.

@@ -20,7 +20,7 @@ import jinja2
 
 from analysis import plots, stats
 from analysis.findings import (checks, findings, leader_checkpoint, pct, points, position_findings,
-                               pvalue, rate_text)
+                               pp, pvalue, rate_text)
 from analysis.metrics import (MIN_EFFECT, RunAnalysis, analyze, ordinal, pooled_positions,
                               pooled_strategies, rules_key)
 from simcore.errors import UserError
@@ -89,6 +89,25 @@ def _figures(a: RunAnalysis) -> dict[str, Figure | None]:
     }
 
 
+MAX_LEADER_ROWS = 12
+
+
+def _leader_rows(a: RunAnalysis) -> dict[str, Any]:
+    """The checkpoints of the leader table: those where somebody led alone (the others
+    named once), thinned to about MAX_LEADER_ROWS, the headline checkpoint kept."""
+    q = a.quality
+    if q is None:
+        return {"rows": [], "nobody": []}
+    led = [c for c, r in enumerate(q.leader_wins) if r is not None]
+    step = max(1, -(-len(led) // MAX_LEADER_ROWS))
+    keep = {c for k, c in enumerate(led) if k % step == 0} | {led[-1]} if led else set()
+    if (at := leader_checkpoint(a)) is not None:
+        keep.add(at)
+    return {"rows": [{"checkpoint": q.checkpoints[c], "wins": q.leader_wins[c], "tied": q.tied[c]} for c in sorted(keep)],
+            "nobody": [q.checkpoints[c] for c, r in enumerate(q.leader_wins) if r is None],
+            "thinned": step > 1}
+
+
 def _run_context(a: RunAnalysis, index: int) -> dict[str, Any]:
     m = a.run.manifest
     title = games()[m["game"]].title if m.get("game") in games() else m.get("game", "?")
@@ -96,8 +115,7 @@ def _run_context(a: RunAnalysis, index: int) -> dict[str, Any]:
     return {"a": a, "index": index, "m": m, "title": title, "findings": findings(a),
             "checks": checks(a), "figures": _figures(a), "params": param_rows(m),
             "parts": len(a.run.parts), "complete": a.games == m.get("n_games"),
-            "leader_rows": [{"checkpoint": c, "wins": r, "tied": t}
-                            for c, r, t in zip(q.checkpoints, q.leader_wins, q.tied)] if q else [],
+            "leader_rows": _leader_rows(a),
             "leader_at": leader_checkpoint(a),
             "fair": 1 / a.run.players}
 
@@ -108,7 +126,7 @@ def _environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=pct, rate=rate_text, pvalue=pvalue,
                        p_is=lambda p: pvalue(p) if pvalue(p).startswith("<") else f"= {pvalue(p)}")
-    env.globals.update(points=points, ordinal=ordinal)
+    env.globals.update(points=points, pp=pp, ordinal=ordinal)
     return env
 
 
