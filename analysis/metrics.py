@@ -2,18 +2,19 @@
 columns every run has (seat, strategy, score, rank, win, first, turns, end_reason) and
 from the per-seat feature and interim columns the game declares.
 
-Memory stays bounded however many games a run holds, in two passes:
-- row-level aggregates (per seat, strategy, feature value...) are one lazy scan of all
-  parts collected with the streaming engine into small group-by tables;
-- per-game facts that need every seat of a game at once (margins, head-to-head results,
-  lead changes) are computed one part at a time (a part is at most a chunk of the run,
-  written so that it fits in a worker's memory) and reduced to counts and histograms.
+Memory stays bounded however many games a run holds: one pass reads the parts one at
+a time (a part is at most a chunk of the run, written so that it fits in a worker's
+memory) on a few threads and reduces each to small tables of counts and sums, merged
+as they finish: row-level cells (per seat, position, strategy, feature value...) by
+integer bincounts, and the per-game facts that need every seat of a game at once
+(margins, head-to-head results, leads) as counts and histograms.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -277,53 +278,6 @@ class RunAnalysis:
         return self.run.players == 1
 
 
-# ---- pass 1: row-level aggregates, one streaming scan ----
-
-def _row_queries(run: RunData) -> dict[str, pl.LazyFrame]:
-    lf = run.scan()
-    win = pl.col("win").cast(pl.Float64)
-    score = pl.col("score").cast(pl.Float64)
-    moments = (pl.len().alias("n"), win.sum().alias("wins"), score.sum().alias("score_sum"),
-               (score * score).sum().alias("score_sq"))
-    one_row_per_game = lf.filter(pl.col("seat") == 0)
-    queries = {
-        "seat": lf.group_by("seat").agg(*moments).sort("seat"),
-        "position": lf.group_by("position").agg(*moments).sort("position"),
-        "moved": lf.select(moved=(pl.col("seat") != pl.col("position")).sum()),
-        "strategy": lf.group_by(pl.col("strategy").cast(pl.String)).agg(*moments),
-        "score": lf.group_by("seat", "score").agg(count=pl.len()),
-        "end": one_row_per_game.group_by(pl.col("end_reason").cast(pl.String)).agg(games=pl.len()),
-        "turns": one_row_per_game.group_by("turns").agg(count=pl.len()),
-        # The k seats sharing a victory hold 1/k each: their win shares sum to 1 a game.
-        "shared": lf.filter(win.is_between(0, 1, closed="none")).select(shared=win.sum()),
-    }
-    if effects := run.role_features("component", "behaviour", "setup"):
-        # One small group-by per feature, concatenated: about twice as fast as unpivoting
-        # the features into (rows x features) long rows first. By strategy, so effects
-        # can be estimated within the strategy that held the feature.
-        strategy = pl.col("strategy").cast(pl.String)
-        queries["features"] = pl.concat([
-            lf.group_by(strategy, pl.col(f).cast(pl.Int64).alias("value"))
-            .agg(n=pl.len(), wins=win.sum())
-            .select(feature=pl.lit(f), strategy="strategy", value="value", n="n", wins="wins")
-            for f in effects])
-    if outcomes := run.role_features("outcome"):
-        sums = []
-        for f in outcomes:
-            x = pl.col(f).cast(pl.Float64)
-            sums += [x.sum().alias(f"{f}:sum"), (x * x).sum().alias(f"{f}:sq")]
-        queries["outcomes"] = lf.group_by(pl.col("strategy").cast(pl.String), won=win >= 1).agg(pl.len().alias("n"), *sums)
-    return queries
-
-
-def _collect(run: RunData, queries: dict[str, pl.LazyFrame]) -> dict[str, pl.DataFrame]:
-    try:
-        frames = pl.collect_all(list(queries.values()), engine="streaming")
-    except (pl.exceptions.PolarsError, OSError) as e:
-        raise _fail_unreadable(run.path, e) from None
-    return dict(zip(queries, frames))
-
-
 def _mean_ci(row: dict[str, Any]) -> tuple[float, float, float]:
     return stats.mean_interval(int(row["n"]), float(row["score_sum"]), float(row["score_sq"]))
 
@@ -483,14 +437,50 @@ def breakdowns(frame: pl.DataFrame | None, features: list[str], strategies: list
     return out
 
 
-# ---- pass 2: per-game facts, part by part ----
+# ---- one pass over the parts ----
+
+Cells = dict[tuple[Any, ...], np.ndarray]  # key -> [rows, sum of each weight]
+
+
+def _cells(keys: list[np.ndarray], weights: list[np.ndarray], sizes: list[int | None] | None = None) -> Cells:
+    """Rows grouped by integer keys: per key tuple present, [rows, sum of each weight].
+    A bincount over the combined index (sorting, as np.unique does, is ~10x slower).
+    sizes: where known, key i lies in range(sizes[i]) (saves a min and a max)."""
+    if len(keys[0]) == 0:
+        return {}
+    sizes = sizes or [None] * len(keys)
+    los = [0 if size else int(k.min()) for k, size in zip(keys, sizes)]
+    spans = [size or int(k.max()) - lo + 1 for k, lo, size in zip(keys, los, sizes)]
+    index = np.zeros(len(keys[0]), dtype=np.int64)
+    for k, lo, span in zip(keys, los, spans):
+        index = index * span + (k.astype(np.int64) - lo)
+    size = int(np.prod(spans))
+    counts = np.bincount(index, minlength=size)
+    seen = np.flatnonzero(counts)
+    table = np.column_stack([counts[seen].astype(float),
+                             *[np.bincount(index, weights=w, minlength=size)[seen] for w in weights]])
+    coords = [(c + lo).tolist() for c, lo in zip(np.unravel_index(seen, spans), los)]
+    return dict(zip(zip(*coords), table))
+
+
+def _add(into: Cells, cells: Cells) -> None:
+    for key, value in cells.items():
+        if key in into:
+            into[key] += value
+        else:
+            into[key] = value.copy()
+
 
 @dataclass
-class _GameTally:
-    """What the per-game pass accumulates over the parts."""
+class _Tally:
+    """What the pass over the parts accumulates: row-level cells (per seat, position,
+    strategy, feature value...) and per-game facts (matchups, margins, leads)."""
 
     k: int  # strategies
     checkpoints: int
+    cells: dict[Any, Cells] = field(default_factory=dict)
+    moved: int = 0  # rows whose seat is not their turn position
+    shared: float = 0.0  # win shares of shared victories
     pair_wins: np.ndarray = field(init=False)
     pair_games: np.ndarray = field(init=False)
     margin: dict[str, Histogram] = field(default_factory=dict)
@@ -508,7 +498,14 @@ class _GameTally:
         self.sole_leader = np.zeros(self.checkpoints, dtype=np.int64)
         self.leader_won = np.zeros(self.checkpoints)
 
-    def merge(self, other: _GameTally) -> None:
+    def add(self, name: Any, cells: Cells) -> None:
+        _add(self.cells.setdefault(name, {}), cells)
+
+    def merge(self, other: _Tally) -> None:
+        for name, cells in other.cells.items():
+            self.add(name, cells)
+        self.moved += other.moved
+        self.shared += other.shared
         self.pair_wins += other.pair_wins
         self.pair_games += other.pair_games
         for reason, h in other.margin.items():
@@ -522,8 +519,22 @@ class _GameTally:
         self.last_change.counts.update(other.last_change.counts)
 
 
-def _part_arrays(run: RunData, part: Path, columns: list[str]) -> dict[str, np.ndarray]:
-    """The columns of one part as (games, seats) arrays; end_reason per game."""
+def _codes(column: pl.Series) -> tuple[np.ndarray, list[str]]:
+    """A string or categorical column as int codes and the labels they index: read
+    through the categorical's physical codes (casting every row to strings is slow)."""
+    if column.dtype != pl.Categorical:
+        column = column.cast(pl.String).cast(pl.Categorical)
+    physical = column.to_physical().to_numpy()
+    present = column.unique()
+    labels = present.cast(pl.String).to_list()
+    lookup = np.zeros(int(present.to_physical().max()) + 1, dtype=np.int64)
+    lookup[present.to_physical().to_numpy()] = np.arange(len(labels))
+    return lookup[physical], labels
+
+
+def _part_arrays(run: RunData, part: Path, columns: list[str]) -> dict[str, Any]:
+    """The columns of one part as (games, seats) arrays; strategy as the index into
+    run.strategies; end_reason per game as codes into "end_labels"."""
     try:
         df = pl.read_parquet(part, columns=columns)
     except (pl.exceptions.PolarsError, OSError) as e:
@@ -532,35 +543,54 @@ def _part_arrays(run: RunData, part: Path, columns: list[str]) -> dict[str, np.n
     if len(df) % n or not (df["seat"].to_numpy().reshape(-1, n) == np.arange(n)).all():
         # The runner writes game-major, seat-minor rows; anything else is re-sorted.
         df = df.sort("game", "seat")
-    codes = {s: i for i, s in enumerate(run.strategies)}
-    out = {c: df[c].to_numpy().reshape(-1, n) for c in columns
-           if c not in ("strategy", "end_reason")}
-    strategy = df["strategy"].cast(pl.String)
-    if unknown := set(strategy.unique().to_list()) - codes.keys():
+    out: dict[str, Any] = {c: df[c].to_numpy().reshape(-1, n) for c in columns
+                           if c not in ("strategy", "end_reason")}
+    codes, labels = _codes(df["strategy"])
+    if unknown := set(labels) - set(run.strategies):
         raise UserError(f"results in {run.path} name strategies the manifest does not: "
                         f"{', '.join(sorted(unknown))}")
-    strategy = strategy.replace_strict(codes, return_dtype=pl.Int64)
-    out["strategy"] = strategy.to_numpy().reshape(-1, n)
-    # End reasons as small int codes (numpy sorts strings slowly); labels in "end_labels".
-    reasons = df["end_reason"].cast(pl.String).gather_every(n)
-    labels = sorted(reasons.unique().to_list())
-    out["end_reason"] = reasons.replace_strict({r: i for i, r in enumerate(labels)},
-                                               return_dtype=pl.Int64).to_numpy()
-    out["end_labels"] = np.array(labels, dtype=object)
+    out["strategy"] = np.array([run.strategies.index(s) for s in labels], dtype=np.int64)[codes].reshape(-1, n)
+    reasons, out["end_labels"] = _codes(df["end_reason"].gather_every(n))
+    out["end_reason"] = reasons
     return out
 
 
-def _tally_pairs(t: _GameTally, strategy: np.ndarray, rank: np.ndarray) -> None:
-    n = strategy.shape[1]
+def _tally_rows(run: RunData, t: _Tally, a: dict[str, Any]) -> None:
+    win = a["win"].ravel().astype(np.float64)
+    score = a["score"].ravel().astype(np.int64)
+    seat, position, strategy = a["seat"].ravel(), a["position"].ravel(), a["strategy"].ravel()
+    as_float = score.astype(np.float64)
+    moments = [win, as_float, as_float * as_float]
+    n, k = [run.players], [len(run.strategies)]
+    t.add("seat", _cells([seat], moments, n))
+    t.add("position", _cells([position], moments, n))
+    t.add("strategy", _cells([strategy], moments, k))
+    t.add("score", _cells([seat, score], []))
+    t.moved += int((seat != position).sum())
+    t.add("end", {(a["end_labels"][code],): v for (code,), v in _cells([a["end_reason"]], []).items()})
+    t.add("turns", _cells([a["turns"][:, 0]], []))
+    # The k seats sharing a victory hold 1/k each: their win shares sum to 1 a game.
+    t.shared += float(win[(win > 0) & (win < 1)].sum())
+    # Features by strategy, so effects can be estimated within the strategy that held them.
+    for f in run.role_features("component", "behaviour", "setup"):
+        t.add(("feature", f), _cells([strategy, a[f].ravel()], [win], [k[0], None]))
+    if outcomes := run.role_features("outcome"):
+        values = [a[f].ravel().astype(np.float64) for f in outcomes]
+        t.add("outcomes", _cells([strategy, (win >= 1).astype(np.int64)], [w for x in values for w in (x, x * x)]))
+
+
+def _tally_pairs(t: _Tally, strategy: np.ndarray, rank: np.ndarray) -> None:
+    n, k = strategy.shape[1], t.k
     for a in range(n):
         for b in range(a + 1, n):
             sa, sb = strategy[:, a], strategy[:, b]
             score = np.where(rank[:, a] < rank[:, b], 1.0, np.where(rank[:, a] == rank[:, b], 0.5, 0.0))
             keep = sa != sb
-            np.add.at(t.pair_wins, (sa[keep], sb[keep]), score[keep])
-            np.add.at(t.pair_wins, (sb[keep], sa[keep]), 1.0 - score[keep])
-            np.add.at(t.pair_games, (sa[keep], sb[keep]), 1.0)
-            np.add.at(t.pair_games, (sb[keep], sa[keep]), 1.0)
+            pair = sa[keep] * k + sb[keep]  # bincount, not np.add.at (much slower)
+            wins = np.bincount(pair, weights=score[keep], minlength=k * k).reshape(k, k)
+            games = np.bincount(pair, minlength=k * k).reshape(k, k)
+            t.pair_wins += wins + (games - wins).T
+            t.pair_games += games + games.T
 
 
 def _sole_leader(standings: np.ndarray) -> np.ndarray:
@@ -570,27 +600,26 @@ def _sole_leader(standings: np.ndarray) -> np.ndarray:
     return np.where(sole, standings.argmax(axis=1), -1)
 
 
-def _tally_leaders(t: _GameTally, win: np.ndarray, standings: list[np.ndarray]) -> None:
+def _tally_leaders(t: _Tally, win: np.ndarray, leaders: list[np.ndarray]) -> None:
     """Over all games: at each checkpoint, the games with a sole leader and the win
     share that leader went on to take, i.e. P(win | sole leader); ties apart."""
     rows = np.arange(len(win))
-    for c, s in enumerate(standings):
-        leader = _sole_leader(s)
+    for c, leader in enumerate(leaders):
         has = leader >= 0
         t.sole_leader[c] += int(has.sum())
         t.leader_won[c] += float(win[rows[has], leader[has]].sum())
 
 
-def _tally_quality(t: _GameTally, winner: np.ndarray, standings: list[np.ndarray]) -> None:
-    """Leads over the checkpoints of the games with a sole winner; the result itself is
-    the final point of the sequence, so a late comeback counts as a lead change."""
+def _tally_quality(t: _Tally, winner: np.ndarray, standings: list[np.ndarray], leaders: list[np.ndarray]) -> None:
+    """Leads over the checkpoints of the games with a sole winner (`leaders`: the sole
+    leader per checkpoint); the result itself is the final point of the sequence, so a
+    late comeback counts as a lead change."""
     rows = np.arange(len(winner))
     trailed = np.zeros(len(winner), dtype=bool)
     current = np.full(len(winner), -1)  # the latest sole leader seen
     changes = np.zeros(len(winner), dtype=np.int64)
     last = np.zeros(len(winner), dtype=np.int64)
-    for c, s in enumerate([*standings, None]):
-        leader = winner if s is None else _sole_leader(s)
+    for c, (s, leader) in enumerate(zip([*standings, None], [*leaders, winner])):
         if s is not None:
             trailed |= s[rows, winner] < s.max(axis=1)
         changed = (leader >= 0) & (current >= 0) & (leader != current)
@@ -602,10 +631,12 @@ def _tally_quality(t: _GameTally, winner: np.ndarray, standings: list[np.ndarray
     t.last_change.add(last)
 
 
-def _tally_part(run: RunData, t: _GameTally, part: Path, checkpoints: list[str]) -> None:
-    a = _part_arrays(run, part, ["game", "seat", "strategy", "score", "rank", "win",
-                                 "end_reason", *checkpoints])
+def _tally_part(run: RunData, t: _Tally, part: Path, checkpoints: list[str]) -> None:
+    features = run.role_features("component", "behaviour", "setup", "outcome")
+    a = _part_arrays(run, part, ["game", "seat", "strategy", "score", "rank", "win", "position",
+                                 "turns", "end_reason", *features, *checkpoints])
     t.games += len(a["win"])
+    _tally_rows(run, t, a)
     if run.players < 2:
         return  # solo: no opponents, margins or leads
     _tally_pairs(t, a["strategy"], a["rank"])
@@ -622,13 +653,56 @@ def _tally_part(run: RunData, t: _GameTally, part: Path, checkpoints: list[str])
             t.margin.setdefault(str(reason), Histogram()).add(margin[chosen])
     t.decided += int(sole.sum())
     if checkpoints:
-        _tally_leaders(t, a["win"], [a[c] for c in checkpoints])
-        _tally_quality(t, winner, [a[c][sole] for c in checkpoints])
+        leaders = [_sole_leader(a[c]) for c in checkpoints]
+        _tally_leaders(t, a["win"], leaders)
+        _tally_quality(t, winner, [a[c][sole] for c in checkpoints], [x[sole] for x in leaders])
 
 
 # ---- assembling the analysis ----
 
-def _strategies(run: RunData, t: dict[str, pl.DataFrame], tally: _GameTally) -> Strategies:
+def _frame(cells: Cells, keys: list[str], sums: list[str], key_labels: dict[int, list[str]] | None = None) -> pl.DataFrame:
+    """Cells as a table: key columns, then n and the sums (key_labels: labels for
+    the int codes of a key column, by its position)."""
+    items = sorted(cells.items())
+    columns: dict[str, list[Any]] = {name: [k[i] for k, _ in items] for i, name in enumerate(keys)}
+    for i, labels in (key_labels or {}).items():
+        if labels is not None:  # None: the keys are labels already
+            columns[keys[i]] = [labels[c] for c in columns[keys[i]]]
+    columns["n"] = [int(v[0]) for _, v in items]
+    for j, name in enumerate(sums, start=1):
+        columns[name] = [float(v[j]) for _, v in items]
+    schema = {name: (pl.String if i in (key_labels or {}) else pl.Int64) for i, name in enumerate(keys)}
+    return pl.DataFrame(columns, schema={**schema, "n": pl.Int64, **{name: pl.Float64 for name in sums}})
+
+
+def _tables(run: RunData, t: _Tally) -> dict[str, pl.DataFrame]:
+    """The tally's cells as the small tables the analysis reads."""
+    moments = ["wins", "score_sum", "score_sq"]
+    names = {0: run.strategies}
+    c = t.cells
+    tables = {
+        "seat": _frame(c.get("seat", {}), ["seat"], moments),
+        "position": _frame(c.get("position", {}), ["position"], moments),
+        "moved": pl.DataFrame({"moved": [t.moved]}),
+        "strategy": _frame(c.get("strategy", {}), ["strategy"], moments, names),
+        "score": _frame(c.get("score", {}), ["seat", "score"], []).rename({"n": "count"}),
+        "end": _frame(c.get("end", {}), ["end_reason"], [], {0: None}).rename({"n": "games"}),
+        "turns": _frame(c.get("turns", {}), ["turns"], []).rename({"n": "count"}),
+        "shared": pl.DataFrame({"shared": [t.shared]}),
+    }
+    if effects := run.role_features("component", "behaviour", "setup"):
+        tables["features"] = pl.concat([
+            _frame(c.get(("feature", f), {}), ["strategy", "value"], ["wins"], names)
+            .select(feature=pl.lit(f), strategy="strategy", value="value", n="n", wins="wins")
+            for f in effects])
+    if outcomes := run.role_features("outcome"):
+        sums = [name for f in outcomes for name in (f"{f}:sum", f"{f}:sq")]
+        tables["outcomes"] = (_frame(c.get("outcomes", {}), ["strategy", "won"], sums, names)
+                              .with_columns(pl.col("won").cast(pl.Boolean)))
+    return tables
+
+
+def _strategies(run: RunData, t: dict[str, pl.DataFrame], tally: _Tally) -> Strategies:
     by_name = {r["strategy"]: r for r in t["strategy"].to_dicts()}
     rows = [by_name[s] for s in run.strategies if s in by_name]
     names = [r["strategy"] for r in rows]
@@ -643,7 +717,7 @@ def _strategies(run: RunData, t: dict[str, pl.DataFrame], tally: _GameTally) -> 
                       [_mean_ci(r) for r in rows], m, ratings, edge)
 
 
-def _outcomes(t: dict[str, pl.DataFrame], tally: _GameTally, games: int) -> Outcomes:
+def _outcomes(t: dict[str, pl.DataFrame], tally: _Tally, games: int) -> Outcomes:
     ends = t["end"].sort("games", "end_reason", descending=[True, False])
     turns = Histogram()
     turns.counts.update(dict(zip(t["turns"]["turns"].to_list(), t["turns"]["count"].to_list())))
@@ -663,7 +737,7 @@ def _outcomes(t: dict[str, pl.DataFrame], tally: _GameTally, games: int) -> Outc
         close=stats.rate(close, all_margins.n), close_margin=close_margin, scores=scores)
 
 
-def _quality(tally: _GameTally, checkpoints: list[str]) -> Quality | None:
+def _quality(tally: _Tally, checkpoints: list[str]) -> Quality | None:
     if not checkpoints or tally.decided == 0:
         return None
     return Quality([c.removeprefix(INTERIM_PREFIX) for c in checkpoints],
@@ -672,15 +746,84 @@ def _quality(tally: _GameTally, checkpoints: list[str]) -> Quality | None:
                    stats.rate(tally.trailed, tally.decided), tally.lead_changes, tally.last_change)
 
 
-def _games_tally(run: RunData, checkpoints: list[str]) -> _GameTally:
-    """Tally the parts on threads (parquet reads and numpy release the GIL), each into
-    its own tally, merged as they finish: at most `workers` parts in memory at once."""
-    def one(part: Path) -> _GameTally:
-        t = _GameTally(len(run.strategies), len(checkpoints))
-        _tally_part(run, t, part, checkpoints)
-        return t
+# Bumped whenever what a part's tally holds changes, so older cache files are ignored.
+_CACHE_VERSION = 1
 
-    total = _GameTally(len(run.strategies), len(checkpoints))
+
+def _cache_path(part: Path) -> Path:
+    # A hidden name that can never match part-*.parquet.
+    return part.with_name(f".tally-{part.stem.removeprefix('part-')}.json")
+
+
+def _cache_key(run: RunData, part: Path, checkpoints: list[str]) -> dict[str, Any]:
+    st = part.stat()
+    return {"version": _CACHE_VERSION, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "players": run.players, "strategies": run.strategies, "checkpoints": checkpoints,
+            "roles": {r: run.role_features(r) for r in ("component", "behaviour", "setup", "outcome")}}
+
+
+def _encode(key: Any) -> Any:
+    return list(key) if isinstance(key, tuple) else key
+
+
+def _tally_to_json(t: _Tally) -> dict[str, Any]:
+    return {"cells": [[_encode(name), [[list(k), v.tolist()] for k, v in cells.items()]]
+                      for name, cells in t.cells.items()],
+            "moved": t.moved, "shared": t.shared, "pair_wins": t.pair_wins.tolist(),
+            "pair_games": t.pair_games.tolist(),
+            "margin": {r: list(h.counts.items()) for r, h in t.margin.items()},
+            "decided": t.decided, "games": t.games, "sole_leader": t.sole_leader.tolist(),
+            "leader_won": t.leader_won.tolist(), "trailed": t.trailed,
+            "lead_changes": list(t.lead_changes.counts.items()),
+            "last_change": list(t.last_change.counts.items())}
+
+
+def _tally_from_json(d: dict[str, Any], k: int, checkpoints: int) -> _Tally:
+    t = _Tally(k, checkpoints)
+    for name, cells in d["cells"]:
+        t.cells[tuple(name) if isinstance(name, list) else name] = {tuple(key): np.array(v) for key, v in cells}
+    t.moved, t.shared, t.decided, t.games, t.trailed = d["moved"], d["shared"], d["decided"], d["games"], d["trailed"]
+    t.pair_wins, t.pair_games = np.array(d["pair_wins"]).reshape(k, k), np.array(d["pair_games"]).reshape(k, k)
+    t.margin = {r: Histogram(Counter(dict(map(tuple, c)))) for r, c in d["margin"].items()}
+    t.sole_leader = np.array(d["sole_leader"], dtype=np.int64)
+    t.leader_won = np.array(d["leader_won"], dtype=float)
+    t.lead_changes = Histogram(Counter(dict(map(tuple, d["lead_changes"]))))
+    t.last_change = Histogram(Counter(dict(map(tuple, d["last_change"]))))
+    return t
+
+
+def _part_tally(run: RunData, part: Path, checkpoints: list[str]) -> _Tally:
+    """A part's tally, from its cache file when that was made from this very part
+    (same size and time) by this analysis version for the same question; else
+    computed and cached (best effort: a read-only run directory just is not cached).
+    JSON, not pickle: a run directory from elsewhere must not run code."""
+    key = _cache_key(run, part, checkpoints)
+    cache = _cache_path(part)
+    try:
+        stored = json.loads(cache.read_text())
+        if stored.get("key") == key:
+            return _tally_from_json(stored["tally"], len(run.strategies), len(checkpoints))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    t = _Tally(len(run.strategies), len(checkpoints))
+    _tally_part(run, t, part, checkpoints)
+    try:
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "tally": _tally_to_json(t)}))
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return t
+
+
+def _games_tally(run: RunData, checkpoints: list[str]) -> _Tally:
+    """One pass: tally the parts on threads (parquet reads and numpy release the GIL), each into
+    its own tally, merged as they finish: at most `workers` parts in memory at once. A
+    part's tally is cached beside it, so a second report of the same run reads no parquet."""
+    def one(part: Path) -> _Tally:
+        return _part_tally(run, part, checkpoints)
+
+    total = _Tally(len(run.strategies), len(checkpoints))
     with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, len(run.parts))) as pool:
         for t in pool.map(one, run.parts):
             total.merge(t)
@@ -694,10 +837,10 @@ def analyze(path: Path | str, min_effect: float = MIN_EFFECT, roles: FeatureRole
     if not 0 <= min_effect < 1:
         raise UserError(f"min_effect = {min_effect}: allowed is a share of games from 0 to below 1")
     run = open_run(path, roles)
-    tables = _collect(run, _row_queries(run))
-    games = int(tables["end"]["games"].sum())
     checkpoints = standings_columns(run.interims) if run.players > 1 else []
     tally = _games_tally(run, checkpoints)
+    tables = _tables(run, tally)
+    games = tally.games
     components = component_table(tables.get("features"), run.features, run.roles, min_effect)
     return RunAnalysis(run, games, _seat_balance(run, tables, games), _strategies(run, tables, tally),
                        _outcomes(tables, tally, games), components,
