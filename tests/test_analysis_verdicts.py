@@ -314,3 +314,23 @@ def test_rate_axis_zooms_and_labels_thin() -> None:
     assert rate_range([stats.rate(50, 1000), stats.rate(900, 1000)], 0.5) == (0.0, 1.0)
     labels = thin_labels([f"r{i}" for i in range(32)])
     assert sum(bool(t) for t in labels) <= 13 and labels[0] == "r0" and labels[-1] == "r31"
+
+
+def test_part_tallies_are_cached_beside_the_parts_and_refreshed_when_a_part_changes(tmp_path: Path) -> None:
+    path = write_run(tmp_path / "cached", ["s", "w"], two_bot_games(400))
+    first = analyze(path)
+    caches = sorted(p.name for p in path.iterdir() if p.name.startswith(".tally-"))
+    assert caches == [".tally-00000.json"]
+    assert sorted(path.glob("part-*.parquet")) == [path / "part-00000.parquet"]  # never mistaken for a part
+    again = analyze(path)
+    assert again.seats.positions.win == first.seats.positions.win
+    assert again.components.equals(first.components)
+    assert again.strategies.matchups.wins.tolist() == first.strategies.matchups.wins.tolist()
+    # A rewritten part (here: every win flipped to the other seat) is tallied afresh.
+    part = path / "part-00000.parquet"
+    df = pl.read_parquet(part)
+    flipped = df.with_columns(win=(1 - pl.col("win")).cast(pl.Float32),
+                              rank=(3 - pl.col("rank")).cast(pl.Int8))
+    flipped.write_parquet(part)
+    redone = analyze(path)
+    assert redone.seats.win[0].successes == first.seats.win[1].successes
