@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import polars as pl
 
 from analysis import plots, stats
 from analysis.findings import (checks, findings, leader_checkpoint, pct, points, position_findings,
@@ -49,6 +50,9 @@ def _figure(svg: str, alt: str) -> Figure:
     return Figure(f"data:image/svg+xml;base64,{data}", alt)
 
 
+MAX_VALUE_CHARS = 120
+
+
 def param_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     """The params of a run, each with its source (rulebook / assumed) and default when
     the game is registered here, and whether the run changed it."""
@@ -58,7 +62,11 @@ def param_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for name, value in values.items():
         info = infos.get(name)
-        rows.append({"name": name, "value": value,
+        text = str(value)
+        if len(text) > MAX_VALUE_CHARS:  # component lists: pages of text otherwise
+            size = f"{len(value)} entries; " if isinstance(value, (list, tuple, dict)) else ""
+            text = f"{text[:MAX_VALUE_CHARS]}… ({size}in full in the run's manifest.json)"
+        rows.append({"name": name, "value": value, "shown": text,
                      "source": info.source if info else "unknown",
                      "doc": info.doc if info else "",
                      "default": info.value if info else None,
@@ -90,6 +98,9 @@ def _figures(a: RunAnalysis) -> dict[str, Figure | None]:
 
 
 MAX_LEADER_ROWS = 12
+# The evidence table lists every significant feature and the largest others up to this
+# many rows; the rest (none significant) are counted, not listed.
+MAX_COMPONENT_ROWS = 40
 
 
 def _leader_rows(a: RunAnalysis) -> dict[str, Any]:
@@ -108,6 +119,12 @@ def _leader_rows(a: RunAnalysis) -> dict[str, Any]:
             "thinned": step > 1}
 
 
+def _component_rows(a: RunAnalysis) -> dict[str, Any]:
+    c = a.components
+    shown = c.filter(pl.col("significant") | (pl.int_range(pl.len()) < MAX_COMPONENT_ROWS))
+    return {"rows": list(shown.iter_rows(named=True)), "left_out": len(c) - len(shown)}
+
+
 def _run_context(a: RunAnalysis, index: int) -> dict[str, Any]:
     m = a.run.manifest
     title = games()[m["game"]].title if m.get("game") in games() else m.get("game", "?")
@@ -117,6 +134,10 @@ def _run_context(a: RunAnalysis, index: int) -> dict[str, Any]:
             "parts": len(a.run.parts), "complete": a.games == m.get("n_games"),
             "leader_rows": _leader_rows(a),
             "leader_at": leader_checkpoint(a),
+            "component_rows": _component_rows(a),
+            # Per-value tables for a dealt feature that matters, or the first (a solo target).
+            "setup_tables": [e for k, e in enumerate(a.setup)
+                             if len(e.values) <= 12 and (k == 0 or e.q_value < stats.ALPHA)],
             "fair": 1 / a.run.players}
 
 
