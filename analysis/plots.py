@@ -71,9 +71,10 @@ def rate_range(rates: list[Rate], fair: float | None) -> tuple[float, float]:
 
 
 def thin_labels(labels: list[str], most: int = 12) -> list[str]:
-    """Every k-th label (blank between), so at most about `most` show; the last kept."""
+    """Every k-th label counted back from the last (which is kept: a final checkpoint or
+    "result"), blank between, so at most `most` show and none crowd each other."""
     step = max(1, -(-len(labels) // most))
-    return [t if i % step == 0 or i == len(labels) - 1 else "" for i, t in enumerate(labels)]
+    return [t if (len(labels) - 1 - i) % step == 0 else "" for i, t in enumerate(labels)]
 
 
 def _rate_bars(ax, labels: list[str], rates: list[Rate], color, fair: float | None, xlabel: str) -> None:

@@ -313,7 +313,9 @@ def test_rate_axis_zooms_and_labels_thin() -> None:
     assert 0.4 < lo < 0.47 and 0.53 < hi < 0.6
     assert rate_range([stats.rate(50, 1000), stats.rate(900, 1000)], 0.5) == (0.0, 1.0)
     labels = thin_labels([f"r{i}" for i in range(32)])
-    assert sum(bool(t) for t in labels) <= 13 and labels[0] == "r0" and labels[-1] == "r31"
+    assert sum(bool(t) for t in labels) <= 12 and labels[-1] == "r31"
+    shown = [i for i, t in enumerate(labels) if t]
+    assert len(set(np.diff(shown))) == 1  # evenly spaced, the last not crowding the one before
 
 
 def test_part_tallies_are_cached_beside_the_parts_and_refreshed_when_a_part_changes(tmp_path: Path) -> None:
