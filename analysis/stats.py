@@ -22,6 +22,7 @@ from statsmodels.stats.proportion import (confint_proportions_2indep, proportion
 __all__ = ["CONFIDENCE", "ALPHA", "Rate", "Difference", "wilson", "rate", "rate_vs",
            "difference", "equal_shares_test", "benjamini_hochberg", "mean_interval",
            "Matchups", "matchups", "Ratings", "bradley_terry", "ELO_PER_LOGIT",
+           "same_game_difference", "Stratified", "mantel_haenszel_difference", "homogeneity_test",
            "Z95", "Moments", "gradient", "Estimate", "delta_estimate", "paired_delta",
            "unpaired_delta", "confidence_sequence_halfwidth", "Crossing", "zero_crossing",
            "block_bootstrap"]
@@ -106,6 +107,74 @@ def equal_shares_test(wins: np.ndarray) -> tuple[float, float]:
     wins = np.asarray(wins, dtype=float)
     result = sps.chisquare(wins, np.full(len(wins), wins.sum() / len(wins)))
     return float(result.statistic), float(result.pvalue)
+
+
+def same_game_difference(w1: float, w2: float, n: int) -> Difference:
+    """Win rate of position 1 minus position 2 when both sat in the same n games: their
+    wins are negatively correlated (one's win is the other's loss), so the samples are
+    not independent. Multinomial Wald interval, Var = (p1 + p2 - (p1 - p2)^2) / n, and
+    McNemar's test of p1 = p2, z = (w1 - w2) / sqrt(w1 + w2)."""
+    d = (w1 - w2) / n if n else math.nan
+    if n <= 0 or w1 + w2 <= 0:
+        return Difference(rate(w1, n), rate(w2, n), math.nan, math.nan, 1.0)
+    half = sps.norm.ppf(1 - ALPHA / 2) * math.sqrt(max((w1 + w2) / n - d * d, 0.0) / n)
+    p = 2 * sps.norm.sf(abs(w1 - w2) / math.sqrt(w1 + w2))
+    return Difference(rate(w1, n), rate(w2, n), d - half, d + half, float(p))
+
+
+@dataclass(frozen=True)
+class Stratified:
+    """A risk difference combined over strata (Mantel-Haenszel weights n1 n0 / N):
+    `value` is the weighted mean of the within-stratum differences, `with_rate` and
+    `without_rate` the same-weighted rates (so with_rate - without_rate = value), with
+    Sato's variance, a Wald 95% interval and its z test."""
+
+    value: float
+    low: float
+    high: float
+    p_value: float
+    with_rate: float
+    without_rate: float
+    strata: int  # strata with seats both with and without
+
+
+def mantel_haenszel_difference(w1: np.ndarray, n1: np.ndarray, w0: np.ndarray, n0: np.ndarray) -> Stratified | None:
+    """Risk difference of "with" (w1 wins in n1) against "without" (w0 in n0) within
+    each stratum (e.g. the strategy that held the feature), combined by Mantel-Haenszel;
+    strata lacking either group carry no information and drop out. None when none is
+    left. Variance: Sato (1989), consistent both for many small and few large strata."""
+    w1, n1, w0, n0 = (np.asarray(x, dtype=float) for x in (w1, n1, w0, n0))
+    keep = (n1 > 0) & (n0 > 0)
+    if not keep.any():
+        return None
+    a, n1, c, n0 = w1[keep], n1[keep], w0[keep], n0[keep]
+    total = n1 + n0
+    weight = n1 * n0 / total
+    p1, p0 = a / n1, c / n0
+    sw = weight.sum()
+    rd = float((weight * (p1 - p0)).sum() / sw)
+    big_p = (n1 * n1 * c - n0 * n0 * a + n1 * n0 * (n0 - n1) / 2) / (total * total)
+    big_q = (a * (n0 - c) + c * (n1 - a)) / (2 * total)
+    var = max(float((rd * big_p.sum() + big_q.sum()) / (sw * sw)), 0.0)
+    se = math.sqrt(var)
+    z = sps.norm.ppf(1 - ALPHA / 2)
+    p = float(2 * sps.norm.sf(abs(rd) / se)) if se > 0 else (1.0 if rd == 0 else 0.0)
+    return Stratified(rd, rd - z * se, rd + z * se, p, float((weight * p1).sum() / sw),
+                      float((weight * p0).sum() / sw), int(keep.sum()))
+
+
+def homogeneity_test(wins: np.ndarray, n: np.ndarray) -> tuple[float, float]:
+    """Chi-square test that groups (e.g. the values of a dealt solo target) win equally
+    often: the 2 x k table of wins and non-wins. Returns (statistic, p value)."""
+    wins, n = np.asarray(wins, dtype=float), np.asarray(n, dtype=float)
+    keep = n > 0
+    if keep.sum() < 2:
+        return math.nan, 1.0
+    table = np.vstack([wins[keep], n[keep] - wins[keep]])
+    if (table.sum(axis=1) == 0).any():
+        return 0.0, 1.0
+    chi2, p, _, _ = sps.chi2_contingency(table, correction=False)
+    return float(chi2), float(p)
 
 
 def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
