@@ -76,6 +76,7 @@ cdef enum Step:
     ST_DISCARD = 8       # transition: discard a specialist beyond the uncovered icons
     ST_LOAD = 9          # candy-only setup: put the next good onto a truck
     ST_OVER = 10
+    ST_ORDER = 11        # Machinist: the space's ability or the machine first
 
 # Actions (small ints, one range per kind of decision).
 cdef enum:
@@ -98,6 +99,8 @@ cdef enum:
     A_DECO = 106         # + recipe: decorate one candy
     A_DECO_ALL = 116     # pay and decorate every candy
     A_DISCARD = 118      # + kind
+    A_SPACE_FIRST = 125  # Machinist: the space's ability, then the machine
+    A_MACHINE_FIRST = 126  # Machinist: the machine, then the space's ability
     A_MOVE = 128         # + (good * N_TRUCKS + truck) * 2 + stacked (up to 266)
 
 
@@ -151,11 +154,16 @@ cdef struct Pending:
     bint trucker
     bint packer
     bint machinist
+    bint ordered         # the Machinist's order is settled (asked, or nothing to ask)
+    bint machine_first   # the Machinist's machine comes before the space's ability
+    bint shift_visit     # ST_ABILITY offered by a shift change's pawn (then back to to/from)
     bint recruited       # no draw at the end of this turn
-    int stage            # 0..2 through (transport, ability, machinist) or (ability, machinist, transport)
+    int stage            # 0..2 through (transport, ability, machinist) or (ability, machinist,
+                         # transport); the two abilities swap when machine_first
     int ability          # ability offered at ST_ABILITY
     int recipe           # Candy Machine recipe chosen this visit, -1 before
     int uses_left        # further uses of that recipe this visit
+    signed char made[N_RECIPES]      # uses of each recipe this turn (recipe_uses = per_turn)
     int n_look
     signed char look[MAX_LOOK]
     int loads_left       # candy-only setup: goods still to load for this seat
@@ -171,6 +179,9 @@ cdef struct MConfig:
     int shift_cost
     int lift_bonus
     int runner_reach
+    bint machinist_choice            # machinist_order = choice
+    bint recipe_per_turn             # candy.recipe_uses = per_turn
+    bint shift_ability               # shift_change_ability: the pawn's space offers its ability
     int spaces
     int pawns
     int ability[2][MAX_SPACES]       # per half (0 plantation, 1 candy)
@@ -210,6 +221,8 @@ cdef struct MConfig:
     int co_specs
     int co_sugar
     int co_choc
+    int co_coins
+    bint co_hand_first               # candy-only: the hand is drawn before specialists join
 
 
 cdef struct Man:
@@ -265,7 +278,6 @@ cdef struct MObs:
 # Final: the engine's own calls (next_stage, gen_legal, act...) are direct C calls the
 # compiler can inline, not virtual ones.
 @cython.final
-@cython.final
 cdef class ManfrediniState(GameState):
     cdef MConfig cfg
     cdef Man s
@@ -284,6 +296,7 @@ cdef class ManfrediniState(GameState):
     cdef void next_stage(self) noexcept nogil
     cdef void stages_from(self, bint to, int stage) noexcept nogil
     cdef void stay(self, int n) noexcept nogil
+    cdef bint order_matters(self) noexcept nogil
     cdef void end_turn(self) noexcept nogil
     cdef void end_half(self) noexcept nogil
     cdef void finish(self) noexcept nogil

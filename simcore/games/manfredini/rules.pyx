@@ -26,7 +26,7 @@ GOODS = (("sugar", "cacao", "chocolate") + RECIPES
          + tuple(f"decorated_{r}" for r in RECIPES))
 ABILITY_NAMES = ("none", "mixer", "break_room", "outlet", "candy_machine", "decorating")
 STEP_NAMES = ("card", "die", "runner", "sorter", "to_from", "transport", "ability", "pick",
-              "discard", "load", "over")
+              "discard", "load", "over", "order")
 USES = ("mixer", "outlet_plantation", "break_room", "candy_machine", "decorating",
         "outlet_candy", "shift_change", "packer_stacks")
 ACTION_BASES = {
@@ -35,7 +35,18 @@ ACTION_BASES = {
     "shift_remove": A_SHIFT_REMOVE, "stop": A_STOP, "mix": A_MIX, "sell": A_SELL,
     "recruit": A_RECRUIT, "pick": A_PICK, "make": A_MAKE, "deco": A_DECO,
     "deco_all": A_DECO_ALL, "discard": A_DISCARD, "move": A_MOVE,
+    "space_first": A_SPACE_FIRST, "machine_first": A_MACHINE_FIRST,
 }
+
+# Components (ManfrediniState.COMPONENTS) after the six specialists.
+cdef enum:
+    C_MIXER = N_KINDS - 1
+    C_BREAK
+    C_OUTLET_PLANTATION
+    C_DECORATE
+    C_OUTLET_CANDY
+    C_SHIFT
+    C_RECIPE
 
 # Machine ability of each half, for the Machinist.
 cdef int[2] MACHINE_OF = [AB_MIXER, AB_MACHINE]
@@ -113,6 +124,19 @@ cdef inline int truck_moves(unsigned int goods, int truck, bint room, bint packe
     return n
 
 
+cdef inline void sort_small(signed char* a, int n) noexcept nogil:
+    # Counting sort of card ids or specialist kinds (all below N_CARD_IDS).
+    cdef int count[N_CARD_IDS]
+    cdef int i, k, j = 0
+    memset(count, 0, sizeof(count))
+    for i in range(n):
+        count[a[i]] += 1
+    for k in range(N_CARD_IDS):
+        for i in range(count[k]):
+            a[j] = k
+            j += 1
+
+
 # ---- scoring ----
 
 cdef int man_score(const MConfig* c, const Goods* g) noexcept nogil:
@@ -176,6 +200,13 @@ cdef class ManfrediniState(GameState):
     """Chocolate Factory (Manfredini), 2 to 4 players; variants full, plantation, candy."""
 
     END_REASONS = ("scoring",)
+    # What restricted play can forbid (action_component): the six specialists of the
+    # deck (playing or recruiting one), the space abilities and the shift change (using
+    # them), and the recipes (making one). The Temp is every player's start card.
+    COMPONENTS = (tuple(SPECIALISTS[1:])
+                  + ("mixer", "break_room", "outlet_plantation", "decorating", "outlet_candy",
+                     "shift_change")
+                  + tuple(RECIPES))
     INVARIANTS = (
         "every sugar, cacao/chocolate, coin, candy and pawn token is in exactly one place",
         "warehouses and trucks: spaces used = goods - stacks, within capacity",
@@ -197,6 +228,9 @@ cdef class ManfrediniState(GameState):
         c.shift_cost = params.shift_change_cost
         c.lift_bonus = params.lift_bonus
         c.runner_reach = params.runner_reach
+        c.machinist_choice = params.machinist_order == "choice"
+        c.recipe_per_turn = params.candy.recipe_uses == "per_turn"
+        c.shift_ability = params.shift_change_ability
         c.spaces = params.factory.spaces
         c.pawns = params.factory.pawns
         c.full = (1u << c.spaces) - 1
@@ -258,6 +292,8 @@ cdef class ManfrediniState(GameState):
         c.co_specs = params.candy_only.specialists
         c.co_sugar = params.candy_only.sugar
         c.co_choc = params.candy_only.chocolate
+        c.co_coins = params.candy_only.coins
+        c.co_hand_first = not params.candy_only.specialists_in_opening_hand
         self.n_players = c.n_players
         self.n_features = len(self._feature_names())
         self.n_interim = 2 if c.variant == V_FULL else 1
@@ -291,9 +327,11 @@ cdef class ManfrediniState(GameState):
         memcpy(self.s.spec, c.spec_cards, c.n_spec)
         self.s.spec_len = c.n_spec
         shuffle_i8(&self.s.rng, self.s.spec, c.n_spec)
+        # The coin comes with the Plantation's setup; the Candy Factory's gives none.
+        k = c.co_coins if c.variant == V_CANDY else c.start_coins
         for p in range(c.n_players):
-            self.s.g[p].coins = c.start_coins
-            self.s.coin_pile -= c.start_coins
+            self.s.g[p].coins = k
+            self.s.coin_pile -= k
         if c.variant == V_CANDY:
             for p in range(c.n_players):
                 for i in range(c.co_specs):
@@ -323,6 +361,9 @@ cdef class ManfrediniState(GameState):
         cdef int cand[MAX_PLAYERS]
         cdef int rolls[MAX_PLAYERS]
         cdef Cards* cd
+        # Candy-only: "Set up Candy Factory as normal [the hand is drawn]. Then, each
+        # player shuffles three random specialist workers into his deck."
+        cdef bint late = half == 1 and c.variant == V_CANDY and c.co_hand_first
         self.s.half = half
         self.s.board = 0
         self.s.pawn_pile = c.pawns
@@ -333,7 +374,7 @@ cdef class ManfrediniState(GameState):
             for i in range(c.spaces):
                 cd.deck[n] = i
                 n += 1
-            if half == 1:
+            if half == 1 and not late:
                 for k in range(N_KINDS):
                     for i in range(cd.kept[k]):
                         cd.deck[n] = SPEC + k
@@ -350,6 +391,12 @@ cdef class ManfrediniState(GameState):
                 cd.hand[self.s.g[p].hand_len] = cd.deck[n]
                 cd.secret[self.s.g[p].hand_len] = False
                 self.s.g[p].hand_len += 1
+            if late:
+                for k in range(N_KINDS):
+                    for i in range(cd.kept[k]):
+                        cd.deck[n] = SPEC + k
+                        n += 1
+                shuffle_i8(&self.s.rng, cd.deck, n)
             self.s.g[p].deck_len = n
             self.s.g[p].whistle = False
         if half == 0 or c.variant == V_CANDY:
@@ -388,6 +435,13 @@ cdef class ManfrediniState(GameState):
         self.s.n_legal = self.gen_cards(self.s.legal)
 
     cdef void next_stage(self) noexcept nogil:
+        if self.s.t.shift_visit:
+            # The ability a shift change offered is done: on to the to/from choice.
+            self.s.t.shift_visit = False
+            self.s.t.space = -1
+            self.s.t.ability = AB_NONE
+            self.to_tofrom()
+            return
         self.stages_from(self.s.t.to, self.s.t.stage + 1)
 
     cdef void stages_from(self, bint to, int stage) noexcept nogil:
@@ -404,6 +458,20 @@ cdef class ManfrediniState(GameState):
             kind = stage + 1 - to
             kind -= 3 * (kind == 3)
             t.recipe = -1
+            if t.machinist and kind != 0:
+                # The two abilities of a Machinist turn, in the order the player chose
+                # (asked as the first of them comes up, if the order can matter).
+                if not t.ordered:
+                    t.ordered = True
+                    if self.cfg.machinist_choice and self.order_matters():
+                        t.step = ST_ORDER
+                        self.s.legal[0] = A_SPACE_FIRST
+                        self.s.legal[1] = A_MACHINE_FIRST
+                        self.s.n_legal = 2
+                        t.stage = stage - 1
+                        return
+                if t.machine_first:
+                    kind = 3 - kind
             if kind == 0:
                 if not to:
                     self.s.board &= ~(1u << t.space)
@@ -427,6 +495,21 @@ cdef class ManfrediniState(GameState):
             stage += 1
         t.stage = stage
         self.end_turn()
+
+    cdef bint order_matters(self) noexcept nogil:
+        # Whether the Machinist's order can change anything: two different abilities,
+        # one of which can do something now (it may then enable the other).
+        cdef Pending* t = &self.s.t
+        cdef int machine = MACHINE_OF[self.s.half]
+        cdef int space = self.cfg.ability[self.s.half][t.space]
+        cdef int scratch[MAX_LEGAL]
+        cdef bint usable
+        if space == machine:
+            return False
+        t.ability = machine
+        usable = self.gen_ability(scratch) > 1
+        t.ability = space
+        return usable or self.gen_ability(scratch) > 1
 
     cdef void stay(self, int n) noexcept nogil:
         # The transport or ability goes on with the list of n actions just written to
@@ -588,6 +671,10 @@ cdef class ManfrediniState(GameState):
                 if self.s.c[p].played[SPEC + k] > 0:
                     out[n] = A_DISCARD + k
                     n += 1
+        elif t.step == ST_ORDER:
+            out[0] = A_SPACE_FIRST
+            out[1] = A_MACHINE_FIRST
+            n = 2
         elif t.step == ST_LOAD:
             g = SUGAR if t.loads_left > self.cfg.co_choc else CHOC
             for tr in range(N_TRUCKS):
@@ -730,7 +817,7 @@ cdef class ManfrediniState(GameState):
                 bits &= bits - 1
                 out[n] = A_MAKE + r
                 n += (self.s.candy_supply[r] > 0) & (wh.n[SUGAR] >= self.cfg.cost_sugar[r]) \
-                    & (wh.n[CHOC] >= self.cfg.cost_choc[r])
+                    & (wh.n[CHOC] >= self.cfg.cost_choc[r]) & (t.made[r] < self.cfg.uses[r])
         elif t.ability == AB_DECORATE:
             bits = (wh.mask >> PLAIN) & ((1u << N_RECIPES) - 1)
             if bits and gd.coins >= self.cfg.deco_all_cost:
@@ -819,12 +906,24 @@ cdef class ManfrediniState(GameState):
                 gd.whistle = True
                 self.s.f[p].uses[6] += 1
                 if action >= A_SHIFT_REMOVE:
-                    self.s.board &= ~(1u << (action - A_SHIFT_REMOVE))
+                    k = action - A_SHIFT_REMOVE
+                    self.s.board &= ~(1u << k)
                     self.s.pawn_pile += 1
                 else:
-                    self.s.board |= 1u << (action - A_SHIFT_ADD)
+                    k = action - A_SHIFT_ADD
+                    self.s.board |= 1u << k
                     self.s.pawn_pile -= 1
-                self.s.n_legal = self.gen_tofrom(self.s.legal)
+                if self.cfg.shift_ability:
+                    # The pawn entering (or leaving) the space is offered its ability;
+                    # the turn then goes back to the to/from choice (see next_stage).
+                    t.shift_visit = True
+                    t.space = k
+                    t.recipe = -1
+                    t.ability = self.cfg.ability[self.s.half][k]
+                    t.step = ST_ABILITY
+                    self.stay(self.gen_ability(self.s.legal))
+                else:
+                    self.s.n_legal = self.gen_tofrom(self.s.legal)
         elif t.step == ST_TRANSPORT:
             if action == A_STOP:
                 self.next_stage()
@@ -845,6 +944,9 @@ cdef class ManfrediniState(GameState):
             self.transition_from(p)
         elif t.step == ST_LOAD:
             self.load(action)
+        elif t.step == ST_ORDER:
+            t.machine_first = action == A_MACHINE_FIRST
+            self.next_stage()
 
     cdef inline void to_tofrom(self) noexcept nogil:
         self.s.t.step = ST_TOFROM
@@ -922,8 +1024,10 @@ cdef class ManfrediniState(GameState):
             r = action - A_MAKE
             if t.recipe < 0:
                 t.recipe = r
-                t.uses_left = self.cfg.uses[r]
+                t.uses_left = self.cfg.uses[r] - t.made[r]
             t.uses_left -= 1
+            # Per turn, the uses made count against the arrow for the next machine too.
+            t.made[r] += self.cfg.recipe_per_turn
             for i in range(self.cfg.cost_sugar[r]):
                 take(wh, SUGAR)
                 self.s.sugar_pile += 1
@@ -1088,6 +1192,27 @@ cdef class ManfrediniState(GameState):
             i += 1
         out[i] = f.turns
 
+    cdef int action_component(self, int action) noexcept nogil:
+        # Indices into COMPONENTS: specialists 0..5, then C_MIXER.., then the recipes.
+        # Every action range is distinct, so the action alone says which it is.
+        if A_CARD + SPEC + 1 <= action < A_CARD + SPEC + N_KINDS:
+            return action - (A_CARD + SPEC + 1)
+        if A_PICK + 1 <= action < A_PICK + N_KINDS:
+            return action - (A_PICK + 1)
+        if action == A_MIX:
+            return C_MIXER
+        if action == A_RECRUIT:
+            return C_BREAK
+        if A_SELL <= action < A_SELL + N_GOODS:
+            return C_OUTLET_CANDY if self.s.half == 1 else C_OUTLET_PLANTATION
+        if action == A_DECO_ALL or A_DECO <= action < A_DECO + N_RECIPES:
+            return C_DECORATE
+        if A_SHIFT_ADD <= action < A_STOP:
+            return C_SHIFT
+        if A_MAKE <= action < A_MAKE + N_RECIPES:
+            return C_RECIPE + action - A_MAKE
+        return -1
+
     # ---- search support ----
 
     cdef void copy_into(self, GameState other) noexcept nogil:
@@ -1140,13 +1265,17 @@ cdef class ManfrediniState(GameState):
         # Unseen by `observer`: every deck order (its own included), the other hands
         # (their numbered cards, and specialists they drew, are reshuffled with their
         # decks), and the kinds of the specialists it has not seen (see
-        # unseen_specialists), which are shuffled among their slots.
+        # unseen_specialists), which are shuffled among their slots. Each pool is sorted
+        # before it is shuffled, so the result depends only on what the pool holds,
+        # never on where the hidden cards were: two states the observer cannot tell
+        # apart give the same world from the same rng.
         cdef signed char pool[MAX_SPEC + MAX_PLAYERS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
         cdef signed char own[MAX_DECK + MAX_HAND]
         cdef int p, i, n, m
         cdef Cards* cd
         cdef Goods* gd
         n = self.unseen_specialists(observer, pool, False)
+        sort_small(pool, n)
         shuffle_i8(rng, pool, n)
         self.unseen_specialists(observer, pool, True)
         for p in range(self.cfg.n_players):
@@ -1160,6 +1289,7 @@ cdef class ManfrediniState(GameState):
                         m += 1
             memcpy(&own[m], cd.deck, gd.deck_len)
             m += gd.deck_len
+            sort_small(own, m)
             shuffle_i8(rng, own, m)
             m = 0
             if p != observer:
@@ -1168,6 +1298,16 @@ cdef class ManfrediniState(GameState):
                         cd.hand[i] = own[m]
                         m += 1
             memcpy(cd.deck, &own[m], gd.deck_len)
+            if self.cfg.variant == V_CANDY:
+                # The specialists dealt unseen are those the resampled cards now hold.
+                for i in range(N_KINDS):
+                    cd.kept[i] = cd.played[SPEC + i]
+                for i in range(gd.hand_len):
+                    if cd.hand[i] >= SPEC:
+                        cd.kept[cd.hand[i] - SPEC] += 1
+                for i in range(gd.deck_len):
+                    if cd.deck[i] >= SPEC:
+                        cd.kept[cd.deck[i] - SPEC] += 1
         rng_seed(&self.s.rng, rng_next(rng))
         self.s.n_legal = self.gen_legal(self.s.legal)
 
@@ -1390,6 +1530,10 @@ cdef class ManfrediniState(GameState):
             return f"pay {self.cfg.deco_all_cost} coin to decorate every candy"
         if A_DISCARD <= action < A_DISCARD + N_KINDS:
             return f"discard the {SPECIALISTS[action - A_DISCARD]}"
+        if action == A_SPACE_FIRST:
+            return f"the space's {ABILITY_NAMES[self.cfg.ability[self.s.half][t.space]]} first, then the machinist's"
+        if action == A_MACHINE_FIRST:
+            return f"the machinist's {ABILITY_NAMES[MACHINE_OF[self.s.half]]} first, then the space's"
         code = action - A_MOVE
         g, tr, stacked = (code >> 1) // N_TRUCKS, (code >> 1) % N_TRUCKS, code & 1
         truck = f"truck {TRUCKS[tr]}"
@@ -1412,7 +1556,7 @@ cdef class ManfrediniState(GameState):
 
     def _public(self, int p):
         g = self.s.g[p]
-        return {
+        out = {
             "warehouse": self._box(g.wh),
             "trucks": {TRUCKS[t]: self._box(g.truck[t]) for t in range(N_TRUCKS)},
             "coins": g.coins,
@@ -1423,6 +1567,12 @@ cdef class ManfrediniState(GameState):
             "uncovered_icons": man_icons(&self.cfg, &self.s.g[p]),
             "standing": self.standing(p),
         }
+        if self.cfg.variant == V_FULL:
+            # Played face up in the Plantation and kept at the transition: public (the
+            # candy-only specialists are shuffled in unseen, so not shown there).
+            c = self.s.c[p]
+            out["kept"] = {SPECIALISTS[k]: c.kept[k] for k in range(N_KINDS) if c.kept[k]}
+        return out
 
     def _turn(self, bint mine):
         t = self.s.t
