@@ -223,3 +223,10 @@ def test_shift_change_ability_param_offers_the_space_then_goes_on():
     assert st.observation(0)["turn"]["looking_at"] == ["runner", "trucker", "packer"]
     play(st, A["pick"] + SPECIALISTS.index("runner"))
     assert st.observation(0)["board"] == [] and set(st.legal()) == {A["to"]}
+
+
+def test_reading_params_reject_unknown_values():
+    with pytest.raises(UserError, match="machinist_order"):
+        SPEC.params(players=2, sets={"machinist_order": "machine_first"})
+    with pytest.raises(UserError, match="recipe_uses"):
+        SPEC.params(players=2, sets={"candy.recipe_uses": "per_visit"})
