@@ -1530,10 +1530,11 @@ cdef class ManfrediniState(GameState):
             return f"pay {self.cfg.deco_all_cost} coin to decorate every candy"
         if A_DISCARD <= action < A_DISCARD + N_KINDS:
             return f"discard the {SPECIALISTS[action - A_DISCARD]}"
-        if action == A_SPACE_FIRST:
-            return f"the space's {ABILITY_NAMES[self.cfg.ability[self.s.half][t.space]]} first, then the machinist's"
-        if action == A_MACHINE_FIRST:
-            return f"the machinist's {ABILITY_NAMES[MACHINE_OF[self.s.half]]} first, then the space's"
+        if action == A_SPACE_FIRST or action == A_MACHINE_FIRST:
+            space = f"the space's {ABILITY_NAMES[self.cfg.ability[self.s.half][t.space]]}"
+            machine = f"the machinist's {ABILITY_NAMES[MACHINE_OF[self.s.half]]}"
+            first, then = (space, machine) if action == A_SPACE_FIRST else (machine, space)
+            return f"{first} first, then {then}"
         code = action - A_MOVE
         g, tr, stacked = (code >> 1) // N_TRUCKS, (code >> 1) % N_TRUCKS, code & 1
         truck = f"truck {TRUCKS[tr]}"
