@@ -230,3 +230,24 @@ def test_reading_params_reject_unknown_values():
         SPEC.params(players=2, sets={"machinist_order": "machine_first"})
     with pytest.raises(UserError, match="recipe_uses"):
         SPEC.params(players=2, sets={"candy.recipe_uses": "per_visit"})
+
+
+@pytest.mark.parametrize("sets", [
+    {"machinist_order": "space_first", "candy.recipe_uses": "per_machine"},
+    {"shift_change_ability": True},
+    {"variant": "candy", "candy_only.specialists_in_opening_hand": True, "candy_only.coins": 1},
+])
+def test_random_games_keep_every_invariant_under_the_other_readings(sets):
+    # The Python API checks legality; the checked build also every invariant after
+    # every move. Every hand and deck is played out.
+    from simcore.strategy import RngView
+    from strategies import build
+    sets = {"variant": "full", **sets}
+    st = new(3, **sets)
+    bots = [build("manfredini", b) for b in ("random", "heuristic", "random")]
+    for seed in range(30):
+        st.new_game(seed)
+        rng = RngView.seeded(seed)
+        while not st.terminal:
+            st.apply_action(bots[st.player].choose_action(st, rng))
+        assert all(p["hand"] == [] and p["deck"] == [] for p in st.to_dict()["players"])
