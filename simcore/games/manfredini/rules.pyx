@@ -4,8 +4,8 @@
 A turn is a chain of small decisions (Pending.step): play a card; for a specialist keep
 the die face or roll, then the Runner's change or the Sorter's direction; to or from the
 factory (or a shift change first); then, going to the factory, move goods one at a time,
-use the space ability, the Machinist's machine; going from it, the ability, the machine,
-then the goods. A decision whose only legal action is "stop" is taken by the engine, so
+use the space ability and the Machinist's machine (in the order the player chooses);
+going from it, the two abilities, then the goods. A decision whose only legal action is "stop" is taken by the engine, so
 every decision a bot sees is a real choice. See README.md for every rules point decided.
 """
 cimport cython
