@@ -214,6 +214,7 @@ cdef class ManfrediniState(GameState):
         "the seat to move is a player while the game runs",
         "every deck and hand is empty at the end of each half",
         "the legal list kept is the current decision's, and never stop alone",
+        "each seat's knowledge groups count the cards they hold, their known kinds among them",
     )
 
     def __init__(self, params):
@@ -853,8 +854,11 @@ cdef class ManfrediniState(GameState):
             j = last
             for i in range(last, -1, -1):
                 j = i if cd.hand[i] == k else j
+            if cd.secret[j]:
+                self.reveal(p, j, k - SPEC)
             cd.hand[j] = cd.hand[last]
             cd.secret[j] = cd.secret[last]
+            cd.tag[j] = cd.tag[last]
             gd.hand_len = last
             cd.played[k] += 1
             t.card = k
@@ -1018,6 +1022,12 @@ cdef class ManfrediniState(GameState):
             for i in range(t.n_look):
                 self.s.spec_len -= 1
                 t.look[i] = self.s.spec[self.s.spec_len]
+                # The looking seat now sees the card: it leaves that seat's group, if any.
+                g = (self.s.spec_tag[self.s.spec_len] >> (8 * p)) & 0xFF
+                if g >= T_GROUP:
+                    self.leave_group(p, g - T_GROUP, t.look[i])
+                self.s.look_tag[i] = ((self.s.spec_tag[self.s.spec_len] & ~(0xFFu << (8 * p)))
+                                      | (<unsigned int>T_KNOWN << (8 * p)))
             t.step = ST_PICK
             self.s.n_legal = self.gen_legal(self.s.legal)
         elif action >= A_MAKE and action < A_MAKE + N_RECIPES:
@@ -1071,32 +1081,163 @@ cdef class ManfrediniState(GameState):
             self.next_stage()
 
     cdef void pick(self, int kind) noexcept nogil:
-        # Keep one card; the others go to the bottom of the deck, seen by this seat.
+        # Keep one card; the others go to the bottom of the deck, seen by this seat. Every
+        # other seat knows the kept card and those put back only together, as well as it
+        # knew the cards looked at (see merge).
         cdef Pending* t = &self.s.t
         cdef int p = self.s.to_move
         cdef Goods* gd = &self.s.g[p]
-        cdef int i, j, m, kept = -1
+        cdef int i, j, m, o, kept = -1
+        cdef unsigned int tag = <unsigned int>T_KNOWN << (8 * p)
+        cdef int kinds[MAX_LOOK]
+        cdef int know[MAX_LOOK]
         for i in range(t.n_look):
             if t.look[i] == kind:
                 kept = i
                 break
+        for o in range(self.cfg.n_players):
+            if o != p:
+                for i in range(t.n_look):
+                    kinds[i] = t.look[i]
+                    know[i] = (self.s.look_tag[i] >> (8 * o)) & 0xFF
+                tag |= <unsigned int>self.merge(o, t.n_look, kinds, know) << (8 * o)
         self.s.c[p].hand[gd.hand_len] = kind + SPEC
         self.s.c[p].secret[gd.hand_len] = True
+        self.s.c[p].tag[gd.hand_len] = tag
         gd.hand_len += 1
         self.s.f[p].recruited[kind] += 1
         m = t.n_look - 1
         memmove(&self.s.spec[m], &self.s.spec[0], self.s.spec_len)
-        memmove(&self.s.spec_known[m], &self.s.spec_known[0], self.s.spec_len * sizeof(int))
+        memmove(&self.s.spec_tag[m], &self.s.spec_tag[0], self.s.spec_len * sizeof(unsigned int))
         j = 0
         for i in range(t.n_look):
             if i != kept:
                 self.s.spec[j] = t.look[i]
-                self.s.spec_known[j] = 1 << p
+                self.s.spec_tag[j] = tag
                 j += 1
         self.s.spec_len += m
         t.n_look = 0
         t.recruited = True
         self.next_stage()
+
+    cdef int merge(self, int o, int n, const int* kinds, const int* know) noexcept nogil:
+        # What seat o knows of n cards that now go together (o cannot tell which is
+        # where): the kinds it knew exactly, the number it never saw, and the groups some
+        # of them were in, all pooled into one group (the lowest of those, or a new one).
+        # Returns the tag byte for the cards: unseen if o knew nothing of them (or has no
+        # group left: it then forgets, as if it had never seen them).
+        cdef int i, g, k, old
+        cdef int add[N_KINDS + 1]
+        cdef unsigned int touched = 0
+        cdef bint any_known = False
+        memset(add, 0, sizeof(add))
+        for i in range(n):
+            if know[i] == T_KNOWN:
+                add[kinds[i]] += 1
+                any_known = True
+            elif know[i] == T_UNSEEN:
+                add[N_KINDS] += 1
+            else:
+                touched |= 1u << (know[i] - T_GROUP)
+        if touched:
+            g = ctz(touched)
+            touched &= touched - 1
+            while touched:
+                old = ctz(touched)
+                touched &= touched - 1
+                for k in range(N_KINDS + 1):
+                    self.s.grp[o][g][k] += self.s.grp[o][old][k]
+                    self.s.grp[o][old][k] = 0
+                self.relabel(o, old, g)
+        elif any_known and self.s.n_grp[o] < MAX_GROUPS:
+            g = self.s.n_grp[o]
+            self.s.n_grp[o] += 1
+        else:
+            return T_UNSEEN
+        for k in range(N_KINDS + 1):
+            self.s.grp[o][g][k] += add[k]
+        return T_GROUP + g
+
+    cdef void relabel(self, int o, int old, int new) noexcept nogil:
+        # Every card of seat o's group `old` joins group `new` (-1: o forgets them).
+        cdef int i, p
+        cdef unsigned int sh = 8 * o
+        cdef unsigned int mask = 0xFFu << sh
+        cdef unsigned int was = <unsigned int>(T_GROUP + old) << sh
+        cdef unsigned int now = <unsigned int>(T_GROUP + new if new >= 0 else T_UNSEEN) << sh
+        for i in range(self.s.spec_len):
+            if self.s.spec_tag[i] & mask == was:
+                self.s.spec_tag[i] = (self.s.spec_tag[i] & ~mask) | now
+        for i in range(self.s.t.n_look):
+            if self.s.look_tag[i] & mask == was:
+                self.s.look_tag[i] = (self.s.look_tag[i] & ~mask) | now
+        for p in range(self.cfg.n_players):
+            for i in range(self.s.g[p].hand_len):
+                if self.s.c[p].secret[i] and self.s.c[p].tag[i] & mask == was:
+                    self.s.c[p].tag[i] = (self.s.c[p].tag[i] & ~mask) | now
+
+    cdef void reveal(self, int q, int j, int kind) noexcept nogil:
+        # Seat q plays the recruit in hand slot j, face up. A seat that knew it only as
+        # one of a group knows the rest of the group is one card fewer of that kind;
+        # if q holds other recruits, which slot was played it cannot tell, so all of
+        # q's recruits become one group first.
+        cdef Cards* cd = &self.s.c[q]
+        cdef int i, o, b, n, g
+        cdef int kinds[MAX_HAND]
+        cdef int know[MAX_HAND]
+        cdef unsigned int sh
+        for o in range(self.cfg.n_players):
+            if o == q:
+                continue
+            sh = 8 * o
+            n = 0
+            for i in range(self.s.g[q].hand_len):
+                if cd.secret[i]:
+                    kinds[n] = cd.hand[i] - SPEC
+                    know[n] = (cd.tag[i] >> sh) & 0xFF
+                    n += 1
+            if n > 1:
+                b = self.merge(o, n, kinds, know)
+                for i in range(self.s.g[q].hand_len):
+                    if cd.secret[i]:
+                        cd.tag[i] = (cd.tag[i] & ~(0xFFu << sh)) | (<unsigned int>b << sh)
+            else:
+                b = (cd.tag[j] >> sh) & 0xFF
+            if b >= T_GROUP:
+                self.leave_group(o, b - T_GROUP, kind)
+
+    cdef void leave_group(self, int o, int g, int kind) noexcept nogil:
+        # A card of seat o's group g, of this kind, is seen or leaves the group: one of
+        # the known kinds if it is one, else one of those never seen.
+        if self.s.grp[o][g][kind] > 0:
+            self.s.grp[o][g][kind] -= 1
+        else:
+            self.s.grp[o][g][N_KINDS] -= 1
+
+    cdef int check_groups(self) noexcept nogil:
+        # Each seat's groups hold as many cards as they count (known kinds + unseen), and
+        # the known kinds are among the kinds the cards really are.
+        cdef signed char* where[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef int off[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef int tag[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef int held[MAX_GROUPS][N_KINDS]
+        cdef int o, i, g, k, n, size
+        for o in range(self.cfg.n_players):
+            memset(held, 0, sizeof(held))
+            n = self.spec_slots(o, where, off, tag)
+            for i in range(n):
+                if tag[i] >= T_GROUP:
+                    held[tag[i] - T_GROUP][where[i][0] - off[i]] += 1
+            for g in range(MAX_GROUPS):
+                size = 0
+                for k in range(N_KINDS):
+                    size += held[g][k]
+                    if self.s.grp[o][g][k] > held[g][k]:
+                        return 1
+                    size -= self.s.grp[o][g][k]
+                if size != self.s.grp[o][g][N_KINDS]:
+                    return 1
+        return 0
 
     cdef void load(self, int action) noexcept nogil:
         cdef Pending* t = &self.s.t
@@ -1218,66 +1359,116 @@ cdef class ManfrediniState(GameState):
     cdef void copy_into(self, GameState other) noexcept nogil:
         (<ManfrediniState>other).s = self.s
 
-    cdef int unseen_specialists(self, int observer, signed char* pool, bint write) noexcept nogil:
-        # Visit, in a fixed order, every specialist slot whose kind `observer` has not
-        # seen, reading the kinds into pool or writing them back from it; return how many.
-        # Candy-only decks get their specialists unseen, so there every specialist in a
-        # deck or in another hand is one of them; elsewhere the specialists a seat holds
-        # were played face up, except recruits still in hand.
+    cdef int spec_slots(self, int observer, signed char** where, int* off, int* tag) noexcept nogil:
+        # Every specialist slot whose kind `observer` does not know exactly, in a fixed
+        # order: where its kind is stored (less off[i]), and what observer knows of it
+        # (tag: unseen, or a group). Candy-only decks get their specialists unseen, so
+        # there every specialist in a deck or in another hand is unseen; elsewhere the
+        # specialists a seat holds were played face up, except recruits still in hand.
         cdef bint blind = self.cfg.variant == V_CANDY
-        cdef int p, i, n = 0
+        cdef unsigned int sh = 8 * observer
+        cdef int p, i, b, n = 0
         cdef Cards* cd
         for i in range(self.s.spec_len):
-            if not (self.s.spec_known[i] >> observer) & 1:
-                if write:
-                    self.s.spec[i] = pool[n]
-                else:
-                    pool[n] = self.s.spec[i]
+            b = (self.s.spec_tag[i] >> sh) & 0xFF
+            if b != T_KNOWN:
+                where[n] = &self.s.spec[i]
+                off[n] = 0
+                tag[n] = b
                 n += 1
         for p in range(self.cfg.n_players):
             cd = &self.s.c[p]
             if p != observer:
                 for i in range(self.s.g[p].hand_len):
                     if cd.secret[i] or (blind and cd.hand[i] >= SPEC):
-                        if write:
-                            cd.hand[i] = SPEC + pool[n]
-                        else:
-                            pool[n] = cd.hand[i] - SPEC
-                        n += 1
+                        b = T_UNSEEN if blind else (cd.tag[i] >> sh) & 0xFF
+                        if b != T_KNOWN:
+                            where[n] = &cd.hand[i]
+                            off[n] = SPEC
+                            tag[n] = b
+                            n += 1
             if blind:
                 for i in range(self.s.g[p].deck_len):
                     if cd.deck[i] >= SPEC:
-                        if write:
-                            cd.deck[i] = SPEC + pool[n]
-                        else:
-                            pool[n] = cd.deck[i] - SPEC
+                        where[n] = &cd.deck[i]
+                        off[n] = SPEC
+                        tag[n] = T_UNSEEN
                         n += 1
         if self.s.t.step == ST_PICK and self.s.to_move != observer:
             for i in range(self.s.t.n_look):
-                if write:
-                    self.s.t.look[i] = pool[n]
-                else:
-                    pool[n] = self.s.t.look[i]
-                n += 1
+                b = (self.s.look_tag[i] >> sh) & 0xFF
+                if b != T_KNOWN:
+                    where[n] = &self.s.t.look[i]
+                    off[n] = 0
+                    tag[n] = b
+                    n += 1
         return n
 
     cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
         # Unseen by `observer`: every deck order (its own included), the other hands
         # (their numbered cards, and specialists they drew, are reshuffled with their
-        # decks), and the kinds of the specialists it has not seen (see
-        # unseen_specialists), which are shuffled among their slots. Each pool is sorted
-        # before it is shuffled, so the result depends only on what the pool holds,
-        # never on where the hidden cards were: two states the observer cannot tell
-        # apart give the same world from the same rng.
-        cdef signed char pool[MAX_SPEC + MAX_PLAYERS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        # decks), and the kinds of the specialists it does not know exactly (spec_slots).
+        # Those it never saw are dealt from one pool; each of its groups then gets the
+        # kinds it knows plus as many from that pool as it has cards never seen, shuffled
+        # among the group's cards. Each pool is sorted before it is shuffled, so the
+        # result depends only on what the pool holds, never on where the hidden cards
+        # were: two states the observer cannot tell apart give the same world.
+        cdef signed char* where[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef int off[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef int tag[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef signed char pool[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
         cdef signed char own[MAX_DECK + MAX_HAND]
-        cdef int p, i, n, m
+        cdef int held[MAX_GROUPS][N_KINDS]
+        cdef int p, i, k, g, n, m, ns, taken
         cdef Cards* cd
         cdef Goods* gd
-        n = self.unseen_specialists(observer, pool, False)
-        sort_small(pool, n)
-        shuffle_i8(rng, pool, n)
-        self.unseen_specialists(observer, pool, True)
+        n = self.spec_slots(observer, where, off, tag)
+        memset(held, 0, sizeof(held))
+        ns = 0
+        for i in range(n):
+            if tag[i] == T_UNSEEN:
+                pool[ns] = where[i][0] - off[i]
+                ns += 1
+            else:
+                held[tag[i] - T_GROUP][where[i][0] - off[i]] += 1
+        # What the groups hold beyond the kinds known is what the observer never saw.
+        for g in range(self.s.n_grp[observer]):
+            for k in range(N_KINDS):
+                for i in range(held[g][k] - self.s.grp[observer][g][k]):
+                    pool[ns] = k
+                    ns += 1
+        sort_small(pool, ns)
+        shuffle_i8(rng, pool, ns)
+        taken = 0
+        for i in range(n):
+            if tag[i] == T_UNSEEN:
+                where[i][0] = pool[taken] + off[i]
+                taken += 1
+        for g in range(self.s.n_grp[observer]):
+            m = 0
+            for k in range(N_KINDS):
+                for i in range(self.s.grp[observer][g][k]):
+                    own[m] = k
+                    m += 1
+            for i in range(self.s.grp[observer][g][N_KINDS]):
+                own[m] = pool[taken]
+                taken += 1
+                m += 1
+            sort_small(own, m)
+            shuffle_i8(rng, own, m)
+            m = 0
+            for i in range(n):
+                if tag[i] == T_GROUP + g:
+                    where[i][0] = own[m] + off[i]
+                    m += 1
+        # The other seats' groups knew kinds of this world's past, not of the one
+        # sampled: they forget them.
+        for p in range(self.cfg.n_players):
+            if p != observer and self.s.n_grp[p] > 0:
+                for g in range(self.s.n_grp[p]):
+                    self.relabel(p, g, -1)
+                memset(self.s.grp[p], 0, sizeof(self.s.grp[p]))
+                self.s.n_grp[p] = 0
         for p in range(self.cfg.n_players):
             cd = &self.s.c[p]
             gd = &self.s.g[p]
@@ -1443,6 +1634,9 @@ cdef class ManfrediniState(GameState):
         if i != self.s.n_legal or memcmp(legal, self.s.legal, i * sizeof(int)) != 0 \
                 or (i == 1 and legal[0] == A_STOP):
             return 6
+        # 7: each seat's knowledge groups
+        if self.check_groups():
+            return 7
         return 0
 
     # ---- Python API: names, descriptions, observation, trace, hand-built positions ----
