@@ -17,9 +17,9 @@ from simcore.games.manfredini.rules cimport (
     K_LIFT, K_SORTER, K_RUNNER, K_TRUCKER, K_MACHINIST, K_PACKER,
     AB_MIXER, AB_BREAK, AB_OUTLET, AB_MACHINE, AB_DECORATE, V_PLANTATION,
     ST_CARD, ST_DIE, ST_RUNNER, ST_SORTER, ST_TOFROM, ST_TRANSPORT, ST_ABILITY, ST_PICK,
-    ST_DISCARD, ST_LOAD,
+    ST_DISCARD, ST_LOAD, ST_ORDER,
     A_CARD, A_KEEP_FACE, A_RUN, A_CCW, A_TO, A_FROM, A_STOP, A_MIX, A_SELL,
-    A_RECRUIT, A_PICK, A_MAKE, A_DECO, A_DECO_ALL, A_DISCARD, A_MOVE)
+    A_RECRUIT, A_PICK, A_MAKE, A_DECO, A_DECO_ALL, A_DISCARD, A_MOVE, A_MACHINE_FIRST)
 
 # Indices into self.w, in the order of WEIGHTS.
 cdef enum:
@@ -134,6 +134,12 @@ cdef class ManfrediniHeuristic(Strategy):
         if step == ST_DISCARD:
             k = a - A_DISCARD
             return -(self.w[W_PICK + k - 1] if k > 0 else 0.0)
+        if step == ST_ORDER:
+            # The Machinist's candy first at a Decorating Station, so it can be decorated;
+            # elsewhere the space's ability first.
+            if a == A_MACHINE_FIRST:
+                return 1.0 if o.cfg.ability[o.half][o.t.space] == AB_DECORATE else -1.0
+            return 0.0
         # ST_LOAD: coloured trucks first, the larger first.
         k = ((a - A_MOVE) >> 1) % N_TRUCKS
         return self.w[W_COLOURED] * o.cfg.truck_coloured[k] + 0.01 * o.cfg.truck_cap[k]
@@ -185,7 +191,7 @@ cdef class ManfrediniHeuristic(Strategy):
         cdef const MConfig* c = o.cfg
         cdef int tried = 0, cap, space, t, room, best_room = 0, carry = 0, g
         cdef int want[N_GOODS]
-        cdef double v, per
+        cdef double v, per, u, m
         want[SUGAR] = 0
         want[CHOC] = 0
         space = probe(o, number, ccw, to, &tried)
@@ -225,10 +231,14 @@ cdef class ManfrediniHeuristic(Strategy):
         if carry > cap:
             carry = cap
         v = carry * per
-        v += self.w[W_ABILITY] * self.usable(o, c.ability[o.half][space], to)
+        u = self.usable(o, c.ability[o.half][space], to)
         if card == SPEC + K_MACHINIST:
-            v += self.w[W_ABILITY] * self.usable(o, AB_MIXER if o.half == 0 else AB_MACHINE, to)
-        return v
+            m = self.usable(o, AB_MIXER if o.half == 0 else AB_MACHINE, to)
+            # Candy the machine makes first can then be decorated on the space.
+            if c.machinist_choice and m >= 2.0 and c.ability[o.half][space] == AB_DECORATE:
+                u = 1.0
+            v += self.w[W_ABILITY] * m
+        return v + self.w[W_ABILITY] * u
 
     cdef bint endgame(self, const MObs* o) noexcept nogil:
         cdef const Goods* me = &o.goods[o.seat]

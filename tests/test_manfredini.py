@@ -272,9 +272,11 @@ def test_lift_operator_adds_one():
     assert st.observation(0)["turn"]["capacity_left"] == 2
 
 
-def test_machinist_mixes_after_the_space_ability():
-    # Space 4 is an outlet; the Machinist adds a Chocolate Mixer use.
-    st = new(2)
+def test_machinist_mixes_after_the_space_ability_when_the_space_comes_first():
+    # Space 4 is an outlet; the Machinist adds a Chocolate Mixer use, after the space's
+    # ability under machinist_order = space_first (the order is chosen by default, see
+    # test_manfredini_readings.py).
+    st = new(2, machinist_order="space_first")
     st.set_position(board=[], die=4, hands=[["machinist"], ["1"]],
                     warehouses=[{"sugar": 1, "cacao": 2}, {}], coins=[0, 0])
     play(st, card("machinist"), A["keep_face"], A["to"], A["stop"])

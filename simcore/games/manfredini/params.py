@@ -120,6 +120,7 @@ class Plantation(Params):
 class Candy(Params):
     outlet_coins: int = Field(ge=0, le=10)
     decorate_all_cost: int = Field(ge=0, le=10)
+    recipe_uses: Literal["per_turn", "per_machine"]
 
 
 class Scoring(Params):
@@ -137,6 +138,8 @@ class PlantationOnly(Params):
 
 class CandyOnly(Params):
     specialists: int = Field(ge=0, le=18)
+    specialists_in_opening_hand: bool
+    coins: int = Field(ge=0, le=MAX_TOKENS)
     sugar: int = Field(ge=0, le=MAX_TRUCK * 3)
     chocolate: int = Field(ge=0, le=MAX_TRUCK * 3)
 
@@ -149,6 +152,8 @@ class ManfrediniParams(Params):
     shift_change_cost: int = Field(ge=0, le=10)
     lift_bonus: int = Field(ge=0, le=8)
     runner_reach: int = Field(ge=0, le=2)
+    machinist_order: Literal["choice", "space_first"]
+    shift_change_ability: bool
     factory: Factory
     trucks: Trucks
     specialists: Specialists
@@ -181,6 +186,8 @@ class ManfrediniParams(Params):
                 raise ValueError("candy_only.sugar + candy_only.chocolate do not fit in the trucks")
             if n * self.candy_only.sugar > self.supply.sugar or n * self.candy_only.chocolate > self.supply.cacao:
                 raise ValueError("candy_only goods need more sugar or chocolate than supply holds")
+            if n * self.candy_only.coins > self.supply.coins:
+                raise ValueError(f"{n} players x candy_only.coins = {n * self.candy_only.coins} exceeds supply.coins")
             if n * self.candy_only.specialists > sum(self.specialists.model_dump().values()):
                 raise ValueError("candy_only.specialists x players exceeds the specialist deck")
         return self

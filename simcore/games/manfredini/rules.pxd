@@ -8,7 +8,9 @@
 # - the seat to move is a player while the game runs, -1 once it is over;
 # - at the end of each half every deck and hand is empty;
 # - the legal list kept (Man.legal, written where the step is set) is the one gen_legal
-#   gives for the current decision, and a decision never offers stop alone.
+#   gives for the current decision, and a decision never offers stop alone;
+# - each seat's knowledge groups (Man.grp) count as many cards as carry their tag, and
+#   the kinds they know are among the kinds those cards are.
 cimport cython
 from libc.stdint cimport uint64_t
 from simcore.rng cimport Rng
@@ -26,6 +28,15 @@ cdef enum:
     MAX_LEGAL = 160
     MAX_SEATS = 4        # largest table (the core's MAX_PLAYERS is larger): the state
                          # is zeroed for every game, so its arrays are sized to the game
+    MAX_GROUPS = 16      # knowledge groups per seat (see Man.grp)
+
+# What a seat knows of a specialist slot it cannot see (one byte per seat of a tag word):
+# its kind nothing (unseen), exactly (known), or as one of a group of slots whose kinds it
+# knows only together (group + g, see Man.grp).
+cdef enum:
+    T_UNSEEN = 0
+    T_KNOWN = 1
+    T_GROUP = 2
 
 # Goods: the three raw goods, then plain candy of each recipe, then decorated candy.
 cdef enum:
@@ -76,6 +87,7 @@ cdef enum Step:
     ST_DISCARD = 8       # transition: discard a specialist beyond the uncovered icons
     ST_LOAD = 9          # candy-only setup: put the next good onto a truck
     ST_OVER = 10
+    ST_ORDER = 11        # Machinist: the space's ability or the machine first
 
 # Actions (small ints, one range per kind of decision).
 cdef enum:
@@ -98,6 +110,8 @@ cdef enum:
     A_DECO = 106         # + recipe: decorate one candy
     A_DECO_ALL = 116     # pay and decorate every candy
     A_DISCARD = 118      # + kind
+    A_SPACE_FIRST = 125  # Machinist: the space's ability, then the machine
+    A_MACHINE_FIRST = 126  # Machinist: the machine, then the space's ability
     A_MOVE = 128         # + (good * N_TRUCKS + truck) * 2 + stacked (up to 266)
 
 
@@ -123,6 +137,7 @@ cdef struct Cards:
     # A seat's cards; hand and deck are hidden from the other seats, the deck order from all.
     signed char hand[MAX_HAND]
     bint secret[MAX_HAND]            # a recruited specialist no other seat has seen
+    unsigned int tag[MAX_HAND]       # of a secret card: what each seat knows of it (byte p)
     signed char deck[MAX_DECK]       # top = deck[deck_len - 1]
     int played[N_CARD_IDS]           # played this half, face up
     int kept[N_KINDS]                # specialists shuffled into the Candy Factory deck
@@ -151,11 +166,16 @@ cdef struct Pending:
     bint trucker
     bint packer
     bint machinist
+    bint ordered         # the Machinist's order is settled (asked, or nothing to ask)
+    bint machine_first   # the Machinist's machine comes before the space's ability
+    bint shift_visit     # ST_ABILITY offered by a shift change's pawn (then back to to/from)
     bint recruited       # no draw at the end of this turn
-    int stage            # 0..2 through (transport, ability, machinist) or (ability, machinist, transport)
+    int stage            # 0..2 through (transport, ability, machinist) or (ability, machinist,
+                         # transport); the two abilities swap when machine_first
     int ability          # ability offered at ST_ABILITY
     int recipe           # Candy Machine recipe chosen this visit, -1 before
     int uses_left        # further uses of that recipe this visit
+    signed char made[N_RECIPES]      # uses of each recipe this turn (recipe_uses = per_turn)
     int n_look
     signed char look[MAX_LOOK]
     int loads_left       # candy-only setup: goods still to load for this seat
@@ -171,6 +191,9 @@ cdef struct MConfig:
     int shift_cost
     int lift_bonus
     int runner_reach
+    bint machinist_choice            # machinist_order = choice
+    bint recipe_per_turn             # candy.recipe_uses = per_turn
+    bint shift_ability               # shift_change_ability: the pawn's space offers its ability
     int spaces
     int pawns
     int ability[2][MAX_SPACES]       # per half (0 plantation, 1 candy)
@@ -210,6 +233,8 @@ cdef struct MConfig:
     int co_specs
     int co_sugar
     int co_choc
+    int co_coins
+    bint co_hand_first               # candy-only: the hand is drawn before specialists join
 
 
 cdef struct Man:
@@ -228,7 +253,14 @@ cdef struct Man:
     unsigned int in_play             # bit r: recipe card r drawn for this game
     int spec_len
     signed char spec[MAX_SPEC]       # specialist deck, top = spec[spec_len - 1]
-    int spec_known[MAX_SPEC]         # bit p: seat p saw this card go to the bottom
+    unsigned int spec_tag[MAX_SPEC]  # what each seat knows of this card's kind (byte p)
+    unsigned int look_tag[MAX_LOOK]  # the same for the cards looked at in the Break Room
+    # Knowledge groups of each seat: slots (deck, look or secret hand cards) whose kinds
+    # the seat knows only together, as grp[p][g][kind] known kinds plus grp[p][g][N_KINDS]
+    # kinds it never saw (drawn from its unseen pool). Made when a seat recruits from
+    # cards another saw go to the bottom; merged when a card could be any of two groups.
+    signed char grp[MAX_SEATS][MAX_GROUPS][N_KINDS + 1]
+    int n_grp[MAX_SEATS]
     int spec_out[N_KINDS]            # specialists discarded at the transition
     Goods g[MAX_SEATS]
     Cards c[MAX_SEATS]
@@ -265,7 +297,6 @@ cdef struct MObs:
 # Final: the engine's own calls (next_stage, gen_legal, act...) are direct C calls the
 # compiler can inline, not virtual ones.
 @cython.final
-@cython.final
 cdef class ManfrediniState(GameState):
     cdef MConfig cfg
     cdef Man s
@@ -284,6 +315,7 @@ cdef class ManfrediniState(GameState):
     cdef void next_stage(self) noexcept nogil
     cdef void stages_from(self, bint to, int stage) noexcept nogil
     cdef void stay(self, int n) noexcept nogil
+    cdef bint order_matters(self) noexcept nogil
     cdef void end_turn(self) noexcept nogil
     cdef void end_half(self) noexcept nogil
     cdef void finish(self) noexcept nogil
@@ -299,7 +331,12 @@ cdef class ManfrediniState(GameState):
     cdef void pick(self, int kind) noexcept nogil
     cdef void load(self, int action) noexcept nogil
     cdef bint hidden_in_hand(self, const Cards* cd, int i) noexcept nogil
-    cdef int unseen_specialists(self, int observer, signed char* pool, bint write) noexcept nogil
+    cdef int spec_slots(self, int observer, signed char** where, int* off, int* tag) noexcept nogil
+    cdef int merge(self, int o, int n, const int* kinds, const int* know) noexcept nogil
+    cdef void relabel(self, int o, int old, int new) noexcept nogil
+    cdef void reveal(self, int q, int j, int kind) noexcept nogil
+    cdef void leave_group(self, int o, int g, int kind) noexcept nogil
+    cdef int check_groups(self) noexcept nogil
 
 
 # Score of one seat's goods now (the variant's rules; coins included).

@@ -4,15 +4,15 @@
 A turn is a chain of small decisions (Pending.step): play a card; for a specialist keep
 the die face or roll, then the Runner's change or the Sorter's direction; to or from the
 factory (or a shift change first); then, going to the factory, move goods one at a time,
-use the space ability, the Machinist's machine; going from it, the ability, the machine,
-then the goods. A decision whose only legal action is "stop" is taken by the engine, so
+use the space ability and the Machinist's machine (in the order the player chooses);
+going from it, the two abilities, then the goods. A decision whose only legal action is "stop" is taken by the engine, so
 every decision a bot sees is a real choice. See README.md for every rules point decided.
 """
 cimport cython
 from libc.string cimport memset, memcpy, memmove, memcmp
 from libc.stdint cimport uint64_t
 
-from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8, shuffle_unseen_i8
+from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
 from simcore.state cimport GameState, MAX_PLAYERS
 from simcore.batchjob cimport BatchJob
 from simcore.strategy cimport Lineup
@@ -26,7 +26,7 @@ GOODS = (("sugar", "cacao", "chocolate") + RECIPES
          + tuple(f"decorated_{r}" for r in RECIPES))
 ABILITY_NAMES = ("none", "mixer", "break_room", "outlet", "candy_machine", "decorating")
 STEP_NAMES = ("card", "die", "runner", "sorter", "to_from", "transport", "ability", "pick",
-              "discard", "load", "over")
+              "discard", "load", "over", "order")
 USES = ("mixer", "outlet_plantation", "break_room", "candy_machine", "decorating",
         "outlet_candy", "shift_change", "packer_stacks")
 ACTION_BASES = {
@@ -35,7 +35,18 @@ ACTION_BASES = {
     "shift_remove": A_SHIFT_REMOVE, "stop": A_STOP, "mix": A_MIX, "sell": A_SELL,
     "recruit": A_RECRUIT, "pick": A_PICK, "make": A_MAKE, "deco": A_DECO,
     "deco_all": A_DECO_ALL, "discard": A_DISCARD, "move": A_MOVE,
+    "space_first": A_SPACE_FIRST, "machine_first": A_MACHINE_FIRST,
 }
+
+# Components (ManfrediniState.COMPONENTS) after the six specialists.
+cdef enum:
+    C_MIXER = N_KINDS - 1
+    C_BREAK
+    C_OUTLET_PLANTATION
+    C_DECORATE
+    C_OUTLET_CANDY
+    C_SHIFT
+    C_RECIPE
 
 # Machine ability of each half, for the Machinist.
 cdef int[2] MACHINE_OF = [AB_MIXER, AB_MACHINE]
@@ -113,6 +124,19 @@ cdef inline int truck_moves(unsigned int goods, int truck, bint room, bint packe
     return n
 
 
+cdef inline void sort_small(signed char* a, int n) noexcept nogil:
+    # Counting sort of card ids or specialist kinds (all below N_CARD_IDS).
+    cdef int count[N_CARD_IDS]
+    cdef int i, k, j = 0
+    memset(count, 0, sizeof(count))
+    for i in range(n):
+        count[a[i]] += 1
+    for k in range(N_CARD_IDS):
+        for i in range(count[k]):
+            a[j] = k
+            j += 1
+
+
 # ---- scoring ----
 
 cdef int man_score(const MConfig* c, const Goods* g) noexcept nogil:
@@ -176,6 +200,13 @@ cdef class ManfrediniState(GameState):
     """Chocolate Factory (Manfredini), 2 to 4 players; variants full, plantation, candy."""
 
     END_REASONS = ("scoring",)
+    # What restricted play can forbid (action_component): the six specialists of the
+    # deck (playing or recruiting one), the space abilities and the shift change (using
+    # them), and the recipes (making one). The Temp is every player's start card.
+    COMPONENTS = (tuple(SPECIALISTS[1:])
+                  + ("mixer", "break_room", "outlet_plantation", "decorating", "outlet_candy",
+                     "shift_change")
+                  + tuple(RECIPES))
     INVARIANTS = (
         "every sugar, cacao/chocolate, coin, candy and pawn token is in exactly one place",
         "warehouses and trucks: spaces used = goods - stacks, within capacity",
@@ -183,6 +214,7 @@ cdef class ManfrediniState(GameState):
         "the seat to move is a player while the game runs",
         "every deck and hand is empty at the end of each half",
         "the legal list kept is the current decision's, and never stop alone",
+        "each seat's knowledge groups count the cards they hold, their known kinds among them",
     )
 
     def __init__(self, params):
@@ -197,6 +229,9 @@ cdef class ManfrediniState(GameState):
         c.shift_cost = params.shift_change_cost
         c.lift_bonus = params.lift_bonus
         c.runner_reach = params.runner_reach
+        c.machinist_choice = params.machinist_order == "choice"
+        c.recipe_per_turn = params.candy.recipe_uses == "per_turn"
+        c.shift_ability = params.shift_change_ability
         c.spaces = params.factory.spaces
         c.pawns = params.factory.pawns
         c.full = (1u << c.spaces) - 1
@@ -258,6 +293,8 @@ cdef class ManfrediniState(GameState):
         c.co_specs = params.candy_only.specialists
         c.co_sugar = params.candy_only.sugar
         c.co_choc = params.candy_only.chocolate
+        c.co_coins = params.candy_only.coins
+        c.co_hand_first = not params.candy_only.specialists_in_opening_hand
         self.n_players = c.n_players
         self.n_features = len(self._feature_names())
         self.n_interim = 2 if c.variant == V_FULL else 1
@@ -291,9 +328,11 @@ cdef class ManfrediniState(GameState):
         memcpy(self.s.spec, c.spec_cards, c.n_spec)
         self.s.spec_len = c.n_spec
         shuffle_i8(&self.s.rng, self.s.spec, c.n_spec)
+        # The coin comes with the Plantation's setup; the Candy Factory's gives none.
+        k = c.co_coins if c.variant == V_CANDY else c.start_coins
         for p in range(c.n_players):
-            self.s.g[p].coins = c.start_coins
-            self.s.coin_pile -= c.start_coins
+            self.s.g[p].coins = k
+            self.s.coin_pile -= k
         if c.variant == V_CANDY:
             for p in range(c.n_players):
                 for i in range(c.co_specs):
@@ -323,6 +362,9 @@ cdef class ManfrediniState(GameState):
         cdef int cand[MAX_PLAYERS]
         cdef int rolls[MAX_PLAYERS]
         cdef Cards* cd
+        # Candy-only: "Set up Candy Factory as normal [the hand is drawn]. Then, each
+        # player shuffles three random specialist workers into his deck."
+        cdef bint late = half == 1 and c.variant == V_CANDY and c.co_hand_first
         self.s.half = half
         self.s.board = 0
         self.s.pawn_pile = c.pawns
@@ -333,7 +375,7 @@ cdef class ManfrediniState(GameState):
             for i in range(c.spaces):
                 cd.deck[n] = i
                 n += 1
-            if half == 1:
+            if half == 1 and not late:
                 for k in range(N_KINDS):
                     for i in range(cd.kept[k]):
                         cd.deck[n] = SPEC + k
@@ -350,6 +392,12 @@ cdef class ManfrediniState(GameState):
                 cd.hand[self.s.g[p].hand_len] = cd.deck[n]
                 cd.secret[self.s.g[p].hand_len] = False
                 self.s.g[p].hand_len += 1
+            if late:
+                for k in range(N_KINDS):
+                    for i in range(cd.kept[k]):
+                        cd.deck[n] = SPEC + k
+                        n += 1
+                shuffle_i8(&self.s.rng, cd.deck, n)
             self.s.g[p].deck_len = n
             self.s.g[p].whistle = False
         if half == 0 or c.variant == V_CANDY:
@@ -388,6 +436,13 @@ cdef class ManfrediniState(GameState):
         self.s.n_legal = self.gen_cards(self.s.legal)
 
     cdef void next_stage(self) noexcept nogil:
+        if self.s.t.shift_visit:
+            # The ability a shift change offered is done: on to the to/from choice.
+            self.s.t.shift_visit = False
+            self.s.t.space = -1
+            self.s.t.ability = AB_NONE
+            self.to_tofrom()
+            return
         self.stages_from(self.s.t.to, self.s.t.stage + 1)
 
     cdef void stages_from(self, bint to, int stage) noexcept nogil:
@@ -404,6 +459,20 @@ cdef class ManfrediniState(GameState):
             kind = stage + 1 - to
             kind -= 3 * (kind == 3)
             t.recipe = -1
+            if t.machinist and kind != 0:
+                # The two abilities of a Machinist turn, in the order the player chose
+                # (asked as the first of them comes up, if the order can matter).
+                if not t.ordered:
+                    t.ordered = True
+                    if self.cfg.machinist_choice and self.order_matters():
+                        t.step = ST_ORDER
+                        self.s.legal[0] = A_SPACE_FIRST
+                        self.s.legal[1] = A_MACHINE_FIRST
+                        self.s.n_legal = 2
+                        t.stage = stage - 1
+                        return
+                if t.machine_first:
+                    kind = 3 - kind
             if kind == 0:
                 if not to:
                     self.s.board &= ~(1u << t.space)
@@ -427,6 +496,21 @@ cdef class ManfrediniState(GameState):
             stage += 1
         t.stage = stage
         self.end_turn()
+
+    cdef bint order_matters(self) noexcept nogil:
+        # Whether the Machinist's order can change anything: two different abilities,
+        # one of which can do something now (it may then enable the other).
+        cdef Pending* t = &self.s.t
+        cdef int machine = MACHINE_OF[self.s.half]
+        cdef int space = self.cfg.ability[self.s.half][t.space]
+        cdef int scratch[MAX_LEGAL]
+        cdef bint usable
+        if space == machine:
+            return False
+        t.ability = machine
+        usable = self.gen_ability(scratch) > 1
+        t.ability = space
+        return usable or self.gen_ability(scratch) > 1
 
     cdef void stay(self, int n) noexcept nogil:
         # The transport or ability goes on with the list of n actions just written to
@@ -588,6 +672,10 @@ cdef class ManfrediniState(GameState):
                 if self.s.c[p].played[SPEC + k] > 0:
                     out[n] = A_DISCARD + k
                     n += 1
+        elif t.step == ST_ORDER:
+            out[0] = A_SPACE_FIRST
+            out[1] = A_MACHINE_FIRST
+            n = 2
         elif t.step == ST_LOAD:
             g = SUGAR if t.loads_left > self.cfg.co_choc else CHOC
             for tr in range(N_TRUCKS):
@@ -730,7 +818,7 @@ cdef class ManfrediniState(GameState):
                 bits &= bits - 1
                 out[n] = A_MAKE + r
                 n += (self.s.candy_supply[r] > 0) & (wh.n[SUGAR] >= self.cfg.cost_sugar[r]) \
-                    & (wh.n[CHOC] >= self.cfg.cost_choc[r])
+                    & (wh.n[CHOC] >= self.cfg.cost_choc[r]) & (t.made[r] < self.cfg.uses[r])
         elif t.ability == AB_DECORATE:
             bits = (wh.mask >> PLAIN) & ((1u << N_RECIPES) - 1)
             if bits and gd.coins >= self.cfg.deco_all_cost:
@@ -766,8 +854,11 @@ cdef class ManfrediniState(GameState):
             j = last
             for i in range(last, -1, -1):
                 j = i if cd.hand[i] == k else j
+            if cd.secret[j]:
+                self.reveal(p, j, k - SPEC)
             cd.hand[j] = cd.hand[last]
             cd.secret[j] = cd.secret[last]
+            cd.tag[j] = cd.tag[last]
             gd.hand_len = last
             cd.played[k] += 1
             t.card = k
@@ -819,12 +910,24 @@ cdef class ManfrediniState(GameState):
                 gd.whistle = True
                 self.s.f[p].uses[6] += 1
                 if action >= A_SHIFT_REMOVE:
-                    self.s.board &= ~(1u << (action - A_SHIFT_REMOVE))
+                    k = action - A_SHIFT_REMOVE
+                    self.s.board &= ~(1u << k)
                     self.s.pawn_pile += 1
                 else:
-                    self.s.board |= 1u << (action - A_SHIFT_ADD)
+                    k = action - A_SHIFT_ADD
+                    self.s.board |= 1u << k
                     self.s.pawn_pile -= 1
-                self.s.n_legal = self.gen_tofrom(self.s.legal)
+                if self.cfg.shift_ability:
+                    # The pawn entering (or leaving) the space is offered its ability;
+                    # the turn then goes back to the to/from choice (see next_stage).
+                    t.shift_visit = True
+                    t.space = k
+                    t.recipe = -1
+                    t.ability = self.cfg.ability[self.s.half][k]
+                    t.step = ST_ABILITY
+                    self.stay(self.gen_ability(self.s.legal))
+                else:
+                    self.s.n_legal = self.gen_tofrom(self.s.legal)
         elif t.step == ST_TRANSPORT:
             if action == A_STOP:
                 self.next_stage()
@@ -845,6 +948,9 @@ cdef class ManfrediniState(GameState):
             self.transition_from(p)
         elif t.step == ST_LOAD:
             self.load(action)
+        elif t.step == ST_ORDER:
+            t.machine_first = action == A_MACHINE_FIRST
+            self.next_stage()
 
     cdef inline void to_tofrom(self) noexcept nogil:
         self.s.t.step = ST_TOFROM
@@ -916,14 +1022,22 @@ cdef class ManfrediniState(GameState):
             for i in range(t.n_look):
                 self.s.spec_len -= 1
                 t.look[i] = self.s.spec[self.s.spec_len]
+                # The looking seat now sees the card: it leaves that seat's group, if any.
+                g = (self.s.spec_tag[self.s.spec_len] >> (8 * p)) & 0xFF
+                if g >= T_GROUP:
+                    self.leave_group(p, g - T_GROUP, t.look[i])
+                self.s.look_tag[i] = ((self.s.spec_tag[self.s.spec_len] & ~(0xFFu << (8 * p)))
+                                      | (<unsigned int>T_KNOWN << (8 * p)))
             t.step = ST_PICK
             self.s.n_legal = self.gen_legal(self.s.legal)
         elif action >= A_MAKE and action < A_MAKE + N_RECIPES:
             r = action - A_MAKE
             if t.recipe < 0:
                 t.recipe = r
-                t.uses_left = self.cfg.uses[r]
+                t.uses_left = self.cfg.uses[r] - t.made[r]
             t.uses_left -= 1
+            # Per turn, the uses made count against the arrow for the next machine too.
+            t.made[r] += self.cfg.recipe_per_turn
             for i in range(self.cfg.cost_sugar[r]):
                 take(wh, SUGAR)
                 self.s.sugar_pile += 1
@@ -967,32 +1081,163 @@ cdef class ManfrediniState(GameState):
             self.next_stage()
 
     cdef void pick(self, int kind) noexcept nogil:
-        # Keep one card; the others go to the bottom of the deck, seen by this seat.
+        # Keep one card; the others go to the bottom of the deck, seen by this seat. Every
+        # other seat knows the kept card and those put back only together, as well as it
+        # knew the cards looked at (see merge).
         cdef Pending* t = &self.s.t
         cdef int p = self.s.to_move
         cdef Goods* gd = &self.s.g[p]
-        cdef int i, j, m, kept = -1
+        cdef int i, j, m, o, kept = -1
+        cdef unsigned int tag = <unsigned int>T_KNOWN << (8 * p)
+        cdef int kinds[MAX_LOOK]
+        cdef int know[MAX_LOOK]
         for i in range(t.n_look):
             if t.look[i] == kind:
                 kept = i
                 break
+        for o in range(self.cfg.n_players):
+            if o != p:
+                for i in range(t.n_look):
+                    kinds[i] = t.look[i]
+                    know[i] = (self.s.look_tag[i] >> (8 * o)) & 0xFF
+                tag |= <unsigned int>self.merge(o, t.n_look, kinds, know) << (8 * o)
         self.s.c[p].hand[gd.hand_len] = kind + SPEC
         self.s.c[p].secret[gd.hand_len] = True
+        self.s.c[p].tag[gd.hand_len] = tag
         gd.hand_len += 1
         self.s.f[p].recruited[kind] += 1
         m = t.n_look - 1
         memmove(&self.s.spec[m], &self.s.spec[0], self.s.spec_len)
-        memmove(&self.s.spec_known[m], &self.s.spec_known[0], self.s.spec_len * sizeof(int))
+        memmove(&self.s.spec_tag[m], &self.s.spec_tag[0], self.s.spec_len * sizeof(unsigned int))
         j = 0
         for i in range(t.n_look):
             if i != kept:
                 self.s.spec[j] = t.look[i]
-                self.s.spec_known[j] = 1 << p
+                self.s.spec_tag[j] = tag
                 j += 1
         self.s.spec_len += m
         t.n_look = 0
         t.recruited = True
         self.next_stage()
+
+    cdef int merge(self, int o, int n, const int* kinds, const int* know) noexcept nogil:
+        # What seat o knows of n cards that now go together (o cannot tell which is
+        # where): the kinds it knew exactly, the number it never saw, and the groups some
+        # of them were in, all pooled into one group (the lowest of those, or a new one).
+        # Returns the tag byte for the cards: unseen if o knew nothing of them (or has no
+        # group left: it then forgets, as if it had never seen them).
+        cdef int i, g, k, old
+        cdef int add[N_KINDS + 1]
+        cdef unsigned int touched = 0
+        cdef bint any_known = False
+        memset(add, 0, sizeof(add))
+        for i in range(n):
+            if know[i] == T_KNOWN:
+                add[kinds[i]] += 1
+                any_known = True
+            elif know[i] == T_UNSEEN:
+                add[N_KINDS] += 1
+            else:
+                touched |= 1u << (know[i] - T_GROUP)
+        if touched:
+            g = ctz(touched)
+            touched &= touched - 1
+            while touched:
+                old = ctz(touched)
+                touched &= touched - 1
+                for k in range(N_KINDS + 1):
+                    self.s.grp[o][g][k] += self.s.grp[o][old][k]
+                    self.s.grp[o][old][k] = 0
+                self.relabel(o, old, g)
+        elif any_known and self.s.n_grp[o] < MAX_GROUPS:
+            g = self.s.n_grp[o]
+            self.s.n_grp[o] += 1
+        else:
+            return T_UNSEEN
+        for k in range(N_KINDS + 1):
+            self.s.grp[o][g][k] += add[k]
+        return T_GROUP + g
+
+    cdef void relabel(self, int o, int old, int new) noexcept nogil:
+        # Every card of seat o's group `old` joins group `new` (-1: o forgets them).
+        cdef int i, p
+        cdef unsigned int sh = 8 * o
+        cdef unsigned int mask = 0xFFu << sh
+        cdef unsigned int was = <unsigned int>(T_GROUP + old) << sh
+        cdef unsigned int now = <unsigned int>(T_GROUP + new if new >= 0 else T_UNSEEN) << sh
+        for i in range(self.s.spec_len):
+            if self.s.spec_tag[i] & mask == was:
+                self.s.spec_tag[i] = (self.s.spec_tag[i] & ~mask) | now
+        for i in range(self.s.t.n_look):
+            if self.s.look_tag[i] & mask == was:
+                self.s.look_tag[i] = (self.s.look_tag[i] & ~mask) | now
+        for p in range(self.cfg.n_players):
+            for i in range(self.s.g[p].hand_len):
+                if self.s.c[p].secret[i] and self.s.c[p].tag[i] & mask == was:
+                    self.s.c[p].tag[i] = (self.s.c[p].tag[i] & ~mask) | now
+
+    cdef void reveal(self, int q, int j, int kind) noexcept nogil:
+        # Seat q plays the recruit in hand slot j, face up. A seat that knew it only as
+        # one of a group knows the rest of the group is one card fewer of that kind;
+        # if q holds other recruits, which slot was played it cannot tell, so all of
+        # q's recruits become one group first.
+        cdef Cards* cd = &self.s.c[q]
+        cdef int i, o, b, n, g
+        cdef int kinds[MAX_HAND]
+        cdef int know[MAX_HAND]
+        cdef unsigned int sh
+        for o in range(self.cfg.n_players):
+            if o == q:
+                continue
+            sh = 8 * o
+            n = 0
+            for i in range(self.s.g[q].hand_len):
+                if cd.secret[i]:
+                    kinds[n] = cd.hand[i] - SPEC
+                    know[n] = (cd.tag[i] >> sh) & 0xFF
+                    n += 1
+            if n > 1:
+                b = self.merge(o, n, kinds, know)
+                for i in range(self.s.g[q].hand_len):
+                    if cd.secret[i]:
+                        cd.tag[i] = (cd.tag[i] & ~(0xFFu << sh)) | (<unsigned int>b << sh)
+            else:
+                b = (cd.tag[j] >> sh) & 0xFF
+            if b >= T_GROUP:
+                self.leave_group(o, b - T_GROUP, kind)
+
+    cdef void leave_group(self, int o, int g, int kind) noexcept nogil:
+        # A card of seat o's group g, of this kind, is seen or leaves the group: one of
+        # the known kinds if it is one, else one of those never seen.
+        if self.s.grp[o][g][kind] > 0:
+            self.s.grp[o][g][kind] -= 1
+        else:
+            self.s.grp[o][g][N_KINDS] -= 1
+
+    cdef int check_groups(self) noexcept nogil:
+        # Each seat's groups hold as many cards as they count (known kinds + unseen), and
+        # the known kinds are among the kinds the cards really are.
+        cdef signed char* where[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef int off[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef int tag[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef int held[MAX_GROUPS][N_KINDS]
+        cdef int o, i, g, k, n, size
+        for o in range(self.cfg.n_players):
+            memset(held, 0, sizeof(held))
+            n = self.spec_slots(o, where, off, tag)
+            for i in range(n):
+                if tag[i] >= T_GROUP:
+                    held[tag[i] - T_GROUP][where[i][0] - off[i]] += 1
+            for g in range(MAX_GROUPS):
+                size = 0
+                for k in range(N_KINDS):
+                    size += held[g][k]
+                    if self.s.grp[o][g][k] > held[g][k]:
+                        return 1
+                    size -= self.s.grp[o][g][k]
+                if size != self.s.grp[o][g][N_KINDS]:
+                    return 1
+        return 0
 
     cdef void load(self, int action) noexcept nogil:
         cdef Pending* t = &self.s.t
@@ -1088,69 +1333,142 @@ cdef class ManfrediniState(GameState):
             i += 1
         out[i] = f.turns
 
+    cdef int action_component(self, int action) noexcept nogil:
+        # Indices into COMPONENTS: specialists 0..5, then C_MIXER.., then the recipes.
+        # Every action range is distinct, so the action alone says which it is.
+        if A_CARD + SPEC + 1 <= action < A_CARD + SPEC + N_KINDS:
+            return action - (A_CARD + SPEC + 1)
+        if A_PICK + 1 <= action < A_PICK + N_KINDS:
+            return action - (A_PICK + 1)
+        if action == A_MIX:
+            return C_MIXER
+        if action == A_RECRUIT:
+            return C_BREAK
+        if A_SELL <= action < A_SELL + N_GOODS:
+            return C_OUTLET_CANDY if self.s.half == 1 else C_OUTLET_PLANTATION
+        if action == A_DECO_ALL or A_DECO <= action < A_DECO + N_RECIPES:
+            return C_DECORATE
+        if A_SHIFT_ADD <= action < A_STOP:
+            return C_SHIFT
+        if A_MAKE <= action < A_MAKE + N_RECIPES:
+            return C_RECIPE + action - A_MAKE
+        return -1
+
     # ---- search support ----
 
     cdef void copy_into(self, GameState other) noexcept nogil:
         (<ManfrediniState>other).s = self.s
 
-    cdef int unseen_specialists(self, int observer, signed char* pool, bint write) noexcept nogil:
-        # Visit, in a fixed order, every specialist slot whose kind `observer` has not
-        # seen, reading the kinds into pool or writing them back from it; return how many.
-        # Candy-only decks get their specialists unseen, so there every specialist in a
-        # deck or in another hand is one of them; elsewhere the specialists a seat holds
-        # were played face up, except recruits still in hand.
+    cdef int spec_slots(self, int observer, signed char** where, int* off, int* tag) noexcept nogil:
+        # Every specialist slot whose kind `observer` does not know exactly, in a fixed
+        # order: where its kind is stored (less off[i]), and what observer knows of it
+        # (tag: unseen, or a group). Candy-only decks get their specialists unseen, so
+        # there every specialist in a deck or in another hand is unseen; elsewhere the
+        # specialists a seat holds were played face up, except recruits still in hand.
         cdef bint blind = self.cfg.variant == V_CANDY
-        cdef int p, i, n = 0
+        cdef unsigned int sh = 8 * observer
+        cdef int p, i, b, n = 0
         cdef Cards* cd
         for i in range(self.s.spec_len):
-            if not (self.s.spec_known[i] >> observer) & 1:
-                if write:
-                    self.s.spec[i] = pool[n]
-                else:
-                    pool[n] = self.s.spec[i]
+            b = (self.s.spec_tag[i] >> sh) & 0xFF
+            if b != T_KNOWN:
+                where[n] = &self.s.spec[i]
+                off[n] = 0
+                tag[n] = b
                 n += 1
         for p in range(self.cfg.n_players):
             cd = &self.s.c[p]
             if p != observer:
                 for i in range(self.s.g[p].hand_len):
                     if cd.secret[i] or (blind and cd.hand[i] >= SPEC):
-                        if write:
-                            cd.hand[i] = SPEC + pool[n]
-                        else:
-                            pool[n] = cd.hand[i] - SPEC
-                        n += 1
+                        b = T_UNSEEN if blind else (cd.tag[i] >> sh) & 0xFF
+                        if b != T_KNOWN:
+                            where[n] = &cd.hand[i]
+                            off[n] = SPEC
+                            tag[n] = b
+                            n += 1
             if blind:
                 for i in range(self.s.g[p].deck_len):
                     if cd.deck[i] >= SPEC:
-                        if write:
-                            cd.deck[i] = SPEC + pool[n]
-                        else:
-                            pool[n] = cd.deck[i] - SPEC
+                        where[n] = &cd.deck[i]
+                        off[n] = SPEC
+                        tag[n] = T_UNSEEN
                         n += 1
         if self.s.t.step == ST_PICK and self.s.to_move != observer:
             for i in range(self.s.t.n_look):
-                if write:
-                    self.s.t.look[i] = pool[n]
-                else:
-                    pool[n] = self.s.t.look[i]
-                n += 1
+                b = (self.s.look_tag[i] >> sh) & 0xFF
+                if b != T_KNOWN:
+                    where[n] = &self.s.t.look[i]
+                    off[n] = 0
+                    tag[n] = b
+                    n += 1
         return n
 
     cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
         # Unseen by `observer`: every deck order (its own included), the other hands
         # (their numbered cards, and specialists they drew, are reshuffled with their
-        # decks), and the kinds of the specialists it has not seen (see
-        # unseen_specialists), which are shuffled among their slots.
-        cdef signed char pool[MAX_SPEC + MAX_PLAYERS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        # decks), and the kinds of the specialists it does not know exactly (spec_slots).
+        # Those it never saw are dealt from one pool; each of its groups then gets the
+        # kinds it knows plus as many from that pool as it has cards never seen, shuffled
+        # among the group's cards. Each pool is sorted before it is shuffled, so the
+        # result depends only on what the pool holds, never on where the hidden cards
+        # were: two states the observer cannot tell apart give the same world.
+        cdef signed char* where[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef int off[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef int tag[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+        cdef signed char pool[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
         cdef signed char own[MAX_DECK + MAX_HAND]
-        cdef int p, i, n, m
+        cdef int held[MAX_GROUPS][N_KINDS]
+        cdef int p, i, k, g, n, m, ns, taken
         cdef Cards* cd
         cdef Goods* gd
-        # Each pool is sorted before its shuffle (shuffle_unseen_i8), so the deal depends
-        # only on what `observer` knows, not on where the cards really are.
-        n = self.unseen_specialists(observer, pool, False)
-        shuffle_unseen_i8(rng, pool, n)
-        self.unseen_specialists(observer, pool, True)
+        n = self.spec_slots(observer, where, off, tag)
+        memset(held, 0, sizeof(held))
+        ns = 0
+        for i in range(n):
+            if tag[i] == T_UNSEEN:
+                pool[ns] = where[i][0] - off[i]
+                ns += 1
+            else:
+                held[tag[i] - T_GROUP][where[i][0] - off[i]] += 1
+        # What the groups hold beyond the kinds known is what the observer never saw.
+        for g in range(self.s.n_grp[observer]):
+            for k in range(N_KINDS):
+                for i in range(held[g][k] - self.s.grp[observer][g][k]):
+                    pool[ns] = k
+                    ns += 1
+        sort_small(pool, ns)
+        shuffle_i8(rng, pool, ns)
+        taken = 0
+        for i in range(n):
+            if tag[i] == T_UNSEEN:
+                where[i][0] = pool[taken] + off[i]
+                taken += 1
+        for g in range(self.s.n_grp[observer]):
+            m = 0
+            for k in range(N_KINDS):
+                for i in range(self.s.grp[observer][g][k]):
+                    own[m] = k
+                    m += 1
+            for i in range(self.s.grp[observer][g][N_KINDS]):
+                own[m] = pool[taken]
+                taken += 1
+                m += 1
+            sort_small(own, m)
+            shuffle_i8(rng, own, m)
+            m = 0
+            for i in range(n):
+                if tag[i] == T_GROUP + g:
+                    where[i][0] = own[m] + off[i]
+                    m += 1
+        # The other seats' groups knew kinds of this world's past, not of the one
+        # sampled: they forget them.
+        for p in range(self.cfg.n_players):
+            if p != observer and self.s.n_grp[p] > 0:
+                for g in range(self.s.n_grp[p]):
+                    self.relabel(p, g, -1)
+                memset(self.s.grp[p], 0, sizeof(self.s.grp[p]))
+                self.s.n_grp[p] = 0
         for p in range(self.cfg.n_players):
             cd = &self.s.c[p]
             gd = &self.s.g[p]
@@ -1162,7 +1480,8 @@ cdef class ManfrediniState(GameState):
                         m += 1
             memcpy(&own[m], cd.deck, gd.deck_len)
             m += gd.deck_len
-            shuffle_unseen_i8(rng, own, m)
+            sort_small(own, m)
+            shuffle_i8(rng, own, m)
             m = 0
             if p != observer:
                 for i in range(gd.hand_len):
@@ -1170,6 +1489,16 @@ cdef class ManfrediniState(GameState):
                         cd.hand[i] = own[m]
                         m += 1
             memcpy(cd.deck, &own[m], gd.deck_len)
+            if self.cfg.variant == V_CANDY:
+                # The specialists dealt unseen are those the resampled cards now hold.
+                for i in range(N_KINDS):
+                    cd.kept[i] = cd.played[SPEC + i]
+                for i in range(gd.hand_len):
+                    if cd.hand[i] >= SPEC:
+                        cd.kept[cd.hand[i] - SPEC] += 1
+                for i in range(gd.deck_len):
+                    if cd.deck[i] >= SPEC:
+                        cd.kept[cd.deck[i] - SPEC] += 1
         rng_seed(&self.s.rng, rng_next(rng))
         self.s.n_legal = self.gen_legal(self.s.legal)
 
@@ -1305,6 +1634,9 @@ cdef class ManfrediniState(GameState):
         if i != self.s.n_legal or memcmp(legal, self.s.legal, i * sizeof(int)) != 0 \
                 or (i == 1 and legal[0] == A_STOP):
             return 6
+        # 7: each seat's knowledge groups
+        if self.check_groups():
+            return 7
         return 0
 
     # ---- Python API: names, descriptions, observation, trace, hand-built positions ----
@@ -1392,6 +1724,11 @@ cdef class ManfrediniState(GameState):
             return f"pay {self.cfg.deco_all_cost} coin to decorate every candy"
         if A_DISCARD <= action < A_DISCARD + N_KINDS:
             return f"discard the {SPECIALISTS[action - A_DISCARD]}"
+        if action == A_SPACE_FIRST or action == A_MACHINE_FIRST:
+            space = f"the space's {ABILITY_NAMES[self.cfg.ability[self.s.half][t.space]]}"
+            machine = f"the machinist's {ABILITY_NAMES[MACHINE_OF[self.s.half]]}"
+            first, then = (space, machine) if action == A_SPACE_FIRST else (machine, space)
+            return f"{first} first, then {then}"
         code = action - A_MOVE
         g, tr, stacked = (code >> 1) // N_TRUCKS, (code >> 1) % N_TRUCKS, code & 1
         truck = f"truck {TRUCKS[tr]}"
@@ -1414,7 +1751,7 @@ cdef class ManfrediniState(GameState):
 
     def _public(self, int p):
         g = self.s.g[p]
-        return {
+        out = {
             "warehouse": self._box(g.wh),
             "trucks": {TRUCKS[t]: self._box(g.truck[t]) for t in range(N_TRUCKS)},
             "coins": g.coins,
@@ -1425,6 +1762,12 @@ cdef class ManfrediniState(GameState):
             "uncovered_icons": man_icons(&self.cfg, &self.s.g[p]),
             "standing": self.standing(p),
         }
+        if self.cfg.variant == V_FULL:
+            # Played face up in the Plantation and kept at the transition: public (the
+            # candy-only specialists are shuffled in unseen, so not shown there).
+            c = self.s.c[p]
+            out["kept"] = {SPECIALISTS[k]: c.kept[k] for k in range(N_KINDS) if c.kept[k]}
+        return out
 
     def _turn(self, bint mine):
         t = self.s.t
