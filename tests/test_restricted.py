@@ -76,7 +76,7 @@ def test_enemy_chocolatier_purchase_takes_the_house_colour():
 def test_unknown_component_is_refused_with_the_names():
     with pytest.raises(UserError, match=r"forbid='chocolate'.*allowed: biscuits, .*white"):
         strategies.build("fabryka", "heuristic(forbid=chocolate)")
-    with pytest.raises(UserError, match="no components"):
+    with pytest.raises(UserError, match=r"forbid='white' is not a component of manfredini \(allowed: .*machinist"):
         strategies.build("manfredini", "random(forbid=white)")
     bot = strategies.build("fabryka", "random(forbid=white)")
     assert bot.forbid == -1 and bot.forbid_name == "white" and bot.weights == {}
