@@ -9,6 +9,7 @@ run, a short run with --jobs 1 and with the default, and peak memory.
     python scripts/bench.py --game fabryka --seconds 3
     python scripts/bench.py --parallel-games 10000000 --memory-games 20000000
     python scripts/bench.py --parallel-games 0 --small-games 0    # one core only
+    python scripts/bench.py --search --parallel-games 0 --small-games 0   # + the search bot (minutes)
 
 Run it on an idle machine; quote medians of several runs. Figures are for the build
 installed (the checked build is several times slower: see `simcore.state.CHECKED_BUILD`).
@@ -79,10 +80,49 @@ def single_core(game_filter: str | None, seconds: float) -> dict:
             continue
         for players in table_sizes(*spec.players):
             for bot in strategies.available(name):
+                if bot in SEARCH_BOTS:
+                    continue  # timed by search() against the heuristic
                 r = results[name, players, bot] = bench_one(spec, players, bot, seconds)
                 print(f"{name:<18}{players:>7}  {bot:<12}{r['games/s']:>12,.0f}{r['ns/decision']:>13.1f}"
                       f"{r['decisions/game']:>11.1f}  {r['end reasons']}", flush=True)
     return results
+
+
+SEARCH_BOTS = ("mcts",)
+# Games per table size for search(): enough for a useful interval on the fast games, a
+# few minutes in all on one core.
+SEARCH_GAMES = {"fabryka": 400, "enemy_chocolatier": 100, "manfredini": 30, "alleycat": 12}
+
+
+def search(game_filter: str | None, bot: str, scale: float) -> None:
+    """The search bot `bot` in one seat against the game's heuristic in the others,
+    seats rotated, at 2 players and at the largest table: its win share with a 95%
+    interval (Wilson) against the fair share 1/n, games/s and search iterations/s on
+    one core (CPU time)."""
+    from analysis.stats import wilson  # noqa: PLC0415  (the report stack, only here)
+    print(f"\nsearch bot {bot} against each game's heuristic, seats rotated, one core")
+    print(f"{'game':<18}{'players':>7}{'games':>7}  {'win share (95% CI)':<24}{'fair':>6}"
+          f"{'games/s':>10}{'iter/s':>11}{'s/game':>8}")
+    for name, spec in games().items():
+        if game_filter and name != game_filter:
+            continue
+        if "heuristic" not in strategies.available(name):
+            continue
+        lo, hi = spec.players
+        for players in sorted({max(lo, 2), hi}):
+            n = max(players, int(SEARCH_GAMES.get(name, 20) * scale) // players * players)
+            state = spec.new_state(spec.params(players=players))
+            lineup = strategies.build_lineup(name, [bot] + ["heuristic"] * (players - 1))
+            perms = np.array([[(i + r) % players for i in range(players)] for r in range(players)], np.int32)
+            out = result_arrays(state, n)
+            t = time.process_time()
+            play_batch(state, lineup, perms, 0, 2026, 0, n, **out)
+            dt = time.process_time() - t
+            wins = float(out["win"][out["seat_strategy"] == 0].sum())
+            low, high = wilson(wins, n)
+            iters = lineup[0].weights["iterations"] * lineup[0].searches
+            print(f"{name:<18}{players:>7}{n:>7}  {wins / n:>6.1%} ({low:.1%}-{high:.1%})     "
+                  f"{1 / players:>6.1%}{n / dt:>10.2f}{iters / dt:>11,.0f}{dt / n:>8.3f}", flush=True)
 
 
 C_GAMES = 5_000_000  # games of the C reference's run
@@ -210,6 +250,10 @@ def main() -> None:
                     help="games of the end-to-end --jobs 1 / --jobs 2 comparison (0: skip it)")
     ap.add_argument("--small-games", type=int, default=100_000,
                     help="games of the short end-to-end run, --jobs 1 and the default (0: skip it)")
+    ap.add_argument("--search", nargs="?", const="mcts", default=None, metavar="SPEC",
+                    help="also measure the search bot (default spec: mcts) against each heuristic")
+    ap.add_argument("--search-scale", type=float, default=1.0,
+                    help="multiply the search measurement's games by this")
     ap.add_argument("--memory-games", type=int, default=0,
                     help="also measure the peak memory of a run this long with --jobs 2")
     args = ap.parse_args()
@@ -217,6 +261,8 @@ def main() -> None:
     ref = None
     if ("fabryka", 2, "random") in results:
         ref = c_reference(results["fabryka", 2, "random"]["games/s"])
+    if args.search:
+        search(args.game, args.search, args.search_scale)
     if args.parallel_games or args.small_games or args.memory_games:
         end_to_end(args.parallel_game, args.parallel_seats, args.parallel_games, args.memory_games,
                    args.small_games, ref if args.parallel_game == "fabryka" and args.parallel_seats == "random,random" else None)
