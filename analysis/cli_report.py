@@ -84,7 +84,8 @@ def balance(game: str, n_games: int, runs_dir: Path, *, seats: list[list[str]] |
     each a run directory under runs_dir/<game>/ (re-running resumes); return them."""
     spec = get_game(game)
     table = players or getattr(spec.params(rules, sets), "players", None) or spec.players[0]
-    lineups = seats or default_lineups(list(strategies.available(game)), table)
+    default_bots = [name for name, cls in strategies.available(game).items() if cls.DEFAULT_TABLES]
+    lineups = seats or default_lineups(default_bots, table)
     # Every run a whole number of seat rotations, so each seat order is played equally.
     rotation = math.factorial(table)
     per_run = max(rotation, math.ceil(n_games / len(lineups) / rotation) * rotation)

@@ -19,6 +19,7 @@ cdef class Strategy:
 
     WEIGHTS = {}
     GAMES = ("*",)
+    DEFAULT_TABLES = True  # seated in `balance`'s default tables (every bot against every other)
     DESCRIPTION = ""
 
     def __init__(self, **weights):

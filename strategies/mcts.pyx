@@ -93,6 +93,9 @@ cdef struct Node:
 cdef class MctsStrategy(Strategy):
     NAME = "mcts"
     GAMES = ("*",)
+    # Hundreds to thousands of times slower than the heuristic: `balance` seats it only
+    # when asked (--seats), so its default every-bot-against-every-other run stays quick.
+    DEFAULT_TABLES = False
     DESCRIPTION = ("information-set Monte Carlo tree search (SO-ISMCTS) over determinized copies, "
                    "heuristic rollouts, progressive widening; each seat maximises its own win share")
     # The conformance suite's many games: a small budget, short rollouts, a pool that fills.
