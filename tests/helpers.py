@@ -3,6 +3,7 @@ checked Python API."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from simcore.batch import play_batch, result_arrays
 
@@ -40,3 +41,13 @@ def random_playout(state, rng, max_turns=MAX_TURNS):
         actions.append(action)
     assert state.legal() == []
     return actions
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """Run `chocosim argv...` in-process: (exit code, stdout, stderr)."""
+    from analysis.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(list(argv))
+    captured = capsys.readouterr()
+    return e.value.code, captured.out, captured.err

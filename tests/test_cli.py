@@ -10,11 +10,11 @@ import pytest
 
 import analysis.cli
 import strategies
-from analysis.cli import main
 from analysis.summary import summarize
 from simcore.errors import UserError
 from simcore.registry import get_game
 from simcore.runner import part_name
+from helpers import cli
 
 @pytest.fixture(autouse=True)
 def release_build(monkeypatch):
@@ -23,12 +23,6 @@ def release_build(monkeypatch):
     monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", False)
 
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    """Run `chocosim argv...` in-process: (exit code, stdout, stderr)."""
-    with pytest.raises(SystemExit) as e:
-        main(list(argv))
-    captured = capsys.readouterr()
-    return e.value.code, captured.out, captured.err
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:

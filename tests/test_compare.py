@@ -10,10 +10,10 @@ import polars as pl
 import pytest
 
 from analysis import api, stats
-from analysis.cli import main
 from analysis.compare import _lead_changes, compare_runs, game_columns, open_info
 from analysis.stats import Moments
 from simcore.errors import UserError
+from helpers import cli
 
 SEATS = ["heuristic", "random"]
 GAMES = 4000
@@ -29,11 +29,6 @@ def runs(tmp_path_factory):
     return root
 
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(list(argv))
-    captured = capsys.readouterr()
-    return e.value.code, captured.out, captured.err
 
 
 def test_an_identical_variant_flags_nothing_and_every_interval_covers_zero(runs):

@@ -15,10 +15,10 @@ import pytest
 from scipy import stats as sps
 
 from analysis import skill
-from analysis.cli import main
 from analysis.report import find_chromium
 from analysis.stats import ELO_PER_LOGIT
 from simcore.errors import UserError
+from helpers import cli
 
 
 # ---- synthetic run directories ----
@@ -330,11 +330,6 @@ def test_plan_lays_out_each_table_once_with_common_seeds(tmp_path):
 
 # ---- the command, with real games ----
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(list(argv))
-    captured = capsys.readouterr()
-    return e.value.code, captured.out, captured.err
 
 
 def test_skill_command_plays_reports_and_resumes(tmp_path, capsys):

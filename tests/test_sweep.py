@@ -10,18 +10,13 @@ import polars as pl
 import pytest
 
 from analysis import api, stats
-from analysis.cli import main
 from analysis.sweep import Point, _fair_points, figures, parse_vary
 from simcore.errors import UserError
+from helpers import cli
 
 SEATS = [["heuristic", "random"]]
 
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(list(argv))
-    captured = capsys.readouterr()
-    return e.value.code, captured.out, captured.err
 
 
 def snapshot(directory):

@@ -11,14 +11,9 @@ import pytest
 
 import strategies
 from analysis import tune
-from analysis.cli import main
+from helpers import cli
 
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(list(argv))
-    captured = capsys.readouterr()
-    return e.value.code, captured.out, captured.err
 
 
 def test_search_finds_a_known_optimum(tmp_path):
