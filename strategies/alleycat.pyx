@@ -28,7 +28,8 @@ from simcore.games.alleycat.rules cimport (
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
     S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
-    MAX_GOALS, AcCard, AcGoal, G_STEPS)
+    MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
+    R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -61,11 +62,14 @@ cdef inline bint in_chain(int sub) noexcept nogil:
             or sub == S_AS_STORE or sub == S_FREE_SLOT)
 
 
-cdef class AlleyCatHeuristic(Strategy):
-    NAME = "heuristic"
+cdef class AlleyCatHeuristicV1(Strategy):
+    """The first heuristic, kept unchanged to measure its successor against (see the
+    module's docstring): pieces by stage whatever the phase, so it trades the pieces of
+    its last orders for coal and ends shifts idle."""
+    NAME = "heuristic_v1"
     GAMES = ("alleycat",)
-    DESCRIPTION = ("drafts by card value, then a one-move look-ahead valuing pieces by stage, "
-                   "coal, store steps and order progress in money")
+    DESCRIPTION = ("the first heuristic (kept for comparison): drafts by card value, then a one-move "
+                   "look-ahead valuing pieces by stage, coal, store steps and order progress")
     WEIGHTS = {
         # A piece by stage. A refined piece must be worth less than the money an order
         # pays for it (less the progress credit), or the bot would never sell.
@@ -395,4 +399,269 @@ cdef class AlleyCatHeuristic(Strategy):
         return m
 
 
-STRATEGIES = (AlleyCatHeuristic,)
+STRATEGIES = (AlleyCatHeuristic, AlleyCatHeuristicV1)
+
+
+cdef enum:
+    W_READY = 5           # the new heuristic's use of slot 5 (the first one's store_room)
+    W_COMPLETE = 40
+    W_STORE_PLAN = 41
+
+
+cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
+    NAME = "heuristic"
+    GAMES = ("alleycat",)
+    DESCRIPTION = ("drafts by card value, then a one-move look-ahead valued in money at the end of this "
+                   "game: the orders and objectives its pieces can pay, what is left by stage, coal, steps")
+    # Slots 0-39 keep the first heuristic's order (the draft reads them by position);
+    # slot 5 is `ready` here.
+    WEIGHTS = {
+        # A piece no order or objective takes, by stage, on top of what it is worth at
+        # the end (2-4 players: £1 a chocolate; solo: nothing).
+        "bean": 0.3, "cocoa": 0.9, "bar": 1.5, "wrapped": 2.2, "boxed": 2.8,
+        "ready": 0.9,          # share of a stage's money its pieces at hand earn before it is paid
+        "coal": 0.5,           # a coal, on top of its end value
+        "store_step": 1.2,     # a step on a Department Store track before the last orders
+        "order_progress": 0.6, # share of a stage's money per piece of it at hand (stage not yet payable)
+        "order_small": 0.0, "order_medium": 0.5, "order_large": 1.0,  # holding an order of that size
+        "part": 1.0, "cover": 1.0, "square": 0.3, "store_access": 0.4, "chute": 3.0,
+        "order_belt": 0.5,     # a piece on the belt that reaches the store room after today
+        **{f"employee_{e}": v for e, v in zip(EMPLOYEES, (
+            3.0, 1.4, 0.8, 2.0, 1.5, 1.5, 1.5, 2.0, 2.8, 1.6, 2.0, 3.0, 2.5, 2.5, 2.5, 1.2,
+            2.0, 1.5, 1.8))},
+        "objective": 8.0, "win": 20.0, "store_goal": 2.0,
+        "complete": 2.0,       # a payable stage that completes its order
+        "store_plan": 0.5,     # share of the steps today's store could take from the pieces at hand
+    }
+
+    # The currency of the decision at hand, set from the position where it is taken and
+    # applied to every candidate: the same money whatever phase a move leads to.
+    cdef double cv            # a coal
+    cdef double gv[5]         # a piece no order takes, by stage
+    cdef double progress      # share of a stage's money per piece while it is not payable
+    cdef double steps         # a step on a track
+    cdef double coal_piece    # a chocolate turned into coal (at cleanup, or traded)
+    cdef int keep             # chocolates kept overnight; -1 on the last day (no night)
+
+    cdef void set_currency(self, AlleyCatState st, int seat) noexcept nogil:
+        # `left`: how much of the game is still ahead to use a piece or a coal. Only on
+        # the last day does it run out: at its last shift, and after it, pieces and coal
+        # are worth what the final scoring pays.
+        cdef const AcConfig* c = &st.cfg
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef double left = 1.0, end_piece = 0.0 if c.solo else c.per_choc
+        cdef double end_coal = 0.0 if c.solo else c.per_coal
+        cdef int k
+        if st.s.day == c.days - 1:
+            if st.s.phase == PH_RUN and st.s.to_move == seat and st.s.sub != S_ASSIGN:
+                left = a.shifts_left / <double>max(1, a.tiles - 1)
+            elif st.s.phase > PH_RUN:
+                left = 0.0
+            self.keep = -1
+        else:
+            self.keep = c.keep
+        # While the game goes on a coal or a piece is worth its use (the weights); the
+        # end value takes over as the last shift nears.
+        self.cv = (1.0 - left) * end_coal + left * self.w[W_COAL]
+        self.coal_piece = self.cv * c.coal_per_choc
+        for k in range(5):
+            self.gv[k] = (1.0 - left) * end_piece + left * self.w[W_STAGE + k]
+        self.progress = left * self.w[W_ORDER]
+        self.steps = left * self.w[W_STEP]
+
+    cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
+                    AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
+        self.set_currency(state, seat)
+        return AlleyCatHeuristicV1.decide(self, state, seen, trial, scratch, seat, legal, n, rng)
+
+    cdef double value(self, AlleyCatState st, int seat) noexcept nogil:
+        cdef const AcConfig* c = &st.cfg
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef int parts[6]
+        cdef int pool[N_PIECES]      # in the store room before today's orders
+        cdef int later[N_PIECES]     # on the belt after them
+        cdef int t, q, z, e, pushes
+        cdef double v
+        st.score_now(seat, parts)
+        # Money, and (2-4 players) the store awards, the £12 and the diversity as they stand.
+        v = parts[0] + parts[1] + parts[2] + parts[3]
+        for z in range(N_STORES):
+            v += self.steps * a.track[z]
+        # A piece on square q reaches the store room after squares - q pushes; the
+        # pushes left today are the tiles still at the entrance while the seat runs its
+        # factory, and all of them before its run. Saturday sweeps the belt in.
+        pushes = 0
+        if st.s.phase == PH_DRAFT or (st.s.phase == PH_RUN and not self.ran(st, seat)):
+            pushes = c.shifts
+        elif st.s.phase == PH_RUN and st.s.to_move == seat:
+            pushes = a.shifts_left
+        for t in range(N_PIECES):
+            pool[t] = a.store[t]
+            later[t] = 0
+            for q in range(c.squares):
+                if st.s.day == c.days - 1 or c.squares - q <= pushes:
+                    pool[t] += a.belt[q][t]
+                else:
+                    later[t] += a.belt[q][t]
+        if st.s.phase == PH_RUN and st.s.to_move == seat:
+            # Beans still to load today: the push that ends a shift is no gain by itself.
+            v += self.gv[0] * a.shifts_left * (c.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR
+                                               else c.beans)
+        v += a.coal * self.cv
+        if c.solo:
+            v += self.goals_value(st, pool) + self.objectives_value(st)
+        v += self.orders_value(st, seat, pool, later)
+        e = a.employee
+        if e >= 0 and c.emp_store[e] >= 0 and not a.supplied and st.s.phase <= PH_ORDERS:
+            if not c.solo or self.open_store_goals(st, c.emp_store[e]) > 0:
+                v += self.w[W_STORE_PLAN] * self.w[W_STEP] * self.supply_estimate(st.side_of(c.emp_store[e]), pool)
+        v += self.rest_value(pool, later)
+        if st.s.sub == S_SUPPLY and st.s.to_move == seat:
+            v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
+        return v
+
+    cdef bint ran(self, AlleyCatState st, int seat) noexcept nogil:
+        # Whether `seat` has started its Run Factory today (the phase being PH_RUN).
+        cdef int i
+        for i in range(st.s.turn + 1):
+            if st.seat_at(i) == seat:
+                return True
+        return False
+
+    cdef double orders_value(self, AlleyCatState st, int seat, int* pool, int* later) noexcept nogil:
+        # Stages the pieces at hand pay today, dearest first, at `ready` of their money
+        # (an order they complete at `complete` more); then the next stage of each
+        # order, by the share of its pieces at hand (and, for less, on the belt). The
+        # pieces counted leave the pools.
+        cdef const AcConfig* c = &st.cfg
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef const AcOrder* o
+        cdef int stage[MAX_HELD_ORDERS]
+        cdef int i, t, best, k, m
+        cdef double v = 0.0, have
+        cdef bint ok
+        for i in range(st.s.n_held):
+            stage[i] = a.stage[i]
+            if a.order[i] >= 0:
+                v += self.w[W_SIZE + c.orders[a.order[i]].size]
+        while True:
+            best = -1
+            for i in range(st.s.n_held):
+                if a.order[i] < 0 or stage[i] >= c.orders[a.order[i]].n_stages:
+                    continue
+                o = &c.orders[a.order[i]]
+                ok = True
+                for t in range(N_PIECES):
+                    ok = ok and pool[t] >= o.need[stage[i]][t]
+                if ok and (best < 0 or o.money[stage[i]] > c.orders[a.order[best]].money[stage[best]]):
+                    best = i
+            if best < 0:
+                break
+            o = &c.orders[a.order[best]]
+            for t in range(N_PIECES):
+                pool[t] -= o.need[stage[best]][t]
+            v += self.w[W_READY] * o.money[stage[best]]
+            stage[best] += 1
+            if stage[best] == o.n_stages:
+                v += self.w[W_READY] * self.w[W_COMPLETE]
+        for i in range(st.s.n_held):
+            if a.order[i] < 0 or stage[i] >= c.orders[a.order[i]].n_stages:
+                continue
+            o = &c.orders[a.order[i]]
+            k = stage[i]
+            have = 0.0
+            for t in range(N_PIECES):
+                m = min(pool[t], o.need[k][t])
+                pool[t] -= m
+                have += m
+                m = min(later[t], o.need[k][t] - m)
+                later[t] -= m
+                have += self.w[W_ORDER_BELT] * m
+            v += self.progress * o.money[k] * have / o.n_pieces[k]
+        return v
+
+    cdef double goals_value(self, AlleyCatState st, int* pool) noexcept nogil:
+        # Solo: the chocolate order of each face-up card not supplied yet, as a stage
+        # worth an objective: at `ready` if the pieces at hand supply it, else by the
+        # share of its pieces at hand. Its pieces leave the pool.
+        cdef const AcCard* k
+        cdef const AcGoal* g
+        cdef int j, t, best, have, need
+        cdef double v = 0.0
+        for j in range(st.s.revealed):
+            k = st.card(j)
+            if k.supply < 0 or st.s.goal_supplied[j]:
+                continue
+            g = &k.goal[k.supply]
+            have = 0
+            need = 0
+            if g.rule == SR_EXACT:
+                for t in range(N_PIECES):
+                    have += min(pool[t], g.need[t])
+                    need += g.need[t]
+                    pool[t] -= min(pool[t], g.need[t])
+            elif g.rule == SR_SAME:
+                need = g.amount
+                best = -1
+                for t in range(N_PIECES):
+                    if (g.mask >> t) & 1 and (best < 0 or pool[t] > pool[best]):
+                        best = t
+                if best >= 0:
+                    have = min(pool[best], need)
+                    pool[best] -= have
+            else:
+                need = g.amount
+                for t in range(N_PIECES):
+                    if (g.mask >> t) & 1 and pool[t] > 0 and have < need:
+                        have += 1
+                        pool[t] -= 1
+            if need > 0:
+                v += self.w[W_OBJECTIVE] * (self.w[W_READY] if have == need else
+                                            self.progress * have / need)
+        return v
+
+    cdef double rest_value(self, int* pool, int* later) noexcept nogil:
+        # Pieces no order takes: on the belt by stage; in the store room only the
+        # `keep` best survive the night, the rest become coal (or can be traded for it).
+        cdef double v = 0.0
+        cdef int t, m, left = self.keep
+        for t in range(N_PIECES):
+            v += later[t] * self.gv[stage_of(t)]
+        if self.keep < 0:
+            for t in range(N_PIECES):
+                v += pool[t] * self.gv[stage_of(t)]
+            return v
+        for t in range(N_PIECES - 1, -1, -1):
+            # Kinds by stage, best first (pieces are numbered by stage).
+            m = min(pool[t], left)
+            left -= m
+            v += m * max(self.gv[stage_of(t)], self.coal_piece) + (pool[t] - m) * self.coal_piece
+        return v
+
+    cdef double supply_estimate(self, const AcSide* d, const int* pool) noexcept nogil:
+        # Steps a supply by side `d`'s rule could take from `pool` (rules that need a
+        # choice made elsewhere count nothing).
+        cdef int t, j, n = 0, most = 0, kinds = 0, steps = 0
+        for t in range(N_PIECES):
+            if (d.mask >> t) & 1:
+                n += pool[t]
+                most = max(most, pool[t])
+                kinds += pool[t] > 0
+        if d.rule == R_EACH:
+            return n
+        if d.rule == R_SAME:
+            return most
+        if d.rule == R_DIFFERENT:
+            return kinds
+        if d.rule == R_SETS:
+            return n // d.per
+        if d.rule == R_PAIR:
+            for j in range(d.n_pairs):
+                n = 0
+                for t in range(N_PIECES):
+                    if (d.pair_mask[j] >> t) & 1:
+                        n += pool[t]
+                if n >= 2:
+                    steps = max(steps, d.pair_steps[j])
+            return steps
+        return 0
