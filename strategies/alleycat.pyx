@@ -29,7 +29,8 @@ from simcore.games.alleycat.rules cimport (
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
     S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
     MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
-    R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS)
+    R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
+    N_SIZES)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -442,6 +443,12 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     cdef double steps         # a step on a track
     cdef double coal_piece    # a chocolate turned into coal (at cleanup, or traded)
     cdef int keep             # chocolates kept overnight; -1 on the last day (no night)
+    # What the pieces at hand would pay today, as found by the last value(): money,
+    # orders completed, chocolate orders supplied (solo).
+    cdef int h_money
+    cdef int h_n
+    cdef int h_done[MAX_HELD_ORDERS]
+    cdef bint h_goal[MAX_SOLO_CARDS]
 
     cdef void set_currency(self, AlleyCatState st, int seat) noexcept nogil:
         # `left`: how much of the game is still ahead to use a piece or a coal. Only on
@@ -471,7 +478,20 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
 
     cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
                     AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
+        cdef int i, pick = legal[0]
+        cdef double v, best = -1e18
         self.set_currency(state, seat)
+        if state.cfg.solo and state.s.sub == S_PICK and state.s.p_packet >= state.cfg.n and n > 1:
+            # Solo: an employee also by what his store's supply today would add to the
+            # objectives (the look-ahead's planned steps).
+            for i in range(n):
+                state.copy_into(trial)
+                trial.apply(legal[i])
+                v = self.card_value(state, seat, state.s.p_packet, legal[i] - A_PICK) + self.value(trial, seat)
+                if v > best:
+                    best = v
+                    pick = legal[i]
+            return pick
         return AlleyCatHeuristicV1.decide(self, state, seen, trial, scratch, seat, legal, n, rng)
 
     cdef double value(self, AlleyCatState st, int seat) noexcept nogil:
@@ -480,7 +500,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int parts[6]
         cdef int pool[N_PIECES]      # in the store room before today's orders
         cdef int later[N_PIECES]     # on the belt after them
-        cdef int t, q, z, e, pushes
+        cdef int t, q, z, e, pushes, gain
         cdef double v
         st.score_now(seat, parts)
         # Money, and (2-4 players) the store awards, the £12 and the diversity as they stand.
@@ -509,12 +529,18 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                                                else c.beans)
         v += a.coal * self.cv
         if c.solo:
-            v += self.goals_value(st, pool) + self.objectives_value(st)
+            v += self.goals_value(st, pool)
         v += self.orders_value(st, seat, pool, later)
+        # Today's supply, if still to come, from what the orders leave.
         e = a.employee
+        gain = 0
         if e >= 0 and c.emp_store[e] >= 0 and not a.supplied and st.s.phase <= PH_ORDERS:
-            if not c.solo or self.open_store_goals(st, c.emp_store[e]) > 0:
-                v += self.w[W_STORE_PLAN] * self.w[W_STEP] * self.supply_estimate(st.side_of(c.emp_store[e]), pool)
+            gain = self.supply_estimate(st.side_of(c.emp_store[e]), pool)
+            if st.emp_kind(seat) == E_DIRECTOR:
+                gain *= c.director_mult
+            v += self.w[W_STORE_PLAN] * self.w[W_STEP] * gain
+        if c.solo:
+            v += self.objectives_now_and_planned(st, c.emp_store[e] if gain > 0 else -1, gain)
         v += self.rest_value(pool, later)
         if st.s.sub == S_SUPPLY and st.s.to_move == seat:
             v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
@@ -540,6 +566,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int i, t, best, k, m
         cdef double v = 0.0, have
         cdef bint ok
+        self.h_money = 0
+        self.h_n = 0
         for i in range(st.s.n_held):
             stage[i] = a.stage[i]
             if a.order[i] >= 0:
@@ -561,9 +589,12 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             for t in range(N_PIECES):
                 pool[t] -= o.need[stage[best]][t]
             v += self.w[W_READY] * o.money[stage[best]]
+            self.h_money += o.money[stage[best]]
             stage[best] += 1
             if stage[best] == o.n_stages:
                 v += self.w[W_READY] * self.w[W_COMPLETE]
+                self.h_done[self.h_n] = a.order[best]
+                self.h_n += 1
         for i in range(st.s.n_held):
             if a.order[i] < 0 or stage[i] >= c.orders[a.order[i]].n_stages:
                 continue
@@ -590,6 +621,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef double v = 0.0
         for j in range(st.s.revealed):
             k = st.card(j)
+            self.h_goal[j] = False
             if k.supply < 0 or st.s.goal_supplied[j]:
                 continue
             g = &k.goal[k.supply]
@@ -615,10 +647,79 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     if (g.mask >> t) & 1 and pool[t] > 0 and have < need:
                         have += 1
                         pool[t] -= 1
-            if need > 0:
-                v += self.w[W_OBJECTIVE] * (self.w[W_READY] if have == need else
-                                            self.progress * have / need)
+            if need > 0 and have == need:
+                self.h_goal[j] = True
+            elif need > 0:
+                v += self.w[W_OBJECTIVE] * self.progress * have / need
         return v
+
+    cdef double steps_progress(self, AlleyCatState st, bint (*met)[MAX_GOALS]) noexcept nogil:
+        # Solo: each step objective not met, by the share of it the tracks already show
+        # (stores far enough along, or the named store's steps), at `order_progress`.
+        cdef const AcSeat* a = &st.s.seat[0]
+        cdef const AcCard* k
+        cdef const AcGoal* g
+        cdef int j, i, z, far
+        cdef double v = 0.0
+        for j in range(st.s.revealed):
+            k = st.card(j)
+            for i in range(k.n_goals):
+                g = &k.goal[i]
+                if g.kind != G_STEPS or met[j][i]:
+                    continue
+                if g.store >= 0:
+                    v += min(a.track[g.store], g.amount) / <double>g.amount
+                else:
+                    far = 0
+                    for z in range(N_STORES):
+                        far += a.track[z] >= g.amount
+                    v += min(far, g.stores) / <double>g.stores
+        return self.progress * self.w[W_OBJECTIVE] * v
+
+    cdef double objectives_now_and_planned(self, AlleyCatState st, int store, int gain) noexcept nogil:
+        # Solo: the objectives of the face-up cards that hold now, and at `ready` those
+        # that would also hold once today's payable stages are paid, the chocolate
+        # orders at hand supplied and `gain` steps taken at `store` (-1: none), judged
+        # by the engine on this scratch copy, then put back.
+        cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
+        cdef AcSeat* a = &st.s.seat[0]
+        cdef int now = st.judge(met), later, all = st.goal_count(), j, i
+        cdef int money = a.money, n_done = a.n_done, track = 0
+        cdef int done_size[N_SIZES]
+        cdef bint supplied[MAX_SOLO_CARDS]
+        cdef double v = self.w[W_OBJECTIVE] * now + (self.w[W_WIN] if now == all else 0.0)
+        if self.h_money == 0 and gain == 0:
+            for j in range(st.s.revealed):
+                if self.h_goal[j]:
+                    break
+            else:
+                return v + self.steps_progress(st, met)
+        for i in range(N_SIZES):
+            done_size[i] = a.done_size[i]
+        for j in range(st.s.revealed):
+            supplied[j] = st.s.goal_supplied[j]
+            st.s.goal_supplied[j] = supplied[j] or self.h_goal[j]
+        a.money += self.h_money
+        for i in range(self.h_n):
+            if a.n_done < MAX_DONE:
+                a.done[a.n_done] = self.h_done[i]
+                a.n_done += 1
+                a.done_size[st.cfg.orders[self.h_done[i]].size] += 1
+        if store >= 0:
+            track = a.track[store]
+            a.track[store] = min(st.cfg.track, track + gain)
+        later = st.judge(met)
+        v += self.steps_progress(st, met)
+        if store >= 0:
+            a.track[store] = track
+        a.money = money
+        a.n_done = n_done
+        for i in range(N_SIZES):
+            a.done_size[i] = done_size[i]
+        for j in range(st.s.revealed):
+            st.s.goal_supplied[j] = supplied[j]
+        return v + self.w[W_READY] * (self.w[W_OBJECTIVE] * (later - now)
+                                      + (self.w[W_WIN] if later == all and now != all else 0.0))
 
     cdef double rest_value(self, int* pool, int* later) noexcept nogil:
         # Pieces no order takes: on the belt by stage; in the store room only the
@@ -638,7 +739,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             v += m * max(self.gv[stage_of(t)], self.coal_piece) + (pool[t] - m) * self.coal_piece
         return v
 
-    cdef double supply_estimate(self, const AcSide* d, const int* pool) noexcept nogil:
+    cdef int supply_estimate(self, const AcSide* d, const int* pool) noexcept nogil:
         # Steps a supply by side `d`'s rule could take from `pool` (rules that need a
         # choice made elsewhere count nothing).
         cdef int t, j, n = 0, most = 0, kinds = 0, steps = 0
