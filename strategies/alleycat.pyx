@@ -502,6 +502,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int later[N_PIECES]     # on the belt after them
         cdef int t, q, z, e, pushes, gain
         cdef double v
+        cdef bint today
         st.score_now(seat, parts)
         # Money, and (2-4 players) the store awards, the £12 and the diversity as they stand.
         v = parts[0] + parts[1] + parts[2] + parts[3]
@@ -528,13 +529,14 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             v += self.gv[0] * a.shifts_left * (c.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR
                                                else c.beans)
         v += a.coal * self.cv
+        today = self.orders_ahead(st, seat)
         if c.solo:
-            v += self.goals_value(st, pool)
-        v += self.orders_value(st, seat, pool, later)
+            v += self.goals_value(st, pool, today)
+        v += self.orders_value(st, seat, pool, later, today)
         # Today's supply, if still to come, from what the orders leave.
         e = a.employee
         gain = 0
-        if e >= 0 and c.emp_store[e] >= 0 and not a.supplied and st.s.phase <= PH_ORDERS:
+        if today and e >= 0 and c.emp_store[e] >= 0 and not a.supplied:
             gain = self.supply_estimate(st.side_of(c.emp_store[e]), pool)
             if st.emp_kind(seat) == E_DIRECTOR:
                 gain *= c.director_mult
@@ -546,19 +548,25 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
         return v
 
+    cdef bint orders_ahead(self, AlleyCatState st, int seat) noexcept nogil:
+        # Whether `seat` still fulfils orders today (or is doing so).
+        if st.s.phase != PH_ORDERS:
+            return st.s.phase < PH_ORDERS
+        return st.s.to_move == seat or not self.ran(st, seat)
+
     cdef bint ran(self, AlleyCatState st, int seat) noexcept nogil:
-        # Whether `seat` has started its Run Factory today (the phase being PH_RUN).
+        # Whether `seat` has had its turn of the phase (PH_RUN or PH_ORDERS) today.
         cdef int i
         for i in range(st.s.turn + 1):
             if st.seat_at(i) == seat:
                 return True
         return False
 
-    cdef double orders_value(self, AlleyCatState st, int seat, int* pool, int* later) noexcept nogil:
-        # Stages the pieces at hand pay today, dearest first, at `ready` of their money
-        # (an order they complete at `complete` more); then the next stage of each
-        # order, by the share of its pieces at hand (and, for less, on the belt). The
-        # pieces counted leave the pools.
+    cdef double orders_value(self, AlleyCatState st, int seat, int* pool, int* later, bint today) noexcept nogil:
+        # With orders still to fulfil `today`, the stages the pieces at hand pay, dearest
+        # first, at `ready` of their money (an order they complete at `complete` more);
+        # then the next stage of each order, by the share of its pieces at hand (and,
+        # for less, on the belt). The pieces counted leave the pools.
         cdef const AcConfig* c = &st.cfg
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef const AcOrder* o
@@ -572,7 +580,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             stage[i] = a.stage[i]
             if a.order[i] >= 0:
                 v += self.w[W_SIZE + c.orders[a.order[i]].size]
-        while True:
+        while today:
             best = -1
             for i in range(st.s.n_held):
                 if a.order[i] < 0 or stage[i] >= c.orders[a.order[i]].n_stages:
@@ -611,10 +619,10 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             v += self.progress * o.money[k] * have / o.n_pieces[k]
         return v
 
-    cdef double goals_value(self, AlleyCatState st, int* pool) noexcept nogil:
+    cdef double goals_value(self, AlleyCatState st, int* pool, bint today) noexcept nogil:
         # Solo: the chocolate order of each face-up card not supplied yet, as a stage
-        # worth an objective: at `ready` if the pieces at hand supply it, else by the
-        # share of its pieces at hand. Its pieces leave the pool.
+        # worth an objective: planned if the pieces at hand supply it `today`, else by
+        # the share of its pieces at hand. Its pieces leave the pool.
         cdef const AcCard* k
         cdef const AcGoal* g
         cdef int j, t, best, have, need
@@ -647,7 +655,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     if (g.mask >> t) & 1 and pool[t] > 0 and have < need:
                         have += 1
                         pool[t] -= 1
-            if need > 0 and have == need:
+            if need > 0 and have == need and today:
                 self.h_goal[j] = True
             elif need > 0:
                 v += self.w[W_OBJECTIVE] * self.progress * have / need
