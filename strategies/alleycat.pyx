@@ -423,15 +423,15 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         "ready": 0.9,          # share of a stage's money its pieces at hand earn before it is paid
         "coal": 0.5,           # a coal, on top of its end value
         "store_step": 1.2,     # a step on a Department Store track before the last orders
-        "order_progress": 0.6, # share of a stage's money per piece of it at hand (stage not yet payable)
+        "order_progress": 1.6, # share of a stage's money per piece of it at hand (stage not yet payable)
         "order_small": 0.0, "order_medium": 0.5, "order_large": 1.0,  # holding an order of that size
         "part": 1.0, "cover": 1.0, "square": 0.3, "store_access": 0.4, "chute": 3.0,
-        "order_belt": 0.5,     # a piece on the belt that reaches the store room after today
+        "order_belt": 0.8,     # a piece on the belt that reaches the store room after today
         **{f"employee_{e}": v for e, v in zip(EMPLOYEES, (
             3.0, 1.4, 0.8, 2.0, 1.5, 1.5, 1.5, 2.0, 2.8, 1.6, 2.0, 3.0, 2.5, 2.5, 2.5, 1.2,
             2.0, 1.5, 1.8))},
         "objective": 8.0, "win": 20.0, "store_goal": 2.0,
-        "complete": 2.0,       # a payable stage that completes its order
+        "complete": 5.0,       # a payable stage that completes its order
         "store_plan": 0.5,     # share of the steps today's store could take from the pieces at hand
     }
 
