@@ -422,7 +422,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         "bean": 0.3, "cocoa": 0.9, "bar": 1.5, "wrapped": 2.2, "boxed": 2.8,
         "ready": 0.9,          # share of a stage's money its pieces at hand earn before it is paid
         "coal": 0.5,           # a coal, on top of its end value
-        "store_step": 1.2,     # a step on a Department Store track before the last orders
+        "store_step": 2.0,     # a step on a Department Store track before the last orders
         "order_progress": 1.6, # share of a stage's money per piece of it at hand (stage not yet payable)
         "order_small": 0.0, "order_medium": 0.5, "order_large": 1.0,  # holding an order of that size
         "part": 1.0, "cover": 1.0, "square": 0.3, "store_access": 0.4, "chute": 3.0,
@@ -430,7 +430,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         **{f"employee_{e}": v for e, v in zip(EMPLOYEES, (
             3.0, 1.4, 0.8, 2.0, 1.5, 1.5, 1.5, 2.0, 2.8, 1.6, 2.0, 3.0, 2.5, 2.5, 2.5, 1.2,
             2.0, 1.5, 1.8))},
-        "objective": 8.0, "win": 20.0, "store_goal": 2.0,
+        # Solo: an objective met, all of them, and (draft) an employee per open step
+        # objective his store could pay.
+        "objective": 12.0, "win": 20.0, "store_goal": 10.0,
         "complete": 5.0,       # a payable stage that completes its order
         "store_plan": 0.5,     # share of the steps today's store could take from the pieces at hand
     }
