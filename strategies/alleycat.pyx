@@ -54,6 +54,30 @@ cdef enum:
     MAX_CHAIN = 64        # small decisions completed after a look-ahead move
 
 
+# Where a tuner may search each weight, and on which scale: (low, high, "linear" | "log").
+RANGES = {
+    **{k: (0.0, 6.0, "linear") for k in ("bean", "cocoa", "bar", "wrapped", "boxed")},
+    "store_room": (0.0, 3.0, "linear"),
+    "ready": (0.5, 1.0, "linear"),
+    "coal": (0.0, 3.0, "linear"),
+    "store_step": (0.0, 6.0, "linear"),
+    "order_progress": (0.0, 3.0, "linear"),
+    **{f"order_{z}": (-3.0, 3.0, "linear") for z in ("small", "medium", "large")},
+    "part": (0.0, 3.0, "linear"),
+    "cover": (0.0, 3.0, "linear"),
+    "square": (0.0, 2.0, "linear"),
+    "store_access": (0.0, 2.0, "linear"),
+    "chute": (0.0, 8.0, "linear"),
+    "order_belt": (0.0, 1.0, "linear"),
+    **{f"employee_{e}": (0.0, 6.0, "linear") for e in EMPLOYEES},
+    "objective": (1.0, 40.0, "log"),
+    "win": (1.0, 100.0, "log"),
+    "store_goal": (0.0, 20.0, "linear"),
+    "complete": (0.0, 15.0, "linear"),
+    "store_plan": (0.0, 2.0, "linear"),
+}
+
+
 cdef inline bint in_chain(int sub) noexcept nogil:
     # Decisions that only finish a move already chosen.
     return (sub == S_TARGET or sub == S_OPTION or sub == S_INPUT or sub == S_OUTPUT
@@ -95,6 +119,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
         # Solo draft: per open step objective the employee's store could help pay.
         "store_goal": 2.0,
     }
+    WEIGHT_RANGES = {k: RANGES[k] for k in WEIGHTS}
 
     cdef GameState seen     # the state as this seat may know it
     cdef GameState trial    # `seen` after a candidate move
@@ -436,6 +461,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         "complete": 5.0,       # a payable stage that completes its order
         "store_plan": 0.5,     # share of the steps today's store could take from the pieces at hand
     }
+    WEIGHT_RANGES = {k: RANGES[k] for k in WEIGHTS}
 
     # The currency of the decision at hand, set from the position where it is taken and
     # applied to every candidate: the same money whatever phase a move leads to.
