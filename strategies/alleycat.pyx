@@ -457,7 +457,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             2.0, 1.5, 1.8))},
         # Solo: an objective met, all of them, and (draft) an employee per open step
         # objective his store could pay.
-        "objective": 12.0, "win": 20.0, "store_goal": 10.0,
+        "objective": 18.0, "win": 20.0, "store_goal": 10.0,
         "complete": 5.0,       # a payable stage that completes its order
         "store_plan": 0.5,     # share of the steps today's store could take from the pieces at hand
     }
