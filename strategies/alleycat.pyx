@@ -28,7 +28,7 @@ from simcore.games.alleycat.rules cimport (
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
     S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
-    MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
+    MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, BEAN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
     R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
     N_SIZES)
 
@@ -466,7 +466,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     # The currency of the decision at hand, set from the position where it is taken and
     # applied to every candidate: the same money whatever phase a move leads to.
     cdef double cv            # a coal
-    cdef double gv[5]         # a piece no order takes, by stage
+    cdef double gv[N_PIECES]  # a piece no order takes, by kind
     cdef double progress      # share of a stage's money per piece while it is not payable
     cdef double steps         # a step on a track
     cdef double coal_piece    # a chocolate turned into coal (at cleanup, or traded)
@@ -486,7 +486,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef double left = 1.0, end_piece = 0.0 if c.solo else c.per_choc
         cdef double end_coal = 0.0 if c.solo else c.per_coal
-        cdef int k
+        cdef int t
         if st.s.day == c.days - 1:
             if st.s.phase == PH_RUN and st.s.to_move == seat and st.s.sub != S_ASSIGN:
                 left = a.shifts_left / <double>max(1, a.tiles - 1)
@@ -499,8 +499,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # end value takes over as the last shift nears.
         self.cv = (1.0 - left) * end_coal + left * self.w[W_COAL]
         self.coal_piece = self.cv * c.coal_per_choc
-        for k in range(5):
-            self.gv[k] = (1.0 - left) * end_piece + left * self.w[W_STAGE + k]
+        for t in range(N_PIECES):
+            self.gv[t] = (1.0 - left) * end_piece + left * self.w[W_STAGE + stage_of(t)]
         self.progress = left * self.w[W_ORDER]
         self.steps = left * self.w[W_STEP]
 
@@ -554,7 +554,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     later[t] += a.belt[q][t]
         if st.s.phase == PH_RUN and st.s.to_move == seat:
             # Beans still to load today: the push that ends a shift is no gain by itself.
-            v += self.gv[0] * a.shifts_left * (c.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR
+            v += self.gv[BEAN] * a.shifts_left * (c.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR
                                                else c.beans)
         v += a.coal * self.cv
         today = self.orders_ahead(st, seat)
@@ -616,7 +616,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 o = &c.orders[a.order[i]]
                 ok = True
                 for t in range(N_PIECES):
-                    ok = ok and pool[t] >= o.need[stage[i]][t]
+                    if pool[t] < o.need[stage[i]][t]:
+                        ok = False
+                        break
                 if ok and (best < 0 or o.money[stage[i]] > c.orders[a.order[best]].money[stage[best]]):
                     best = i
             if best < 0:
@@ -763,16 +765,16 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef double v = 0.0
         cdef int t, m, left = self.keep
         for t in range(N_PIECES):
-            v += later[t] * self.gv[stage_of(t)]
+            v += later[t] * self.gv[t]
         if self.keep < 0:
             for t in range(N_PIECES):
-                v += pool[t] * self.gv[stage_of(t)]
+                v += pool[t] * self.gv[t]
             return v
         for t in range(N_PIECES - 1, -1, -1):
             # Kinds by stage, best first (pieces are numbered by stage).
             m = min(pool[t], left)
             left -= m
-            v += m * max(self.gv[stage_of(t)], self.coal_piece) + (pool[t] - m) * self.coal_piece
+            v += m * max(self.gv[t], self.coal_piece) + (pool[t] - m) * self.coal_piece
         return v
 
     cdef int supply_estimate(self, const AcSide* d, const int* pool) noexcept nogil:
