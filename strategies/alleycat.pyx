@@ -447,7 +447,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         "bean": 0.3, "cocoa": 0.9, "bar": 1.5, "wrapped": 2.2, "boxed": 2.8,
         "ready": 0.9,          # share of a stage's money its pieces at hand earn before it is paid
         "coal": 0.5,           # a coal, on top of its end value
-        "store_step": 2.0,     # a step on a Department Store track before the last orders
+        "store_step": 3.0,     # a step on a Department Store track before the last orders
         "order_progress": 1.6, # share of a stage's money per piece of it at hand (stage not yet payable)
         "order_small": 0.0, "order_medium": 0.5, "order_large": 1.0,  # holding an order of that size
         "part": 1.0, "cover": 1.0, "square": 0.3, "store_access": 0.4, "chute": 3.0,
