@@ -179,8 +179,9 @@ REVISED_SOLO = {
 
 
 def test_it_wins_solo_weeks_the_first_heuristic_does_not():
-    # About 6% of weeks against well under 1% (see the strategy's docstring).
+    # About 5-6% of weeks against well under 1% (see the strategy's docstring): 29 and 1
+    # with these seeds.
     state = GAME.new_state(GAME.params(players=1, sets=REVISED_SOLO))
     wins = {bot: int(run_batch(state, [strategies.build("alleycat", bot)], 400, run_seed=17)["win"].sum())
             for bot in BOTS}
-    assert wins["heuristic"] >= 8 and wins["heuristic_v1"] <= 2, wins
+    assert wins["heuristic"] >= 10 and wins["heuristic_v1"] <= 4, wins
