@@ -512,6 +512,17 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     cdef int h_n
     cdef int h_done[MAX_HELD_ORDERS]
     cdef bint h_goal[MAX_SOLO_CARDS]
+    # Solo: in the draft and the run nothing the objectives are judged on changes before
+    # the orders, so the judgement of the position now is made once per decision, and
+    # the last judgement of a plan is kept for the next candidate with the same plan.
+    cdef bint fixed
+    cdef int f_now
+    cdef double f_progress
+    cdef bint m_valid
+    cdef int m_money, m_n, m_store, m_gain, m_later
+    cdef int m_done[MAX_HELD_ORDERS]
+    cdef bint m_goal[MAX_SOLO_CARDS]
+    cdef double m_progress
 
     cdef void set_currency(self, AlleyCatState st, int seat) noexcept nogil:
         # `left`: how much of the game is still ahead to use a piece or a coal. Only on
@@ -522,6 +533,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef double left = 1.0, end_piece = 0.0 if c.solo else c.per_choc
         cdef double end_coal = 0.0 if c.solo else c.per_coal
         cdef int t
+        cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
         if st.s.day == c.days - 1:
             if st.s.phase == PH_RUN and st.s.to_move == seat and st.s.sub != S_ASSIGN:
                 left = a.shifts_left / <double>max(1, a.tiles - 1)
@@ -538,6 +550,11 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             self.gv[t] = (1.0 - left) * end_piece + left * self.w[W_STAGE + stage_of(t)]
         self.progress = left * self.w[W_ORDER]
         self.steps = left * self.w[W_STEP]
+        self.fixed = c.solo and st.s.phase <= PH_RUN
+        self.m_valid = False
+        if self.fixed:
+            self.f_now = st.judge(met)
+            self.f_progress = self.steps_progress(st, met)
 
     cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
                     AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
@@ -755,18 +772,35 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # orders at hand supplied and `gain` steps taken at `store` (-1: none), judged
         # by the engine on this scratch copy, then put back.
         cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
+        cdef int now, later, all = st.goal_count(), j
+        cdef bint planned = self.h_money > 0 or gain > 0
+        cdef double v, progress
+        if self.fixed:
+            now = self.f_now
+        else:
+            now = st.judge(met)
+        v = self.w[W_OBJECTIVE] * now + (self.w[W_WIN] if now == all else 0.0)
+        for j in range(st.s.revealed):
+            planned = planned or self.h_goal[j]
+        if not planned:
+            return v + (self.f_progress if self.fixed else self.steps_progress(st, met))
+        if self.fixed and self.same_plan(st, store, gain):
+            later, progress = self.m_later, self.m_progress
+        else:
+            later = self.judge_plan(st, store, gain, &progress)
+            if self.fixed:
+                self.keep_plan(st, store, gain, later, progress)
+        return v + progress + self.w[W_READY] * (
+            self.w[W_OBJECTIVE] * (later - now) + (self.w[W_WIN] if later == all and now != all else 0.0))
+
+    cdef int judge_plan(self, AlleyCatState st, int store, int gain, double* progress) noexcept nogil:
+        # The objectives met once the plan is carried out, judged by the engine on this
+        # scratch copy (put back after), and the step objectives' progress then.
+        cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
         cdef AcSeat* a = &st.s.seat[0]
-        cdef int now = st.judge(met), later, all = st.goal_count(), j, i
-        cdef int money = a.money, n_done = a.n_done, track = 0
+        cdef int money = a.money, n_done = a.n_done, track = 0, later, j, i
         cdef int done_size[N_SIZES]
         cdef bint supplied[MAX_SOLO_CARDS]
-        cdef double v = self.w[W_OBJECTIVE] * now + (self.w[W_WIN] if now == all else 0.0)
-        if self.h_money == 0 and gain == 0:
-            for j in range(st.s.revealed):
-                if self.h_goal[j]:
-                    break
-            else:
-                return v + self.steps_progress(st, met)
         for i in range(N_SIZES):
             done_size[i] = a.done_size[i]
         for j in range(st.s.revealed):
@@ -782,7 +816,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             track = a.track[store]
             a.track[store] = min(st.cfg.track, track + gain)
         later = st.judge(met)
-        v += self.steps_progress(st, met)
+        progress[0] = self.steps_progress(st, met)
         if store >= 0:
             a.track[store] = track
         a.money = money
@@ -791,8 +825,30 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             a.done_size[i] = done_size[i]
         for j in range(st.s.revealed):
             st.s.goal_supplied[j] = supplied[j]
-        return v + self.w[W_READY] * (self.w[W_OBJECTIVE] * (later - now)
-                                      + (self.w[W_WIN] if later == all and now != all else 0.0))
+        return later
+
+    cdef bint same_plan(self, AlleyCatState st, int store, int gain) noexcept nogil:
+        cdef int i
+        if not (self.m_valid and self.m_money == self.h_money and self.m_n == self.h_n
+                and self.m_store == store and self.m_gain == gain):
+            return False
+        for i in range(self.h_n):
+            if self.m_done[i] != self.h_done[i]:
+                return False
+        for i in range(st.s.revealed):
+            if self.m_goal[i] != self.h_goal[i]:
+                return False
+        return True
+
+    cdef void keep_plan(self, AlleyCatState st, int store, int gain, int later, double progress) noexcept nogil:
+        cdef int i
+        self.m_valid = True
+        self.m_money, self.m_n, self.m_store, self.m_gain = self.h_money, self.h_n, store, gain
+        for i in range(self.h_n):
+            self.m_done[i] = self.h_done[i]
+        for i in range(st.s.revealed):
+            self.m_goal[i] = self.h_goal[i]
+        self.m_later, self.m_progress = later, progress
 
     cdef double rest_value(self, int* pool, int* later) noexcept nogil:
         # Pieces no order takes: on the belt by stage; in the store room only the
