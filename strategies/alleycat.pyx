@@ -536,7 +536,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
         if st.s.day == c.days - 1:
             if st.s.phase == PH_RUN and st.s.to_move == seat and st.s.sub != S_ASSIGN:
-                left = a.shifts_left / <double>max(1, a.tiles - 1)
+                left = min(1.0, a.shifts_left / <double>max(1, a.tiles - 1))
             elif st.s.phase > PH_RUN:
                 left = 0.0
             self.keep = -1
