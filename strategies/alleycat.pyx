@@ -58,7 +58,7 @@ from simcore.games.alleycat.rules cimport (
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
     S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
-    MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, BEAN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
+    MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, G_ORDERS, BEAN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
     R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
     N_SIZES)
 
@@ -105,6 +105,7 @@ RANGES = {
     "store_goal": (0.0, 20.0, "linear"),
     "complete": (0.0, 15.0, "linear"),
     "store_plan": (0.0, 2.0, "linear"),
+    "order_goal": (0.0, 1.0, "linear"),
 }
 
 
@@ -467,6 +468,7 @@ cdef enum:
     W_READY = 5           # the new heuristic's use of slot 5 (the first one's store_room)
     W_COMPLETE = 40
     W_STORE_PLAN = 41
+    W_ORDER_GOAL = 42
 
 
 cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
@@ -495,6 +497,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         "objective": 18.0, "win": 20.0, "store_goal": 10.0,
         "complete": 5.0,       # a payable stage that completes its order
         "store_plan": 0.5,     # share of the steps today's store could take from the pieces at hand
+        "order_goal": 0.2,     # solo: share of an open orders objective per order held of its size
     }
     WEIGHT_RANGES = {k: RANGES[k] for k in WEIGHTS}
 
@@ -515,6 +518,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     # Solo: in the draft and the run nothing the objectives are judged on changes before
     # the orders, so the judgement of the position now is made once per decision, and
     # the last judgement of a plan is kept for the next candidate with the same plan.
+    cdef int sizes_wanted      # solo: bit z, an orders objective of size z is open
     cdef bint fixed
     cdef int f_now
     cdef double f_progress
@@ -552,9 +556,11 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         self.steps = left * self.w[W_STEP]
         self.fixed = c.solo and st.s.phase <= PH_RUN
         self.m_valid = False
-        if self.fixed:
+        self.sizes_wanted = 0
+        if c.solo:
             self.f_now = st.judge(met)
             self.f_progress = self.steps_progress(st, met)
+            self.sizes_wanted = self.open_sizes(st, met)
 
     cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
                     AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
@@ -660,6 +666,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             stage[i] = a.stage[i]
             if a.order[i] >= 0:
                 v += self.w[W_SIZE + c.orders[a.order[i]].size]
+                if i < c.n_start and (self.sizes_wanted >> c.orders[a.order[i]].size) & 1:
+                    v += self.w[W_ORDER_GOAL] * self.w[W_OBJECTIVE]
         while today:
             best = -1
             for i in range(st.s.n_held):
@@ -765,6 +773,16 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                         far += a.track[z] >= g.amount
                     v += min(far, g.stores) / <double>g.stores
         return self.progress * self.w[W_OBJECTIVE] * v
+
+    cdef int open_sizes(self, AlleyCatState st, bint (*met)[MAX_GOALS]) noexcept nogil:
+        cdef const AcCard* k
+        cdef int j, i, out = 0
+        for j in range(st.s.revealed):
+            k = st.card(j)
+            for i in range(k.n_goals):
+                if k.goal[i].kind == G_ORDERS and not met[j][i]:
+                    out |= (1 << k.goal[i].size) if k.goal[i].size >= 0 else 7
+        return out
 
     cdef double objectives_now_and_planned(self, AlleyCatState st, int store, int gain) noexcept nogil:
         # Solo: the objectives of the face-up cards that hold now, and at `ready` those
