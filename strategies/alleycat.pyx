@@ -33,17 +33,18 @@ decision is taken and applied to every candidate, whatever phase a move leads to
 - solo: every objective of the face-up cards that holds, all of them, and, at `ready`,
   those that would also hold once today's payable stages, chocolate orders and planned
   supply are made (judged by the engine on the scratch copy); step objectives not met
-  by the share the tracks show.
+  by the share the tracks show; an order held of a size an open orders objective names.
 
-Measured (release build, seats rotated, 95% intervals; the revised solo cards of the
-assumed components set by params: Weekly Targets £20-£50, Demands
-+£5/+£5/+£10, "steps 1 x 3"):
+Measured (release build, seats rotated, 95% intervals, seeds not used to set the
+weights; the revised solo cards of the assumed components set by params: Weekly Targets
+£20-£50, Demands +£5/+£5/+£10, "steps 1 x 3"):
 - against `heuristic_v1`, one `heuristic` and the rest `heuristic_v1`, 2,000 games a table
   size: win share 0.693 [0.673, 0.713] at 2 players (fair 0.5), 0.515 [0.493, 0.537] at 3
-  (fair 0.333), 0.428 [0.407, 0.450] at 4 (fair 0.25); it scores £16.2 [14.7, 17.6],
+  (fair 0.333), 0.428 [0.407, 0.450] at 4 (fair 0.25), each p < 1e-57 (z-test against
+  the fair share); it scores £16.2 [14.7, 17.6],
   £14.0 [12.9, 15.2] and £13.2 [12.1, 14.2] more than the others' mean;
-- solo, 2,000 weeks: 5.35% won [4.45%, 6.43%] at the default difficulty (£40 of Corner
-  Shop money a week, 5.8 of 8.1 objectives met), 2.45% [1.86%, 3.22%] with one more
+- solo, 2,000 weeks: 6.50% won [5.50%, 7.67%] at the default difficulty (£40 of Corner
+  Shop money a week, 5.8 of 8.1 objectives met), 2.80% [2.16%, 3.62%] with one more
   Initial Demand; `heuristic_v1`: 0 of 2,000 [0%, 0.19%] in both (£27).
 
 It reads only public information: factories, store rooms, coal, orders, tracks, the
