@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import traceback
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,25 +19,47 @@ from rich.table import Table
 from rich.text import Text
 
 import strategies
+from analysis.cli_experiments import compare_command, sweep_command
 from analysis.cli_report import balance_command, report_command
+from analysis.skill import skill_command
+from analysis.cli_tune import tune_command
 from analysis.summary import Summary, summarize
 from simcore.errors import UserError
 from simcore.params import Params, flatten, parse_set
 from simcore.play import play_game
 from simcore.registry import GameSpec, games, get_game
-from simcore.runner import BACKENDS, SEATINGS
+from simcore.runner import BACKENDS, SEATINGS, BotFailure
 from simcore.runner import run as run_games
+from simcore.state import CHECKED_BUILD
 
 app = typer.Typer(
     name="chocosim",
     help="Monte Carlo balance analysis for board games.",
     add_completion=False,
+    rich_markup_mode=None,
     pretty_exceptions_show_locals=False,  # a bug's traceback must not dump result arrays
 )
 # No markup: specs, paths and docs are user text, and "[...]" in them must print as is.
 console = Console(markup=False)
 
 EXIT_USAGE = 2
+# Set by --debug: a user error then also prints its traceback (a failing bot's own).
+_debug = False
+
+
+@app.callback()
+def options(
+    ctx: typer.Context,
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="On an error, also print the traceback (e.g. of a bot that failed).")] = False,
+) -> None:
+    """Monte Carlo balance analysis for board games."""
+    global _debug
+    _debug = debug
+    if CHECKED_BUILD and ctx.invoked_subcommand in ("run", "balance"):
+        # The checked build (CHOCOSIM_CHECKED=1) asserts every move: several times slower.
+        print("chocosim: warning: this is the checked build, several times slower; "
+              "`pip install .` reinstalls the release build", file=sys.stderr)
 
 
 # Choices of the runner, as the enums typer validates and lists in --help.
@@ -138,8 +161,9 @@ def run_command(
         "multiple of players!); fixed: seat i gets spec i; random: an order per game.")]
         = Seating["rotate"],
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", min=1, help="Chunks played at once [default: every core, or every "
-        "thread of the dask cluster].", show_default=False)] = None,
+        "--jobs", min=1, help="Chunks played at once [default: every core (a run too "
+        "short to repay starting workers plays in this process), or every thread of the "
+        "dask cluster].", show_default=False)] = None,
     backend: Annotated[Backend, typer.Option(
         "--backend", help="processes (joblib loky), threads (the game loop releases the "
         "GIL) or dask (a cluster; needs chocosim[dask], --scheduler and a shared "
@@ -152,14 +176,24 @@ def run_command(
     rules: RulesOpt = None,
     set_: SetOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    precision: Annotated[float | None, typer.Option(
+        "--precision", min=0, help="Play in rounds until the 95% confidence sequence of every "
+        "position's win rate is within ± this many points; --games is then the cap.")] = None,
 ) -> None:
-    """Play many games in parallel into a run directory, then print the summary."""
+    """Play many games in parallel into a run directory, then print the summary. A
+    directory holding fewer games of the same run is extended (game i keeps its seed)."""
     spec, params, specs = _setup(game, seats, rules, set_)
     lineup = functools.partial(strategies.build_lineup, spec.name, specs)
+    runner = dict(seed=seed, seating=seating.value, jobs=jobs, backend=backend.value,
+                  scheduler=scheduler, chunk_size=chunk_size, quiet=quiet)
     try:
-        result = run_games(spec, params, specs, lineup, out_dir, n_games=n_games, seed=seed,
-                           seating=seating.value, jobs=jobs, backend=backend.value,
-                           scheduler=scheduler, chunk_size=chunk_size, quiet=quiet)
+        if precision is not None:
+            from analysis.api import run_params  # the statistics stack loads only when asked
+            done = run_params(spec, params, specs, n_games, out_dir, precision=precision, **runner)
+            console.print(done.precision.line(f"{spec.name} win rates by position"), soft_wrap=True)
+            _print_summary(summarize(out_dir))
+            return
+        result = run_games(spec, params, specs, lineup, out_dir, n_games=n_games, **runner)
     except KeyboardInterrupt:
         print(f"chocosim: interrupted; the finished parts are kept in {out_dir}: "
               "run the same command again to resume", file=sys.stderr)
@@ -171,9 +205,22 @@ def run_command(
 
 
 @app.command()
-def summary(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
-    """The summary of a run directory: win rates, shared victories, scores, end reasons."""
-    _print_summary(summarize(run_dir))
+def summary(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """The summary of a run directory: win rates by seat, by turn position and by
+    strategy (95% intervals), shared victories, scores, end reasons."""
+    s = summarize(run_dir)
+    if as_json:
+        print(json.dumps(s.to_dict(), indent=1))
+    else:
+        _print_summary(s)
+
+
+def _position_label(position: int) -> str:
+    ordinal = {1: "st", 2: "nd", 3: "rd"}.get(position + 1 if position + 1 < 20 else 0, "th")
+    return f"{position} ({position + 1}{ordinal} player)"
 
 
 def _rate(rate: float, low: float, high: float) -> str:
@@ -187,14 +234,19 @@ def _print_summary(s: Summary) -> None:
         and not s.complete else ""
     console.print(f"{m.get('game')}  run {m.get('run_id')}  seed {m.get('seed')}  "
                   f"seating {m.get('seating')}  games {s.games:,}{done}", soft_wrap=True)
-    tables = [("seat", s.by_seat, "games"), ("strategy", s.by_strategy, "plays")]
+    tables = [("seat", s.by_seat, "games", str)]
+    if s.by_position is not None:
+        # 0-based as in the results' position column; labelled for a reader.
+        tables.append(("position", s.by_position, "games", _position_label))
+    tables.append(("strategy", s.by_strategy, "plays", str))
     if s.by_group is not None:
-        tables.append((s.by_group.columns[0], s.by_group, "plays"))
-    for key, df, n in tables:
+        tables.append((s.by_group.columns[0], s.by_group, "plays", str))
+    for key, df, n, label in tables:
+        title = "by turn position (0 acts first)" if key == "position" else f"by {key}"
         table = Table(key, n, "wins", "win rate  [95% CI]", "mean score",
-                      title=f"by {key}", title_justify="left")
+                      title=title, title_justify="left")
         for r in df.iter_rows(named=True):
-            table.add_row(str(r[key]), f"{r[n]:,}", f"{r['wins']:,.1f}",
+            table.add_row(label(r[key]), f"{r[n]:,}", f"{r['wins']:,.1f}",
                           _rate(r["win_rate"], r["ci_low"], r["ci_high"]), f"{r['mean_score']:.2f}")
         console.print(table)
     d = s.draws.row(0, named=True)
@@ -223,6 +275,10 @@ def _usage_message(e: typer.TyperException) -> str:
 
 app.command("report")(report_command)
 app.command("balance")(balance_command)
+app.command("skill")(skill_command)
+app.command("compare")(compare_command)
+app.command("sweep")(sweep_command)
+app.command("tune")(tune_command)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -231,6 +287,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = app(args=argv, prog_name="chocosim", standalone_mode=False)
     except UserError as e:
+        if _debug:
+            print(e.details if isinstance(e, BotFailure) and e.details else traceback.format_exc(),
+                  file=sys.stderr, end="")
         _fail(str(e))
     except typer.TyperException as e:  # click's usage errors (unknown option, bad value...)
         _fail(_usage_message(e))

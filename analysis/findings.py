@@ -10,12 +10,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import polars as pl
 
 from analysis import stats
-from analysis.metrics import RunAnalysis
+from analysis.metrics import PositionBalance, RunAnalysis, ordinal
 from analysis.stats import Rate
 
-__all__ = ["Finding", "findings", "checks", "pct", "rate_text", "points", "pvalue"]
+__all__ = ["Finding", "findings", "checks", "pct", "rate_text", "points", "pp", "pvalue", "position_findings",
+           "leader_checkpoint"]
 
 MAX_COMPONENT_FINDINGS = 5
 MAX_MATCHUP_FINDINGS = 5
@@ -47,7 +49,13 @@ def rate_text(r: Rate) -> str:
 def points(diff: float, low: float, high: float) -> str:
     """A difference of rates in percentage points with its interval."""
     d = _decimals((high - low) / 2)
-    return f"{100 * diff:+.{d}f} points, 95% CI {100 * low:+.{d}f} to {100 * high:+.{d}f}"
+    return f"{100 * diff:+.{d}f} percentage points, 95% CI {100 * low:+.{d}f} to {100 * high:+.{d}f}"
+
+
+def pp(diff: float, low: float, high: float) -> str:
+    """points() for a table cell whose header names the unit: "+1.23 (+0.50 to +1.96)"."""
+    d = _decimals((high - low) / 2)
+    return f"{100 * diff:+.{d}f} ({100 * low:+.{d}f} to {100 * high:+.{d}f})"
 
 
 def pvalue(p: float) -> str:
@@ -69,30 +77,44 @@ def _confounded(a: RunAnalysis) -> str:
     return ""
 
 
+def position_findings(pb: PositionBalance, section: str, where: str = "") -> tuple[list[Finding], list[str]]:
+    """Win rate by turn position: each position whose rate differs from the fair share
+    (BH over the positions) named, with the test across all positions. At two players
+    the 2nd player's rate is the 1st's complement: the 1st is named alone."""
+    n, fair = pb.players, 1 / pb.players
+    at = f" at {n} players{where}"
+    test = f"χ² = {pb.chi2:.1f}, df = {n - 1}, {_p(pb.p_value)}"
+    q = stats.benjamini_hochberg(np.array([r.p_value if r.p_value is not None else 1.0 for r in pb.win]))
+    named = [i for i in range(n) if q[i] < stats.ALPHA][: 1 if n == 2 else n]
+    if pb.p_value >= stats.ALPHA or not named:
+        first = pb.win[0]
+        return [], [f"Every turn position wins equally often within chance{at} ({test}; "
+                    f"the {ordinal(0)} wins {rate_text(first)} against a fair {pct(fair)})."]
+    named.sort(key=lambda i: -abs(pb.win[i].value - fair))
+    top, rest = named[0], named[1:]
+    others = "".join(f"; the {ordinal(i)} {rate_text(pb.win[i])} ({_p(q[i], 'q')})" for i in rest)
+    edge = "advantage" if pb.win[top].value > fair else "disadvantage"
+    return [Finding(section, f"The {ordinal(top)} wins {rate_text(pb.win[top])}{at} against a fair "
+                             f"{pct(fair)}: a turn-order {edge} ({_p(q[top], 'q')}){others}; all positions "
+                             f"differ ({test}).")], []
+
+
 def _seat_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
-    s, fair = a.seats, 1 / a.run.players
-    found, checked = [], []
-    d = s.first_vs_rest
-    first = f"The first player wins {rate_text(s.first)} of games against a fair {pct(fair)}"
-    if s.first.p_value is not None and s.first.p_value < stats.ALPHA:
-        edge = "advantage" if s.first.value > fair else "disadvantage"
-        found.append(Finding("seat-balance", f"{first}: a significant first-player {edge} "
-                             f"(against the other seats: {points(d.value, d.low, d.high)}; {_p(d.p_value)}){_confounded(a)}."))
-    else:
-        checked.append(f"{first}; no significant first-player effect ({_p(s.first.p_value or 1.0)}).")
-    # With two seats and seat 1 always moving first, "seats equal" is the first-player
-    # test again: say it once.
-    if a.run.players == 2 and (s.first.successes, s.first.n) == (s.win[0].successes, s.win[0].n):
-        return found, checked
+    s = a.seats
+    if s is None:
+        return [], []
+    found, checked = position_findings(s.positions, "seat-balance")
+    if s.seat_is_position:
+        return found, checked  # each seat always held its own position: one view
+    test = f"χ² = {s.chi2:.1f}, df = {a.run.players - 1}, {_p(s.p_value)}"
     if s.p_value < stats.ALPHA:
-        uneven = [f"seat {i + 1} {rate_text(r)}" for i, r in enumerate(s.win)
+        uneven = [f"seat {i} {rate_text(r)}" for i, r in enumerate(s.win)
                   if r.p_value is not None and r.p_value < stats.ALPHA]
-        found.append(Finding("seat-balance", f"Seats do not win equally often (χ² = {s.chi2:.1f}, "
-                             f"df = {a.run.players - 1}, {_p(s.p_value)}): {'; '.join(uneven)} "
-                             f"against a fair {pct(fair)}{_confounded(a)}."))
+        found.append(Finding("seat-balance", f"Physical seats do not win equally often ({test}): "
+                             f"{'; '.join(uneven)} against a fair {pct(1 / a.run.players)}{_confounded(a)}."))
     else:
-        checked.append(f"All seats win equally often within chance (χ² = {s.chi2:.1f}, "
-                       f"df = {a.run.players - 1}, {_p(s.p_value)}).")
+        checked.append(f"Every physical seat wins equally often within chance ({test}); the turn "
+                       f"position is what moved between seats.")
     return found, checked
 
 
@@ -131,20 +153,67 @@ def _strategy_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
 
 
 def _component_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
+    """The features that are significant and large enough, one per group of features
+    carrying the same information, worded as associations."""
     c = a.components
-    significant = c.filter("significant")
-    found = []
-    for r in significant.head(MAX_COMPONENT_FINDINGS).iter_rows(named=True):
+    within = " of the same bot" if len(a.strategies.names) > 1 else ""
+    found, said = [], set()
+    for r in c.filter("finding").iter_rows(named=True):
+        if r["group"] in said:
+            continue
+        said.add(r["group"])
         what = r["feature"] if r["threshold"] == 1 else f"{r['feature']} ≥ {r['threshold']}"
-        direction = "raises" if r["diff"] > 0 else "lowers"
+        if r["group"] != r["feature"]:
+            members = c.filter(pl.col("group") == r["group"])["feature"].to_list()
+            what += f" (also standing for {', '.join(m for m in members if m != r['feature'])}: the same information)"
         found.append(Finding("components",
-                             f"Having {what} ({pct(r['share'])} of players) {direction} the win rate "
-                             f"from {pct(r['win_without'])} to {pct(r['win_with'])}: "
-                             f"{points(r['diff'], r['diff_low'], r['diff_high'])}; {_p(r['q_value'], 'q')}."))
-    null = len(c) - len(significant)
-    checked = [f"{null} of {len(c)} features show no significant link to winning after the "
-               f"false-discovery correction."] if null else []
+                             f"Players{within} who had {what} ({pct(r['share'])} of players) won "
+                             f"{pct(r['win_with'])} of games against {pct(r['win_without'])} for those without: "
+                             f"{points(r['diff'], r['diff_low'], r['diff_high'])}; {_p(r['q_value'], 'q')}. "
+                             f"An association, not necessarily a cause."))
+        if len(found) == MAX_COMPONENT_FINDINGS:
+            break
+    checked = []
+    null = int((~c["significant"]).sum()) if len(c) else 0
+    small = int((c["significant"] & ~c["finding"]).sum()) if len(c) else 0
+    if null:
+        checked.append(f"{null} of {len(c)} features show no significant link to winning after the "
+                       f"false-discovery correction.")
+    if small:
+        checked.append(f"{small} of {len(c)} features are significantly linked to winning but by less than "
+                       f"{100 * a.min_effect:g} points (the evidence table lists them).")
+    if positional := a.run.role_features("positional"):
+        checked.append(f"{', '.join(positional)} follow from the turn position: see the seat balance.")
+    if a.breakdowns:
+        checked.append(f"{len(a.breakdowns)} features are outcomes or parts of the final score: they are shown "
+                       f"as score breakdowns, not as effects on winning.")
     return found, checked
+
+
+def _setup_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
+    found, checked = [], []
+    for e in a.setup:
+        test = f"χ² = {e.chi2:.1f}, df = {len(e.values) - 1}, {_p(e.q_value, 'q')}"
+        if e.q_value < stats.ALPHA:
+            lo, hi = int(np.argmin([r.value for r in e.win])), int(np.argmax([r.value for r in e.win]))
+            found.append(Finding("setup", f"The win rate depends on the dealt {e.feature} ({test}): from "
+                                 f"{rate_text(e.win[lo])} with {e.feature} = {e.values[lo]} to "
+                                 f"{rate_text(e.win[hi])} with {e.feature} = {e.values[hi]}."))
+        else:
+            checked.append(f"Every dealt {e.feature} wins equally often within chance ({test}).")
+    return found, checked
+
+
+def _solo_findings(a: RunAnalysis) -> list[Finding]:
+    if not a.solo:
+        return []
+    st = a.strategies
+    found = [Finding("strategies", f"{name} wins the solo game in {rate_text(r)} of games.")
+             for name, r in zip(st.names, st.win)]
+    for b in a.breakdowns:
+        if b.feature in ("objectives_met", "target_met"):
+            found.append(Finding("breakdowns", f"Mean {b.feature}: {b.mean[0]:.2f} (95% CI {b.mean[1]:.2f}–{b.mean[2]:.2f})."))
+    return found
 
 
 def _outcome_findings(a: RunAnalysis) -> list[Finding]:
@@ -161,15 +230,29 @@ def _outcome_findings(a: RunAnalysis) -> list[Finding]:
     return found
 
 
+def leader_checkpoint(a: RunAnalysis) -> int | None:
+    """The first checkpoint where most games have a sole leader (earlier ones, where
+    nearly everyone is still level, say little); None if there is none."""
+    q = a.quality
+    if q is None:
+        return None
+    return next((c for c, (r, t) in enumerate(zip(q.leader_wins, q.tied))
+                 if r is not None and t.value < 0.5), None)
+
+
 def _quality_findings(a: RunAnalysis) -> list[Finding]:
     q = a.quality
     if q is None:
         return []
     found = [Finding("game-quality", f"The eventual winner was behind at some checkpoint in "
                      f"{rate_text(q.winner_trailed)} of games with a sole winner.")]
-    if len(q.checkpoints) > 1:
-        found.append(Finding("game-quality", f"The player leading after {q.checkpoints[0]} goes on to win "
-                             f"{rate_text(q.winner_led[0])} of games."))
+    c = leader_checkpoint(a)
+    if c is not None and len(q.checkpoints) > 1:
+        tied = q.tied[c]
+        ties = (f"; in the other {rate_text(tied)} of games two or more players were tied for the lead"
+                if tied.successes else "")
+        found.append(Finding("game-quality", f"The sole leader after {q.checkpoints[c]} goes on to win "
+                             f"{rate_text(q.leader_wins[c])} of the games it leads{ties}."))
     mean, low, high = q.lead_changes.mean()
     found.append(Finding("game-quality", f"The lead changes hands {mean:.2f} times a game on average "
                          f"(95% CI {low:.2f}–{high:.2f}), counting the final result."))
@@ -180,9 +263,12 @@ def findings(a: RunAnalysis) -> list[Finding]:
     seats, _ = _seat_findings(a)
     strategies, _ = _strategy_findings(a)
     components, _ = _component_findings(a)
-    return [*seats, *strategies, *components, *_outcome_findings(a), *_quality_findings(a)]
+    setup, _ = _setup_findings(a)
+    return [*_solo_findings(a), *seats, *strategies, *setup, *components, *_outcome_findings(a),
+            *_quality_findings(a)]
 
 
 def checks(a: RunAnalysis) -> list[str]:
     """What was tested and found consistent with balance (not stated as findings)."""
-    return [*_seat_findings(a)[1], *_strategy_findings(a)[1], *_component_findings(a)[1]]
+    return [*_seat_findings(a)[1], *_strategy_findings(a)[1], *_setup_findings(a)[1],
+            *_component_findings(a)[1]]

@@ -2,18 +2,19 @@
 columns every run has (seat, strategy, score, rank, win, first, turns, end_reason) and
 from the per-seat feature and interim columns the game declares.
 
-Memory stays bounded however many games a run holds, in two passes:
-- row-level aggregates (per seat, strategy, feature value...) are one lazy scan of all
-  parts collected with the streaming engine into small group-by tables;
-- per-game facts that need every seat of a game at once (margins, head-to-head results,
-  lead changes) are computed one part at a time (a part is at most a chunk of the run,
-  written so that it fits in a worker's memory) and reduced to counts and histograms.
+Memory stays bounded however many games a run holds: one pass reads the parts one at
+a time (a part is at most a chunk of the run, written so that it fits in a worker's
+memory) on a few threads and reduces each to small tables of counts and sums, merged
+as they finish: row-level cells (per seat, position, strategy, feature value...) by
+integer bincounts, and the per-game facts that need every seat of a game at once
+(margins, head-to-head results, leads) as counts and histograms.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -27,11 +28,14 @@ import polars as pl
 from analysis import stats
 from analysis.stats import Difference, Matchups, Rate, Ratings
 from simcore.errors import UserError
+from simcore.registry import FeatureRoles, games as registered_games
 from simcore.runner import MANIFEST
 
 __all__ = ["RunData", "open_run", "analyze", "RunAnalysis", "SeatBalance", "Strategies",
            "Outcomes", "Quality", "Histogram", "BASE_COLUMNS", "standings_columns",
-           "component_table", "feature_threshold", "pooled_strategies"]
+           "component_table", "feature_threshold", "pooled_strategies", "PositionBalance",
+           "position_balance", "pooled_positions", "MIN_EFFECT", "Breakdown", "SetupEffect",
+           "ordinal"]
 
 # The columns every results table has; all others are the game's features and interims.
 BASE_COLUMNS = ("run_id", "game", "seed", "seat", "strategy", "score", "rank", "win",
@@ -40,6 +44,9 @@ INTERIM_PREFIX = "interim_"
 # A feature is compared as "present vs absent" (value >= 1) when between these shares
 # of seats have it; a feature (almost) every seat has is split at its median instead.
 PRESENCE_RANGE = (0.01, 0.99)
+# The smallest difference in win rate (within strategy) worth stating as a finding: with
+# a million games a 0.5-point association is significant but not news to a designer.
+MIN_EFFECT = 0.02
 _SERIES_INDEX = re.compile(r"_?r?\d+$")
 
 
@@ -52,6 +59,10 @@ class RunData:
     strategies: list[str]  # labels of the strategy column, in manifest order
     features: list[str]
     interims: list[str]  # the interim_* columns, in declared order
+    roles: FeatureRoles  # how the game declares its features (default: all components)
+
+    def role_features(self, *roles: str) -> list[str]:
+        return [f for f in self.features if self.roles.role(f) in roles]
 
     def scan(self) -> pl.LazyFrame:
         return pl.scan_parquet(self.parts)
@@ -61,7 +72,7 @@ def _fail_unreadable(path: Path, error: Exception) -> UserError:
     return UserError(f"results in {path} are unreadable: {str(error).splitlines()[0]}")
 
 
-def open_run(path: Path | str) -> RunData:
+def open_run(path: Path | str, roles: FeatureRoles | None = None) -> RunData:
     """A run directory checked enough that the analysis can trust it: UserError (one
     line) for a missing directory, a missing or broken manifest, no parts, or parts
     without the results columns."""
@@ -84,6 +95,12 @@ def open_run(path: Path | str) -> RunData:
     parts = sorted(path.glob("part-*.parquet"))
     if not parts:
         raise UserError(f"run directory {path} has no results (no part-*.parquet)")
+    for part in parts:  # a truncated or corrupt part is named (its footer does not read)
+        try:
+            pl.read_parquet_metadata(part)
+        except (pl.exceptions.PolarsError, OSError) as e:
+            raise UserError(f"results part {part} is unreadable ({str(e).splitlines()[0]}); "
+                            "running the run's command again plays its games again") from None
     try:
         schema = pl.scan_parquet(parts).collect_schema()
     except (pl.exceptions.PolarsError, OSError) as e:
@@ -92,9 +109,19 @@ def open_run(path: Path | str) -> RunData:
     if missing:
         raise UserError(f"results in {path} lack the column(s) {', '.join(missing)}")
     names = [c for c in schema.names() if c not in BASE_COLUMNS]
+    if roles is None:
+        spec = registered_games().get(str(manifest.get("game")))
+        roles = spec.features if spec is not None else FeatureRoles()
     return RunData(path, manifest, parts, players, list(dict.fromkeys(specs)),
                    [c for c in names if not c.startswith(INTERIM_PREFIX)],
-                   [c for c in names if c.startswith(INTERIM_PREFIX)])
+                   [c for c in names if c.startswith(INTERIM_PREFIX)], roles)
+
+
+def ordinal(position: int) -> str:
+    """Turn position 0 is the "1st player" (position = ordinal - 1)."""
+    n = position + 1
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix} player"
 
 
 def standings_columns(interims: list[str]) -> list[str]:
@@ -157,14 +184,52 @@ class Histogram:
 
 
 @dataclass(frozen=True)
-class SeatBalance:
-    win: list[Rate]  # per seat, tested against the fair 1/players share
-    chi2: float  # all seats equal: chi-square statistic (df = players - 1) and p value
+class PositionBalance:
+    """Win rate by turn position (0 = acts first at the start) over the same games."""
+
+    games: int
+    win: list[Rate]  # per position, tested against the fair 1/players share
+    chi2: float  # all positions equal: chi-square statistic (df = players - 1), p value
     p_value: float
-    first: Rate  # the first player's win rate, against 1/players
-    first_vs_rest: Difference  # first player minus the others
+    # Every pair of positions (i < j): win rate of i minus j (same-game interval and
+    # McNemar test) and its Benjamini-Hochberg q value over the pairs.
+    pairs: list[tuple[int, int, Difference, float]]
+
+    @property
+    def players(self) -> int:
+        return len(self.win)
+
+
+def position_balance(wins: np.ndarray, games: int) -> PositionBalance:
+    """Position balance from each position's (possibly fractional) wins in `games`
+    games, every position taking part in each."""
+    wins = np.asarray(wins, dtype=float)
+    k = len(wins)
+    chi2, p = stats.equal_shares_test(wins)
+    pairs = [(i, j, stats.same_game_difference(wins[i], wins[j], games))
+             for i in range(k) for j in range(i + 1, k)]
+    q = stats.benjamini_hochberg(np.array([d.p_value for _, _, d in pairs]))
+    return PositionBalance(games, [stats.rate_vs(w, games, 1 / k) for w in wins], chi2, p,
+                           [(i, j, d, float(qv)) for (i, j, d), qv in zip(pairs, q)])
+
+
+@dataclass(frozen=True)
+class SeatBalance:
+    positions: PositionBalance  # by turn position: the balance a player feels
+    position_score: list[tuple[float, float, float]]  # per position: mean score, 95% CI
+    # By physical seat (seat 0 = the first spec of the lineup), the same test; it differs
+    # from the position view only when positions move between seats (a random or
+    # rotating start player).
+    win: list[Rate]
+    chi2: float
+    p_value: float
     score: list[tuple[float, float, float]]  # per seat: mean score and its 95% interval
     score_hist: pl.DataFrame  # seat, score, count
+    seat_is_position: bool  # every seat always held the same position: one view
+
+    @property
+    def first(self) -> Rate:
+        return self.positions.win[0]
 
 
 @dataclass(frozen=True)
@@ -185,12 +250,16 @@ class Outcomes:
     margin: dict[str, Histogram]  # margin of victory by end reason (sole winners only)
     close: Rate  # sole-winner games decided by at most close_margin points
     close_margin: int
+    scores: Histogram  # final scores of every seat
 
 
 @dataclass(frozen=True)
 class Quality:
     checkpoints: list[str]  # standings columns, without the interim_ prefix
-    winner_led: list[Rate]  # per checkpoint: the eventual winner was the sole leader
+    # Per checkpoint: P(win | sole leader there), over the games with a sole leader at
+    # that checkpoint (a shared victory counts its share); None where nobody led alone.
+    leader_wins: list[Rate | None]
+    tied: list[Rate]  # per checkpoint: games without a sole leader there (of all games)
     winner_trailed: Rate  # the winner was strictly behind at some checkpoint
     lead_changes: Histogram  # changes of the sole leader over checkpoints + result
     last_change: Histogram  # checkpoint index of the last change (0: never, as the first
@@ -201,69 +270,44 @@ class Quality:
 class RunAnalysis:
     run: RunData
     games: int
-    seats: SeatBalance
+    seats: SeatBalance | None  # None for a solo game
     strategies: Strategies
     outcomes: Outcomes
-    components: pl.DataFrame
-    quality: Quality | None  # None when the game records no interim standings
+    components: pl.DataFrame  # see component_table
+    setup: list[SetupEffect]
+    breakdowns: list[Breakdown]  # outcome features: score breakdowns, not effects
+    quality: Quality | None  # None when the game records no interim standings (or solo)
+    min_effect: float
 
-
-# ---- pass 1: row-level aggregates, one streaming scan ----
-
-def _row_queries(run: RunData) -> dict[str, pl.LazyFrame]:
-    lf = run.scan()
-    win = pl.col("win").cast(pl.Float64)
-    score = pl.col("score").cast(pl.Float64)
-    moments = (pl.len().alias("n"), win.sum().alias("wins"), score.sum().alias("score_sum"),
-               (score * score).sum().alias("score_sq"))
-    one_row_per_game = lf.filter(pl.col("seat") == 0)
-    queries = {
-        "seat": lf.group_by("seat").agg(*moments).sort("seat"),
-        "first": lf.group_by("first").agg(*moments),
-        "strategy": lf.group_by(pl.col("strategy").cast(pl.String)).agg(*moments),
-        "score": lf.group_by("seat", "score").agg(count=pl.len()),
-        "end": one_row_per_game.group_by(pl.col("end_reason").cast(pl.String)).agg(games=pl.len()),
-        "turns": one_row_per_game.group_by("turns").agg(count=pl.len()),
-        # The k seats sharing a victory hold 1/k each: their win shares sum to 1 a game.
-        "shared": lf.filter(win.is_between(0, 1, closed="none")).select(shared=win.sum()),
-    }
-    if run.features:
-        # One small group-by per feature, concatenated: about twice as fast as unpivoting
-        # the features into (rows x features) long rows first.
-        queries["features"] = pl.concat([
-            lf.group_by(pl.col(f).cast(pl.Int64).alias("value"))
-            .agg(n=pl.len(), wins=win.sum()).select(feature=pl.lit(f), value="value", n="n", wins="wins")
-            for f in run.features])
-    return queries
-
-
-def _collect(run: RunData, queries: dict[str, pl.LazyFrame]) -> dict[str, pl.DataFrame]:
-    try:
-        frames = pl.collect_all(list(queries.values()), engine="streaming")
-    except (pl.exceptions.PolarsError, OSError) as e:
-        raise _fail_unreadable(run.path, e) from None
-    return dict(zip(queries, frames))
+    @property
+    def solo(self) -> bool:
+        return self.run.players == 1
 
 
 def _mean_ci(row: dict[str, Any]) -> tuple[float, float, float]:
     return stats.mean_interval(int(row["n"]), float(row["score_sum"]), float(row["score_sq"]))
 
 
-def _seat_balance(run: RunData, t: dict[str, pl.DataFrame]) -> SeatBalance:
+def _seat_balance(run: RunData, t: dict[str, pl.DataFrame], games: int) -> SeatBalance | None:
+    """None for a solo game: one seat has no balance to measure."""
+    if run.players < 2:
+        return None
     fair = 1 / run.players
     seats = t["seat"].to_dicts()
+    positions = {r["position"]: r for r in t["position"].to_dicts()}
+    if sorted(positions) != list(range(run.players)) or any(r["n"] != games for r in positions.values()):
+        raise UserError(f"results in {run.path} do not give each game one seat at each turn "
+                        f"position 0 to {run.players - 1}")
     chi2, p = stats.equal_shares_test(np.array([r["wins"] for r in seats]))
-    by_first = {r["first"]: r for r in t["first"].to_dicts()}
-    first, rest = by_first.get(True), by_first.get(False)
-    if first is None or rest is None:
-        raise UserError(f"results in {run.path} have no first-player flags")
+    by_position = [positions[i] for i in range(run.players)]
     return SeatBalance(
+        positions=position_balance(np.array([r["wins"] for r in by_position]), games),
+        position_score=[_mean_ci(r) for r in by_position],
         win=[stats.rate_vs(r["wins"], r["n"], fair) for r in seats],
         chi2=chi2, p_value=p,
-        first=stats.rate_vs(first["wins"], first["n"], fair),
-        first_vs_rest=stats.difference(first["wins"], first["n"], rest["wins"], rest["n"]),
         score=[_mean_ci(r) for r in seats],
         score_hist=t["score"].sort("seat", "score"),
+        seat_is_position=int(t["moved"]["moved"].item() or 0) == 0,
     )
 
 
@@ -283,57 +327,173 @@ def feature_threshold(values: np.ndarray, counts: np.ndarray) -> int | None:
     return int(values[1 + int(np.argmin(np.abs(above - 0.5)))])
 
 
-def component_table(hist: pl.DataFrame | None, features: list[str]) -> pl.DataFrame:
-    """Per feature: how often a seat has it (at its threshold), the win rate with and
-    without, the difference with its Newcombe interval and score-test p value, and the
-    Benjamini-Hochberg q value over all features; sorted by effect, largest first.
-    Seats of one game are compared as independent samples (they are not quite: one
-    seat's majority is the other's loss), so the p values are approximate."""
+_COMPONENT_SCHEMA = {
+    "feature": pl.String, "kind": pl.String, "group": pl.String, "threshold": pl.Int64,
+    "share": pl.Float64, "share_low": pl.Float64, "share_high": pl.Float64,
+    "win_with": pl.Float64, "win_without": pl.Float64, "diff": pl.Float64,
+    "diff_low": pl.Float64, "diff_high": pl.Float64, "p_value": pl.Float64,
+    "n_with": pl.Int64, "n_without": pl.Int64, "missing": pl.Int64, "strata": pl.Int64}
+
+
+def component_table(hist: pl.DataFrame | None, features: list[str], roles: FeatureRoles | None = None,
+                    min_effect: float = MIN_EFFECT) -> pl.DataFrame:
+    """Per component or behaviour feature (outcomes and setup are not effects): how
+    often a seat has it (at its threshold), and the win rate with against without
+    within each strategy, combined over the strategies by Mantel-Haenszel (so a feature
+    only the stronger bot takes does not look good for that reason), with its interval,
+    p value and the Benjamini-Hochberg q value over all features; sorted by effect,
+    largest first. A row is a finding when significant and at least `min_effect` in
+    size. Rows where a "0 means missing" feature is 0 are dropped. `hist` holds
+    feature, strategy, value, n, wins (strategy may be absent: one stratum). Seats of
+    one game are compared as independent samples (they are not quite: one seat's
+    majority is the other's loss), so the p values are approximate."""
+    roles = roles or FeatureRoles()
     rows = []
     for name in features if hist is not None else []:
+        if roles.role(name) not in ("component", "behaviour"):
+            continue
         h = hist.filter(pl.col("feature") == name)
-        values = h["value"].to_numpy()
-        counts = h["n"].to_numpy()
-        threshold = feature_threshold(values, counts)
+        if "strategy" not in h.columns:
+            h = h.with_columns(strategy=pl.lit(""))
+        missing = 0
+        if roles.missing_when_zero(name):
+            missing = int(h.filter(pl.col("value") == 0)["n"].sum())
+            h = h.filter(pl.col("value") != 0)
+        pooled = h.group_by("value").agg(pl.col("n").sum())
+        threshold = feature_threshold(pooled["value"].to_numpy(), pooled["n"].to_numpy())
         if threshold is None:
             continue
-        has = values >= threshold
-        n1, w1 = int(counts[has].sum()), float(h["wins"].to_numpy()[has].sum())
-        n0, w0 = int(counts[~has].sum()), float(h["wins"].to_numpy()[~has].sum())
-        if n1 == 0 or n0 == 0:
+        split = (h.group_by("strategy", has=pl.col("value") >= threshold)
+                 .agg(pl.col("n").sum(), pl.col("wins").sum()))
+        cells = {(r["strategy"], r["has"]): r for r in split.to_dicts()}
+        strata = sorted({k[0] for k in cells})
+
+        def col(has: bool, key: str) -> np.ndarray:
+            return np.array([cells[(st, has)][key] if (st, has) in cells else 0 for st in strata], dtype=float)
+
+        n1, n0 = col(True, "n"), col(False, "n")
+        mh = stats.mantel_haenszel_difference(col(True, "wins"), n1, col(False, "wins"), n0)
+        if mh is None:
             continue
-        d = stats.difference(w1, n1, w0, n0)
-        share = stats.rate(n1, n1 + n0)
-        rows.append({"feature": name, "threshold": threshold, "share": share.value,
-                     "share_low": share.low, "share_high": share.high,
-                     "win_with": d.a.value, "win_without": d.b.value, "diff": d.value,
-                     "diff_low": d.low, "diff_high": d.high, "p_value": d.p_value,
-                     "n_with": n1, "n_without": n0})
-    schema = {"feature": pl.String, "threshold": pl.Int64, "share": pl.Float64,
-              "share_low": pl.Float64, "share_high": pl.Float64, "win_with": pl.Float64,
-              "win_without": pl.Float64, "diff": pl.Float64, "diff_low": pl.Float64,
-              "diff_high": pl.Float64, "p_value": pl.Float64, "n_with": pl.Int64,
-              "n_without": pl.Int64}
-    table = pl.DataFrame(rows, schema=schema)
+        share = stats.rate(n1.sum(), n1.sum() + n0.sum())
+        rows.append({"feature": name, "kind": roles.role(name), "group": roles.group(name),
+                     "threshold": threshold, "share": share.value, "share_low": share.low,
+                     "share_high": share.high, "win_with": mh.with_rate, "win_without": mh.without_rate,
+                     "diff": mh.value, "diff_low": mh.low, "diff_high": mh.high, "p_value": mh.p_value,
+                     "n_with": int(n1.sum()), "n_without": int(n0.sum()), "missing": missing,
+                     "strata": mh.strata})
+    table = pl.DataFrame(rows, schema=_COMPONENT_SCHEMA)
     q = stats.benjamini_hochberg(table["p_value"].to_numpy())
     return (table.with_columns(q_value=pl.Series(q, dtype=pl.Float64))
             .with_columns(significant=pl.col("q_value") < stats.ALPHA)
+            .with_columns(finding=pl.col("significant") & (pl.col("diff").abs() >= min_effect))
             .sort(pl.col("diff").abs(), descending=True))
 
 
-# ---- pass 2: per-game facts, part by part ----
+@dataclass(frozen=True)
+class SetupEffect:
+    """A feature dealt before play (a solo target): win rate per value, and the test
+    that every value wins equally often (q: BH over the setup features)."""
+
+    feature: str
+    values: list[int]
+    win: list[Rate]
+    chi2: float
+    p_value: float
+    q_value: float
+
+
+def setup_effects(hist: pl.DataFrame | None, features: list[str]) -> list[SetupEffect]:
+    out = []
+    for name in features if hist is not None else []:
+        h = (hist.filter(pl.col("feature") == name).group_by("value")
+             .agg(pl.col("n").sum(), pl.col("wins").sum()).sort("value"))
+        if len(h) < 2:
+            continue
+        chi2, p = stats.homogeneity_test(h["wins"].to_numpy(), h["n"].to_numpy())
+        out.append(SetupEffect(name, h["value"].to_list(),
+                               [stats.rate(w, n) for w, n in zip(h["wins"], h["n"])], chi2, p, p))
+    q = stats.benjamini_hochberg(np.array([e.p_value for e in out]))
+    return [SetupEffect(e.feature, e.values, e.win, e.chi2, e.p_value, float(qv)) for e, qv in zip(out, q)]
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """An outcome or score part: its mean (95% t interval) over all seats, over the
+    seats that won outright and the rest, and per strategy."""
+
+    feature: str
+    mean: tuple[float, float, float]
+    winners: tuple[float, float, float]
+    others: tuple[float, float, float]
+    by_strategy: list[tuple[str, tuple[float, float, float]]]
+
+
+def breakdowns(frame: pl.DataFrame | None, features: list[str], strategies: list[str]) -> list[Breakdown]:
+    if frame is None:
+        return []
+    out = []
+    for f in features:
+        def mean(rows: pl.DataFrame) -> tuple[float, float, float]:
+            return stats.mean_interval(int(rows["n"].sum()), float(rows[f"{f}:sum"].sum()), float(rows[f"{f}:sq"].sum()))
+
+        by = [(st, mean(frame.filter(pl.col("strategy") == st))) for st in strategies
+              if st in frame["strategy"].to_list()]
+        out.append(Breakdown(f, mean(frame), mean(frame.filter("won")), mean(frame.filter(~pl.col("won"))), by))
+    return out
+
+
+# ---- one pass over the parts ----
+
+Cells = dict[tuple[Any, ...], np.ndarray]  # key -> [rows, sum of each weight]
+
+
+def _cells(keys: list[np.ndarray], weights: list[np.ndarray], sizes: list[int | None] | None = None) -> Cells:
+    """Rows grouped by integer keys: per key tuple present, [rows, sum of each weight].
+    A bincount over the combined index (sorting, as np.unique does, is ~10x slower).
+    sizes: where known, key i lies in range(sizes[i]) (saves a min and a max)."""
+    if len(keys[0]) == 0:
+        return {}
+    sizes = sizes or [None] * len(keys)
+    los = [0 if size else int(k.min()) for k, size in zip(keys, sizes)]
+    spans = [size or int(k.max()) - lo + 1 for k, lo, size in zip(keys, los, sizes)]
+    index = np.zeros(len(keys[0]), dtype=np.int64)
+    for k, lo, span in zip(keys, los, spans):
+        index = index * span + (k.astype(np.int64) - lo)
+    size = int(np.prod(spans))
+    counts = np.bincount(index, minlength=size)
+    seen = np.flatnonzero(counts)
+    table = np.column_stack([counts[seen].astype(float),
+                             *[np.bincount(index, weights=w, minlength=size)[seen] for w in weights]])
+    coords = [(c + lo).tolist() for c, lo in zip(np.unravel_index(seen, spans), los)]
+    return dict(zip(zip(*coords), table))
+
+
+def _add(into: Cells, cells: Cells) -> None:
+    for key, value in cells.items():
+        if key in into:
+            into[key] += value
+        else:
+            into[key] = value.copy()
+
 
 @dataclass
-class _GameTally:
-    """What the per-game pass accumulates over the parts."""
+class _Tally:
+    """What the pass over the parts accumulates: row-level cells (per seat, position,
+    strategy, feature value...) and per-game facts (matchups, margins, leads)."""
 
     k: int  # strategies
     checkpoints: int
+    cells: dict[Any, Cells] = field(default_factory=dict)
+    moved: int = 0  # rows whose seat is not their turn position
+    shared: float = 0.0  # win shares of shared victories
     pair_wins: np.ndarray = field(init=False)
     pair_games: np.ndarray = field(init=False)
     margin: dict[str, Histogram] = field(default_factory=dict)
     decided: int = 0  # games with a sole winner
-    led: np.ndarray = field(init=False)
+    games: int = 0
+    sole_leader: np.ndarray = field(init=False)  # per checkpoint: games with a sole leader
+    leader_won: np.ndarray = field(init=False)  # ... and the win share that leader took
     trailed: int = 0
     lead_changes: Histogram = field(default_factory=Histogram)
     last_change: Histogram = field(default_factory=Histogram)
@@ -341,22 +501,46 @@ class _GameTally:
     def __post_init__(self) -> None:
         self.pair_wins = np.zeros((self.k, self.k))
         self.pair_games = np.zeros((self.k, self.k))
-        self.led = np.zeros(self.checkpoints, dtype=np.int64)
+        self.sole_leader = np.zeros(self.checkpoints, dtype=np.int64)
+        self.leader_won = np.zeros(self.checkpoints)
 
-    def merge(self, other: _GameTally) -> None:
+    def add(self, name: Any, cells: Cells) -> None:
+        _add(self.cells.setdefault(name, {}), cells)
+
+    def merge(self, other: _Tally) -> None:
+        for name, cells in other.cells.items():
+            self.add(name, cells)
+        self.moved += other.moved
+        self.shared += other.shared
         self.pair_wins += other.pair_wins
         self.pair_games += other.pair_games
         for reason, h in other.margin.items():
             self.margin.setdefault(reason, Histogram()).counts.update(h.counts)
         self.decided += other.decided
-        self.led += other.led
+        self.games += other.games
+        self.sole_leader += other.sole_leader
+        self.leader_won += other.leader_won
         self.trailed += other.trailed
         self.lead_changes.counts.update(other.lead_changes.counts)
         self.last_change.counts.update(other.last_change.counts)
 
 
-def _part_arrays(run: RunData, part: Path, columns: list[str]) -> dict[str, np.ndarray]:
-    """The columns of one part as (games, seats) arrays; end_reason per game."""
+def _codes(column: pl.Series) -> tuple[np.ndarray, list[str]]:
+    """A string or categorical column as int codes and the labels they index: read
+    through the categorical's physical codes (casting every row to strings is slow)."""
+    if column.dtype != pl.Categorical:
+        column = column.cast(pl.String).cast(pl.Categorical)
+    physical = column.to_physical().to_numpy()
+    present = column.unique()
+    labels = present.cast(pl.String).to_list()
+    lookup = np.zeros(int(present.to_physical().max()) + 1, dtype=np.int64)
+    lookup[present.to_physical().to_numpy()] = np.arange(len(labels))
+    return lookup[physical], labels
+
+
+def _part_arrays(run: RunData, part: Path, columns: list[str]) -> dict[str, Any]:
+    """The columns of one part as (games, seats) arrays; strategy as the index into
+    run.strategies; end_reason per game as codes into "end_labels"."""
     try:
         df = pl.read_parquet(part, columns=columns)
     except (pl.exceptions.PolarsError, OSError) as e:
@@ -365,57 +549,96 @@ def _part_arrays(run: RunData, part: Path, columns: list[str]) -> dict[str, np.n
     if len(df) % n or not (df["seat"].to_numpy().reshape(-1, n) == np.arange(n)).all():
         # The runner writes game-major, seat-minor rows; anything else is re-sorted.
         df = df.sort("game", "seat")
-    codes = {s: i for i, s in enumerate(run.strategies)}
-    out = {c: df[c].to_numpy().reshape(-1, n) for c in columns
-           if c not in ("strategy", "end_reason")}
-    strategy = df["strategy"].cast(pl.String)
-    if unknown := set(strategy.unique().to_list()) - codes.keys():
+    out: dict[str, Any] = {c: df[c].to_numpy().reshape(-1, n) for c in columns
+                           if c not in ("strategy", "end_reason")}
+    codes, labels = _codes(df["strategy"])
+    if unknown := set(labels) - set(run.strategies):
         raise UserError(f"results in {run.path} name strategies the manifest does not: "
                         f"{', '.join(sorted(unknown))}")
-    strategy = strategy.replace_strict(codes, return_dtype=pl.Int64)
-    out["strategy"] = strategy.to_numpy().reshape(-1, n)
-    # End reasons as small int codes (numpy sorts strings slowly); labels in "end_labels".
-    reasons = df["end_reason"].cast(pl.String).gather_every(n)
-    labels = sorted(reasons.unique().to_list())
-    out["end_reason"] = reasons.replace_strict({r: i for i, r in enumerate(labels)},
-                                               return_dtype=pl.Int64).to_numpy()
-    out["end_labels"] = np.array(labels, dtype=object)
+    out["strategy"] = np.array([run.strategies.index(s) for s in labels], dtype=np.int64)[codes].reshape(-1, n)
+    reasons, out["end_labels"] = _codes(df["end_reason"].gather_every(n))
+    out["end_reason"] = reasons
     return out
 
 
-def _tally_pairs(t: _GameTally, strategy: np.ndarray, rank: np.ndarray) -> None:
-    n = strategy.shape[1]
+def _tally_rows(run: RunData, t: _Tally, a: dict[str, Any]) -> None:
+    win = a["win"].ravel().astype(np.float64)
+    score = a["score"].ravel().astype(np.int64)
+    seat, position, strategy = a["seat"].ravel(), a["position"].ravel(), a["strategy"].ravel()
+    as_float = score.astype(np.float64)
+    moments = [win, as_float, as_float * as_float]
+    n, k = [run.players], [len(run.strategies)]
+    t.add("seat", _cells([seat], moments, n))
+    t.add("position", _cells([position], moments, n))
+    t.add("strategy", _cells([strategy], moments, k))
+    t.add("score", _cells([seat, score], []))
+    t.moved += int((seat != position).sum())
+    t.add("end", {(a["end_labels"][code],): v for (code,), v in _cells([a["end_reason"]], []).items()})
+    t.add("turns", _cells([a["turns"][:, 0]], []))
+    # The k seats sharing a victory hold 1/k each: their win shares sum to 1 a game.
+    t.shared += float(win[(win > 0) & (win < 1)].sum())
+    # Features by strategy, so effects can be estimated within the strategy that held them.
+    for f in run.role_features("component", "behaviour", "setup"):
+        t.add(("feature", f), _cells([strategy, a[f].ravel()], [win], [k[0], None]))
+    if outcomes := run.role_features("outcome"):
+        values = [a[f].ravel().astype(np.float64) for f in outcomes]
+        t.add("outcomes", _cells([strategy, (win >= 1).astype(np.int64)], [w for x in values for w in (x, x * x)]))
+
+
+def _tally_pairs(t: _Tally, strategy: np.ndarray, rank: np.ndarray) -> None:
+    n, k = strategy.shape[1], t.k
     for a in range(n):
         for b in range(a + 1, n):
             sa, sb = strategy[:, a], strategy[:, b]
             score = np.where(rank[:, a] < rank[:, b], 1.0, np.where(rank[:, a] == rank[:, b], 0.5, 0.0))
             keep = sa != sb
-            np.add.at(t.pair_wins, (sa[keep], sb[keep]), score[keep])
-            np.add.at(t.pair_wins, (sb[keep], sa[keep]), 1.0 - score[keep])
-            np.add.at(t.pair_games, (sa[keep], sb[keep]), 1.0)
-            np.add.at(t.pair_games, (sb[keep], sa[keep]), 1.0)
+            pair = sa[keep] * k + sb[keep]  # bincount, not np.add.at (much slower)
+            wins = np.bincount(pair, weights=score[keep], minlength=k * k).reshape(k, k)
+            games = np.bincount(pair, minlength=k * k).reshape(k, k)
+            t.pair_wins += wins + (games - wins).T
+            t.pair_games += games + games.T
 
 
-def _sole_leader(standings: np.ndarray) -> np.ndarray:
-    """Per game, the seat strictly ahead of all others, or -1 on a tie for the lead."""
-    top = standings.max(axis=1, keepdims=True)
-    sole = (standings == top).sum(axis=1) == 1
-    return np.where(sole, standings.argmax(axis=1), -1)
+def _sole_leader(standings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per game, the seat strictly ahead of all others (-1 on a tie for the lead) and
+    the top value. Column by column: numpy reduces a handful of seats along axis 1
+    several times slower than it combines whole columns."""
+    columns = np.ascontiguousarray(standings.T)
+    top = columns[0].copy()
+    leader = np.zeros(len(top), dtype=np.int64)
+    at_top = np.ones(len(top), dtype=np.int64)
+    for seat in range(1, len(columns)):
+        c = columns[seat]
+        higher = c > top
+        at_top = np.where(higher, 1, at_top + (c == top))
+        leader[higher] = seat
+        np.maximum(top, c, out=top)
+    return np.where(at_top == 1, leader, -1), top
 
 
-def _tally_quality(t: _GameTally, winner: np.ndarray, standings: list[np.ndarray]) -> None:
-    """Leads over the checkpoints of the games with a sole winner; the result itself is
-    the final point of the sequence, so a late comeback counts as a lead change."""
+def _tally_leaders(t: _Tally, win: np.ndarray, leaders: list[np.ndarray]) -> None:
+    """Over all games: at each checkpoint, the games with a sole leader and the win
+    share that leader went on to take, i.e. P(win | sole leader); ties apart."""
+    rows = np.arange(len(win))
+    for c, leader in enumerate(leaders):
+        has = leader >= 0
+        t.sole_leader[c] += int(has.sum())
+        t.leader_won[c] += float(win[rows[has], leader[has]].sum())
+
+
+def _tally_quality(t: _Tally, winner: np.ndarray, standings: list[np.ndarray], leaders: list[np.ndarray],
+                   tops: list[np.ndarray]) -> None:
+    """Leads over the checkpoints of the games with a sole winner (`leaders`: the sole
+    leader per checkpoint); the result itself is the final point of the sequence, so a
+    late comeback counts as a lead change."""
     rows = np.arange(len(winner))
     trailed = np.zeros(len(winner), dtype=bool)
     current = np.full(len(winner), -1)  # the latest sole leader seen
     changes = np.zeros(len(winner), dtype=np.int64)
     last = np.zeros(len(winner), dtype=np.int64)
-    for c, s in enumerate([*standings, None]):
-        leader = winner if s is None else _sole_leader(s)
+    for c, (s, leader, top) in enumerate(zip([*standings, None], [*leaders, winner], [*tops, None])):
         if s is not None:
-            t.led[c] += int((leader == winner).sum())
-            trailed |= s[rows, winner] < s.max(axis=1)
+            trailed |= s[rows, winner] < top
         changed = (leader >= 0) & (current >= 0) & (leader != current)
         changes += changed
         last = np.where(changed, c, last)
@@ -425,29 +648,80 @@ def _tally_quality(t: _GameTally, winner: np.ndarray, standings: list[np.ndarray
     t.last_change.add(last)
 
 
-def _tally_part(run: RunData, t: _GameTally, part: Path, checkpoints: list[str]) -> None:
-    a = _part_arrays(run, part, ["game", "seat", "strategy", "score", "rank", "win",
-                                 "end_reason", *checkpoints])
+def _tally_part(run: RunData, t: _Tally, part: Path, checkpoints: list[str]) -> None:
+    features = run.role_features("component", "behaviour", "setup", "outcome")
+    a = _part_arrays(run, part, ["game", "seat", "strategy", "score", "rank", "win", "position",
+                                 "turns", "end_reason", *features, *checkpoints])
+    t.games += len(a["win"])
+    _tally_rows(run, t, a)
+    if run.players < 2:
+        return  # solo: no opponents, margins or leads
     _tally_pairs(t, a["strategy"], a["rank"])
-    sole = (a["win"] == 1).any(axis=1)
-    winner = a["win"][sole].argmax(axis=1)
-    score = a["score"][sole].astype(np.int64)
-    rows = np.arange(len(winner))
-    others = score.copy()
-    others[rows, winner] = np.iinfo(np.int64).min
-    margin = score[rows, winner] - others.max(axis=1)
+    leader, top = _sole_leader(a["win"])
+    sole = top == 1  # a sole winner holds a whole win
+    winner = leader[sole]
+    scores = np.ascontiguousarray(a["score"][sole].astype(np.int64).T)  # seat by seat
+    best_other = np.full(len(winner), np.iinfo(np.int64).min)
+    for seat, column in enumerate(scores):
+        np.maximum(best_other, column, out=best_other, where=winner != seat)
+    margin = scores[winner, np.arange(len(winner))] - best_other
     reasons = a["end_reason"][sole]
     for code, reason in enumerate(a["end_labels"]):
         if (chosen := reasons == code).any():
             t.margin.setdefault(str(reason), Histogram()).add(margin[chosen])
     t.decided += int(sole.sum())
     if checkpoints:
-        _tally_quality(t, winner, [a[c][sole] for c in checkpoints])
+        leaders, tops = zip(*(_sole_leader(a[c]) for c in checkpoints))
+        _tally_leaders(t, a["win"], list(leaders))
+        _tally_quality(t, winner, [a[c][sole] for c in checkpoints], [x[sole] for x in leaders],
+                       [x[sole] for x in tops])
 
 
 # ---- assembling the analysis ----
 
-def _strategies(run: RunData, t: dict[str, pl.DataFrame], tally: _GameTally) -> Strategies:
+def _frame(cells: Cells, keys: list[str], sums: list[str], key_labels: dict[int, list[str]] | None = None) -> pl.DataFrame:
+    """Cells as a table: key columns, then n and the sums (key_labels: labels for
+    the int codes of a key column, by its position)."""
+    items = sorted(cells.items())
+    columns: dict[str, list[Any]] = {name: [k[i] for k, _ in items] for i, name in enumerate(keys)}
+    for i, labels in (key_labels or {}).items():
+        if labels is not None:  # None: the keys are labels already
+            columns[keys[i]] = [labels[c] for c in columns[keys[i]]]
+    columns["n"] = [int(v[0]) for _, v in items]
+    for j, name in enumerate(sums, start=1):
+        columns[name] = [float(v[j]) for _, v in items]
+    schema = {name: (pl.String if i in (key_labels or {}) else pl.Int64) for i, name in enumerate(keys)}
+    return pl.DataFrame(columns, schema={**schema, "n": pl.Int64, **{name: pl.Float64 for name in sums}})
+
+
+def _tables(run: RunData, t: _Tally) -> dict[str, pl.DataFrame]:
+    """The tally's cells as the small tables the analysis reads."""
+    moments = ["wins", "score_sum", "score_sq"]
+    names = {0: run.strategies}
+    c = t.cells
+    tables = {
+        "seat": _frame(c.get("seat", {}), ["seat"], moments),
+        "position": _frame(c.get("position", {}), ["position"], moments),
+        "moved": pl.DataFrame({"moved": [t.moved]}),
+        "strategy": _frame(c.get("strategy", {}), ["strategy"], moments, names),
+        "score": _frame(c.get("score", {}), ["seat", "score"], []).rename({"n": "count"}),
+        "end": _frame(c.get("end", {}), ["end_reason"], [], {0: None}).rename({"n": "games"}),
+        "turns": _frame(c.get("turns", {}), ["turns"], []).rename({"n": "count"}),
+        "shared": pl.DataFrame({"shared": [t.shared]}),
+    }
+    if effects := run.role_features("component", "behaviour", "setup"):
+        tables["features"] = pl.concat([
+            _frame(c.get(("feature", f), {}), ["strategy", "value"], ["wins"], names)
+            .select(feature=pl.lit(f), strategy="strategy", value="value", n="n", wins="wins")
+            for f in effects])
+    if outcomes := run.role_features("outcome"):
+        sums = [name for f in outcomes for name in (f"{f}:sum", f"{f}:sq")]
+        tables["outcomes"] = (_frame(c.get("outcomes", {}), ["strategy", "won"], sums, names)
+                              .with_columns(pl.col("won").cast(pl.Boolean)))
+    return tables
+
+
+def _strategies(run: RunData, t: dict[str, pl.DataFrame], tally: _Tally) -> Strategies:
     by_name = {r["strategy"]: r for r in t["strategy"].to_dicts()}
     rows = [by_name[s] for s in run.strategies if s in by_name]
     names = [r["strategy"] for r in rows]
@@ -462,7 +736,7 @@ def _strategies(run: RunData, t: dict[str, pl.DataFrame], tally: _GameTally) -> 
                       [_mean_ci(r) for r in rows], m, ratings, edge)
 
 
-def _outcomes(t: dict[str, pl.DataFrame], tally: _GameTally, games: int) -> Outcomes:
+def _outcomes(t: dict[str, pl.DataFrame], tally: _Tally, games: int) -> Outcomes:
     ends = t["end"].sort("games", "end_reason", descending=[True, False])
     turns = Histogram()
     turns.counts.update(dict(zip(t["turns"]["turns"].to_list(), t["turns"]["count"].to_list())))
@@ -479,41 +753,119 @@ def _outcomes(t: dict[str, pl.DataFrame], tally: _GameTally, games: int) -> Outc
     return Outcomes(
         end_reasons=[(r["end_reason"], stats.rate(r["games"], games)) for r in ends.to_dicts()],
         shared=stats.rate(shared, games), turns=turns, margin=tally.margin,
-        close=stats.rate(close, all_margins.n), close_margin=close_margin)
+        close=stats.rate(close, all_margins.n), close_margin=close_margin, scores=scores)
 
 
-def _quality(tally: _GameTally, checkpoints: list[str]) -> Quality | None:
+def _quality(tally: _Tally, checkpoints: list[str]) -> Quality | None:
     if not checkpoints or tally.decided == 0:
         return None
     return Quality([c.removeprefix(INTERIM_PREFIX) for c in checkpoints],
-                   [stats.rate(int(x), tally.decided) for x in tally.led],
+                   [stats.rate(w, int(n)) if n else None for w, n in zip(tally.leader_won, tally.sole_leader)],
+                   [stats.rate(tally.games - int(n), tally.games) for n in tally.sole_leader],
                    stats.rate(tally.trailed, tally.decided), tally.lead_changes, tally.last_change)
 
 
-def _games_tally(run: RunData, checkpoints: list[str]) -> _GameTally:
-    """Tally the parts on threads (parquet reads and numpy release the GIL), each into
-    its own tally, merged as they finish: at most `workers` parts in memory at once."""
-    def one(part: Path) -> _GameTally:
-        t = _GameTally(len(run.strategies), len(checkpoints))
-        _tally_part(run, t, part, checkpoints)
-        return t
+# Bumped whenever what a part's tally holds changes, so older cache files are ignored.
+_CACHE_VERSION = 1
 
-    total = _GameTally(len(run.strategies), len(checkpoints))
+
+def _cache_path(part: Path) -> Path:
+    # A hidden name that can never match part-*.parquet.
+    return part.with_name(f".tally-{part.stem.removeprefix('part-')}.json")
+
+
+def _cache_key(run: RunData, part: Path, checkpoints: list[str]) -> dict[str, Any]:
+    st = part.stat()
+    return {"version": _CACHE_VERSION, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "players": run.players, "strategies": run.strategies, "checkpoints": checkpoints,
+            "roles": {r: run.role_features(r) for r in ("component", "behaviour", "setup", "outcome")}}
+
+
+def _encode(key: Any) -> Any:
+    return list(key) if isinstance(key, tuple) else key
+
+
+def _tally_to_json(t: _Tally) -> dict[str, Any]:
+    return {"cells": [[_encode(name), [[list(k), v.tolist()] for k, v in cells.items()]]
+                      for name, cells in t.cells.items()],
+            "moved": t.moved, "shared": t.shared, "pair_wins": t.pair_wins.tolist(),
+            "pair_games": t.pair_games.tolist(),
+            "margin": {r: list(h.counts.items()) for r, h in t.margin.items()},
+            "decided": t.decided, "games": t.games, "sole_leader": t.sole_leader.tolist(),
+            "leader_won": t.leader_won.tolist(), "trailed": t.trailed,
+            "lead_changes": list(t.lead_changes.counts.items()),
+            "last_change": list(t.last_change.counts.items())}
+
+
+def _tally_from_json(d: dict[str, Any], k: int, checkpoints: int) -> _Tally:
+    t = _Tally(k, checkpoints)
+    for name, cells in d["cells"]:
+        t.cells[tuple(name) if isinstance(name, list) else name] = {tuple(key): np.array(v) for key, v in cells}
+    t.moved, t.shared, t.decided, t.games, t.trailed = d["moved"], d["shared"], d["decided"], d["games"], d["trailed"]
+    t.pair_wins, t.pair_games = np.array(d["pair_wins"]).reshape(k, k), np.array(d["pair_games"]).reshape(k, k)
+    t.margin = {r: Histogram(Counter(dict(map(tuple, c)))) for r, c in d["margin"].items()}
+    t.sole_leader = np.array(d["sole_leader"], dtype=np.int64)
+    t.leader_won = np.array(d["leader_won"], dtype=float)
+    t.lead_changes = Histogram(Counter(dict(map(tuple, d["lead_changes"]))))
+    t.last_change = Histogram(Counter(dict(map(tuple, d["last_change"]))))
+    return t
+
+
+def _part_tally(run: RunData, part: Path, checkpoints: list[str]) -> _Tally:
+    """A part's tally, from its cache file when that was made from this very part
+    (same size and time) by this analysis version for the same question; else
+    computed and cached (best effort: a read-only run directory just is not cached).
+    JSON, not pickle: a run directory from elsewhere must not run code."""
+    key = _cache_key(run, part, checkpoints)
+    cache = _cache_path(part)
+    try:
+        stored = json.loads(cache.read_text())
+        if stored.get("key") == key:
+            return _tally_from_json(stored["tally"], len(run.strategies), len(checkpoints))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    t = _Tally(len(run.strategies), len(checkpoints))
+    _tally_part(run, t, part, checkpoints)
+    try:
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "tally": _tally_to_json(t)}))
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return t
+
+
+def _games_tally(run: RunData, checkpoints: list[str]) -> _Tally:
+    """One pass: tally the parts on threads (parquet reads and numpy release the GIL), each into
+    its own tally, merged as they finish: at most `workers` parts in memory at once. A
+    part's tally is cached beside it, so a second report of the same run reads no parquet."""
+    def one(part: Path) -> _Tally:
+        return _part_tally(run, part, checkpoints)
+
+    total = _Tally(len(run.strategies), len(checkpoints))
     with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, len(run.parts))) as pool:
         for t in pool.map(one, run.parts):
             total.merge(t)
     return total
 
 
-def analyze(path: Path | str) -> RunAnalysis:
-    run = open_run(path)
-    tables = _collect(run, _row_queries(run))
-    games = int(tables["end"]["games"].sum())
-    checkpoints = standings_columns(run.interims)
+def analyze(path: Path | str, min_effect: float = MIN_EFFECT, roles: FeatureRoles | None = None) -> RunAnalysis:
+    """Everything the report shows about one run directory; `min_effect` is the
+    smallest within-strategy difference in win rate stated as a finding; `roles`
+    overrides how the game declares its features (default: the registered game's)."""
+    if not 0 <= min_effect < 1:
+        raise UserError(f"min_effect = {min_effect}: allowed is a share of games from 0 to below 1")
+    run = open_run(path, roles)
+    checkpoints = standings_columns(run.interims) if run.players > 1 else []
     tally = _games_tally(run, checkpoints)
-    components = component_table(tables.get("features"), run.features)
-    return RunAnalysis(run, games, _seat_balance(run, tables), _strategies(run, tables, tally),
-                       _outcomes(tables, tally, games), components, _quality(tally, checkpoints))
+    tables = _tables(run, tally)
+    games = tally.games
+    components = component_table(tables.get("features"), run.features, run.roles, min_effect)
+    return RunAnalysis(run, games, _seat_balance(run, tables, games), _strategies(run, tables, tally),
+                       _outcomes(tables, tally, games), components,
+                       setup_effects(tables.get("features"), run.role_features("setup")),
+                       breakdowns(tables.get("outcomes"), run.role_features("outcome"), run.strategies),
+                       _quality(tally, checkpoints), min_effect)
 
 
 def pooled_strategies(analyses: Iterable[RunAnalysis]) -> tuple[Matchups, Ratings | None] | None:
@@ -533,3 +885,34 @@ def pooled_strategies(analyses: Iterable[RunAnalysis]) -> tuple[Matchups, Rating
         games[np.ix_(at, at)] += m.games
     pooled = Matchups(names, wins, games)
     return pooled, stats.bradley_terry(pooled)
+
+
+def rules_key(a: RunAnalysis) -> tuple[str, int, str]:
+    """What makes runs comparable: the game, the table size and every param."""
+    m = a.run.manifest
+    return str(m.get("game")), a.run.players, json.dumps(m.get("params") or {}, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class PooledPositions:
+    game: str
+    players: int
+    runs: list[int]  # indices of the runs pooled (same game, size and params)
+    balance: PositionBalance
+
+
+def pooled_positions(analyses: Iterable[RunAnalysis]) -> list[PooledPositions]:
+    """Position balance per table size over every run with the same rules: each
+    position's wins added up over the lineups (every lineup plays each position in
+    every game, so the sums stay paired by game)."""
+    groups: dict[tuple[str, int, str], list[int]] = {}
+    analyses = list(analyses)
+    for i, a in enumerate(analyses):
+        if a.seats is not None:
+            groups.setdefault(rules_key(a), []).append(i)
+    out = []
+    for (game, players, _), runs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[1][0])):
+        wins = sum(np.array([r.successes for r in analyses[i].seats.positions.win]) for i in runs)
+        games = sum(analyses[i].games for i in runs)
+        out.append(PooledPositions(game, players, runs, position_balance(wins, games)))
+    return out

@@ -17,11 +17,13 @@ import seaborn as sns  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
 
-from analysis.metrics import Histogram, Outcomes, Quality, SeatBalance, Strategies  # noqa: E402
+from analysis.metrics import (Histogram, Outcomes, PositionBalance, Quality, SeatBalance,  # noqa: E402
+                              Strategies, ordinal)
 from analysis.stats import Matchups, Rate, Ratings  # noqa: E402
 
-__all__ = ["seat_wins", "seat_scores", "strategy_wins", "strategy_ratings", "matchup_matrix",
-           "margins", "game_length", "end_reasons", "components", "winner_led", "lead_changes"]
+__all__ = ["position_wins", "seat_wins", "seat_scores", "strategy_wins", "strategy_ratings",
+           "matchup_matrix", "margins", "score_distribution", "game_length", "end_reasons", "components", "leader_wins",
+           "lead_changes", "rate_range", "thin_labels"]
 
 WIDTH = 7.6  # inches: the report's column at 96 dpi, so figures show at natural size
 MAX_FEATURES = 40  # a forest plot taller than a page would be unreadable
@@ -56,13 +58,44 @@ def _errors(rates: list[Rate]) -> np.ndarray:
     return np.clip(np.vstack([values - [r.low for r in rates], [r.high for r in rates] - values]), 0, None)
 
 
-def _rate_bars(ax, labels: list[str], rates: list[Rate], color, fair: float | None) -> None:
-    """Horizontal bars with Wilson intervals (horizontal so long labels fit)."""
+def rate_range(rates: list[Rate], fair: float | None) -> tuple[float, float]:
+    """The x range of a rate plot: zoomed to the intervals (and the fair share) with a
+    margin, so a 2-point gap shows; the whole 0-100% when the rates span most of it."""
+    ends = [x for r in rates for x in (r.low, r.high) if np.isfinite(x)] + ([fair] if fair is not None else [])
+    if not ends:
+        return 0.0, 1.0
+    lo, hi = min(ends), max(ends)
+    pad = max(0.15 * (hi - lo), 0.005)
+    lo, hi = max(0.0, lo - pad), min(1.0, hi + pad)
+    return (0.0, 1.0) if hi - lo > 0.6 else (lo, hi)
+
+
+def thin_labels(labels: list[str], most: int = 12) -> list[str]:
+    """Every k-th label counted back from the last (which is kept: a final checkpoint or
+    "result"), blank between, so at most `most` show and none crowd each other."""
+    step = max(1, -(-len(labels) // most))
+    return [t if (len(labels) - 1 - i) % step == 0 else "" for i, t in enumerate(labels)]
+
+
+def _rate_bars(ax, labels: list[str], rates: list[Rate], color, fair: float | None, xlabel: str) -> None:
+    """Horizontal dots with Wilson intervals (horizontal so long labels fit) on an axis
+    zoomed to the range that shows the differences; bars from 0 would hide them."""
     y = np.arange(len(rates))
-    ax.barh(y, [r.value for r in rates], xerr=_errors(rates), color=color,
-            error_kw={"ecolor": "black", "capsize": 4, "lw": 1.2})
+    lo, hi = rate_range(rates, fair)
+    if lo == 0.0:
+        ax.barh(y, [r.value for r in rates], xerr=_errors(rates), color=color,
+                error_kw={"ecolor": "black", "capsize": 4, "lw": 1.2})
+    else:
+        ax.errorbar([r.value for r in rates], y, xerr=_errors(rates), fmt="none", ecolor="black",
+                    capsize=4, lw=1.2)
+        ax.scatter([r.value for r in rates], y, color=color, s=40, zorder=3)
+        xlabel += "; axis zoomed to the intervals"
+        ax.set_ylim(len(rates) - 0.5, -0.5)  # room for the end rows' dots
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel(xlabel)
     ax.set_yticks(y, [_label(s) for s in labels])
-    ax.invert_yaxis()
+    if lo == 0.0:
+        ax.invert_yaxis()
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
     if fair is not None:
         # Labelled above the axes rather than in a legend, which would cover a bar.
@@ -75,13 +108,20 @@ def _height(n: int, per: float = 0.45, base: float = 1.4) -> float:
     return base + per * n
 
 
+def position_wins(pb: PositionBalance, title: str = "Win rate by turn position") -> str:
+    n = pb.players
+    fig, ax = plt.subplots(figsize=(WIDTH, _height(n)))
+    labels = [f"{ordinal(i)} (position {i})" for i in range(n)]
+    _rate_bars(ax, labels, pb.win, _PALETTE[1], 1 / n, "win rate (shared victories count 1/k)")
+    ax.set_title(f"{title} (95% Wilson intervals)", pad=14)
+    return _svg(fig)
+
+
 def seat_wins(s: SeatBalance, players: int) -> str:
-    fig, ax = plt.subplots(figsize=(WIDTH, _height(players + 1)))
-    labels = [f"seat {i + 1}" for i in range(players)] + ["first player"]
-    colors = [_PALETTE[0]] * players + [_PALETTE[1]]
-    _rate_bars(ax, labels, [*s.win, s.first], colors, 1 / players)
-    ax.set_title("Win rate by seat (bars: 95% Wilson intervals)", pad=14)
-    ax.set_xlabel("win rate (shared victories count 1/k)")
+    fig, ax = plt.subplots(figsize=(WIDTH, _height(players)))
+    _rate_bars(ax, [f"seat {i}" for i in range(players)], s.win, _PALETTE[0], 1 / players,
+               "win rate (shared victories count 1/k)")
+    ax.set_title("Win rate by physical seat (95% Wilson intervals)", pad=14)
     return _svg(fig)
 
 
@@ -93,7 +133,7 @@ def seat_scores(s: SeatBalance, players: int) -> str:
         share = h["count"].to_numpy() / h["count"].sum()
         mean = s.score[seat][0]
         ax.step(h["score"].to_numpy(), share, where="mid", lw=1.4, color=_PALETTE[seat % 10],
-                label=f"seat {seat + 1} (mean {mean:.1f})")
+                label=f"seat {seat} (mean {mean:.1f})")
     ax.set_title("Final score distribution by seat")
     ax.set_xlabel("final score (points)")
     ax.set_ylabel("share of games")
@@ -104,9 +144,8 @@ def seat_scores(s: SeatBalance, players: int) -> str:
 
 def strategy_wins(st: Strategies, players: int) -> str:
     fig, ax = plt.subplots(figsize=(WIDTH, _height(len(st.names))))
-    _rate_bars(ax, st.names, st.win, _PALETTE[2], 1 / players)
+    _rate_bars(ax, st.names, st.win, _PALETTE[2], 1 / players if players > 1 else None, "win rate")
     ax.set_title("Win rate by strategy, over all its seats (95% Wilson intervals)", pad=14)
-    ax.set_xlabel("win rate")
     return _svg(fig)
 
 
@@ -168,6 +207,19 @@ def margins(o: Outcomes) -> str:
     return _svg(fig)
 
 
+def score_distribution(o: Outcomes) -> str:
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.0))
+    _hist_bars(ax, o.scores, _PALETTE[2])
+    mean, low, high = o.scores.mean()
+    ax.axvline(mean, color="black", ls="--", lw=1, label=f"mean {mean:.1f} (95% CI {low:.2f}–{high:.2f})")
+    ax.set_title("Final score distribution")
+    ax.set_xlabel("final score (points)")
+    ax.set_ylabel("share of games")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.legend(fontsize=8)
+    return _svg(fig)
+
+
 def game_length(o: Outcomes) -> str:
     fig, ax = plt.subplots(figsize=(WIDTH, 3.0))
     _hist_bars(ax, o.turns, _PALETTE[0])
@@ -185,22 +237,23 @@ def end_reasons(o: Outcomes) -> str:
     rates = [r for _, r in o.end_reasons] + [o.shared]
     labels = [name for name, _ in o.end_reasons] + ["shared victory"]
     fig, ax = plt.subplots(figsize=(WIDTH, _height(len(rates))))
-    _rate_bars(ax, labels, rates, [_PALETTE[4]] * (len(rates) - 1) + [_PALETTE[5]], None)
+    _rate_bars(ax, labels, rates, [_PALETTE[4]] * (len(rates) - 1) + [_PALETTE[5]], None, "share of games")
     ax.set_title("How games end (95% Wilson intervals)")
-    ax.set_xlabel("share of games")
     return _svg(fig)
 
 
 def components(table) -> str:
-    """Forest plot: win rate with minus without each feature, largest effects first."""
+    """Forest plot: win rate with minus without each feature (within strategy),
+    largest effects first."""
     t = table.head(MAX_FEATURES)
     names = [f if th == 1 else f"{f} ≥ {th}" for f, th in zip(t["feature"], t["threshold"])]
     fig, ax = plt.subplots(figsize=(WIDTH, _height(len(names), per=0.3)))
     y = np.arange(len(names))
     diff = t["diff"].to_numpy()
     err = np.clip(np.vstack([diff - t["diff_low"].to_numpy(), t["diff_high"].to_numpy() - diff]), 0, None)
-    sig = t["significant"].to_numpy()
-    for mask, color, label in ((sig, _PALETTE[3], "significant (BH q < 0.05)"),
+    sig, big = t["significant"].to_numpy(), t["finding"].to_numpy()
+    for mask, color, label in ((big, _PALETTE[3], "finding (significant and large enough)"),
+                               (sig & ~big, _PALETTE[0], "significant but small"),
                                (~sig, "grey", "not significant")):
         if mask.any():
             ax.errorbar(diff[mask], y[mask], xerr=err[:, mask], fmt="o", color=color,
@@ -209,24 +262,28 @@ def components(table) -> str:
     ax.invert_yaxis()
     ax.axvline(0, color="black", lw=1)
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_title("Win rate with minus without each feature (95% Newcombe intervals)", pad=22)
+    ax.set_title("Win rate with minus without each feature, within strategy (95% CI)", pad=22)
     ax.set_xlabel("difference in win rate (percentage points)")
     # Between title and axes: inside, it would hide points whichever corner it took.
-    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
     return _svg(fig)
 
 
-def winner_led(q: Quality) -> str:
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.0))
+def leader_wins(q: Quality) -> str:
+    """P(win | sole leader) per checkpoint, and the share of games tied for the lead."""
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.2))
     x = np.arange(len(q.checkpoints))
-    values = np.array([r.value for r in q.winner_led])
-    ax.plot(x, values, marker="o", color=_PALETTE[0], label="eventual winner leads alone")
-    ax.fill_between(x, [r.low for r in q.winner_led], [r.high for r in q.winner_led],
-                    color=_PALETTE[0], alpha=0.25, label="95% Wilson interval")
-    ax.set_xticks(x, q.checkpoints, rotation=30 if len(x) > 6 else 0)
+    has = np.array([r is not None for r in q.leader_wins])
+    rates = [r for r in q.leader_wins if r is not None]
+    ax.plot(x[has], [r.value for r in rates], marker="o", ms=3, color=_PALETTE[0],
+            label="sole leader goes on to win")
+    ax.fill_between(x[has], [r.low for r in rates], [r.high for r in rates], color=_PALETTE[0],
+                    alpha=0.25, label="95% Wilson interval")
+    ax.plot(x, [t.value for t in q.tied], ls="--", color=_PALETTE[1], label="games tied for the lead")
+    ax.set_xticks(x, thin_labels(q.checkpoints), rotation=30 if len(x) > 6 else 0)
     ax.set_ylim(0, 1)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_title("How often the eventual winner is already leading")
+    ax.set_title("Does the leader win? (share of the games it leads alone)")
     ax.set_xlabel("checkpoint (interim standings)")
     ax.set_ylabel("share of games")
     ax.legend(fontsize=8, loc="lower right")
@@ -241,7 +298,7 @@ def lead_changes(q: Quality) -> str:
     left.set_ylabel("share of games")
     _hist_bars(right, q.last_change, _PALETTE[2])
     labels = ["never", *q.checkpoints[1:], "result"]
-    right.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
+    right.set_xticks(range(len(labels)), thin_labels(labels, 8), rotation=45, ha="right")
     right.set_title("When the lead last changed")
     right.set_xlabel("checkpoint")
     for ax in (left, right):

@@ -17,19 +17,22 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import polars as pl
 
 from analysis import plots, stats
-from analysis.findings import checks, findings, pct, points, pvalue, rate_text
-from analysis.metrics import RunAnalysis, analyze, pooled_strategies
+from analysis.findings import (checks, findings, leader_checkpoint, pct, points, position_findings,
+                               pp, pvalue, rate_text)
+from analysis.metrics import (MIN_EFFECT, RunAnalysis, analyze, ordinal, pooled_positions,
+                              pooled_strategies, rules_key)
 from simcore.errors import UserError
 from simcore.params import flatten
 from simcore.registry import games
 
 __all__ = ["SECTIONS", "render_html", "write_report", "print_pdf", "find_chromium",
-           "param_rows", "compare_to_first", "Figure"]
+           "param_rows", "compare_variants", "Figure"]
 
 # Section ids of each run, in order (a run's ids get the suffix -r<index>).
-SECTIONS = ("findings", "seat-balance", "strategies", "outcomes", "components",
+SECTIONS = ("findings", "seat-balance", "strategies", "outcomes", "components", "breakdowns",
             "game-quality", "params", "manifest")
 CHROMIUM_ENV = "CHOCOSIM_CHROMIUM"
 _CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -47,6 +50,9 @@ def _figure(svg: str, alt: str) -> Figure:
     return Figure(f"data:image/svg+xml;base64,{data}", alt)
 
 
+MAX_VALUE_CHARS = 120
+
+
 def param_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     """The params of a run, each with its source (rulebook / assumed) and default when
     the game is registered here, and whether the run changed it."""
@@ -56,7 +62,11 @@ def param_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for name, value in values.items():
         info = infos.get(name)
-        rows.append({"name": name, "value": value,
+        text = str(value)
+        if len(text) > MAX_VALUE_CHARS:  # component lists: pages of text otherwise
+            size = f"{len(value)} entries; " if isinstance(value, (list, tuple, dict)) else ""
+            text = f"{text[:MAX_VALUE_CHARS]}… ({size}in full in the run's manifest.json)"
+        rows.append({"name": name, "value": value, "shown": text,
                      "source": info.source if info else "unknown",
                      "doc": info.doc if info else "",
                      "default": info.value if info else None,
@@ -67,29 +77,68 @@ def param_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _figures(a: RunAnalysis) -> dict[str, Figure | None]:
     n = a.run.players
-    st, q = a.strategies, a.quality
-    several = len(st.names) > 1
+    st, q, s = a.strategies, a.quality, a.seats
+    several = len(st.names) > 1 and not a.solo
     return {
-        "seat_wins": _figure(plots.seat_wins(a.seats, n), "win rate by seat with intervals"),
-        "seat_scores": _figure(plots.seat_scores(a.seats, n), "score distribution by seat"),
+        "position_wins": _figure(plots.position_wins(s.positions), "win rate by turn position") if s else None,
+        "seat_wins": (_figure(plots.seat_wins(s, n), "win rate by physical seat")
+                      if s and not s.seat_is_position else None),
+        "seat_scores": _figure(plots.seat_scores(s, n), "score distribution by seat") if s else None,
         "strategy_wins": _figure(plots.strategy_wins(st, n), "win rate by strategy"),
         "ratings": _figure(plots.strategy_ratings(st.ratings), "ratings") if st.ratings else None,
         "matchups": _figure(plots.matchup_matrix(st.matchups), "head-to-head matrix") if several else None,
         "margins": _figure(plots.margins(a.outcomes), "margin of victory") if a.outcomes.margin else None,
         "length": _figure(plots.game_length(a.outcomes), "game length"),
+        "scores": _figure(plots.score_distribution(a.outcomes), "score distribution") if a.solo else None,
         "ends": _figure(plots.end_reasons(a.outcomes), "end reasons"),
         "components": _figure(plots.components(a.components), "feature effects") if len(a.components) else None,
-        "winner_led": _figure(plots.winner_led(q), "winner leading by checkpoint") if q else None,
+        "leader_wins": _figure(plots.leader_wins(q), "sole leader winning by checkpoint") if q else None,
         "lead_changes": _figure(plots.lead_changes(q), "lead changes") if q else None,
     }
+
+
+MAX_LEADER_ROWS = 12
+# The evidence table lists every significant feature and the largest others up to this
+# many rows; the rest (none significant) are counted, not listed.
+MAX_COMPONENT_ROWS = 40
+
+
+def _leader_rows(a: RunAnalysis) -> dict[str, Any]:
+    """The checkpoints of the leader table: those where somebody led alone (the others
+    named once), thinned to about MAX_LEADER_ROWS, the headline checkpoint kept."""
+    q = a.quality
+    if q is None:
+        return {"rows": [], "nobody": []}
+    led = [c for c, r in enumerate(q.leader_wins) if r is not None]
+    step = max(1, -(-len(led) // MAX_LEADER_ROWS))
+    keep = {c for k, c in enumerate(led) if k % step == 0} | {led[-1]} if led else set()
+    if (at := leader_checkpoint(a)) is not None:
+        keep.add(at)
+    return {"rows": [{"checkpoint": q.checkpoints[c], "wins": q.leader_wins[c], "tied": q.tied[c]} for c in sorted(keep)],
+            "nobody": [q.checkpoints[c] for c, r in enumerate(q.leader_wins) if r is None],
+            "thinned": step > 1}
+
+
+def _component_rows(a: RunAnalysis) -> dict[str, Any]:
+    c = a.components
+    shown = c.filter(pl.col("significant") | (pl.int_range(pl.len()) < MAX_COMPONENT_ROWS))
+    return {"rows": list(shown.iter_rows(named=True)), "left_out": len(c) - len(shown)}
 
 
 def _run_context(a: RunAnalysis, index: int) -> dict[str, Any]:
     m = a.run.manifest
     title = games()[m["game"]].title if m.get("game") in games() else m.get("game", "?")
+    q = a.quality
     return {"a": a, "index": index, "m": m, "title": title, "findings": findings(a),
             "checks": checks(a), "figures": _figures(a), "params": param_rows(m),
-            "parts": len(a.run.parts), "complete": a.games == m.get("n_games")}
+            "parts": len(a.run.parts), "complete": a.games == m.get("n_games"),
+            "leader_rows": _leader_rows(a),
+            "leader_at": leader_checkpoint(a),
+            "component_rows": _component_rows(a),
+            # Per-value tables for a dealt feature that matters, or the first (a solo target).
+            "setup_tables": [e for k, e in enumerate(a.setup)
+                             if len(e.values) <= 12 and (k == 0 or e.q_value < stats.ALPHA)],
+            "fair": 1 / a.run.players}
 
 
 def _environment() -> jinja2.Environment:
@@ -98,7 +147,7 @@ def _environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=pct, rate=rate_text, pvalue=pvalue,
                        p_is=lambda p: pvalue(p) if pvalue(p).startswith("<") else f"= {pvalue(p)}")
-    env.globals["points"] = points
+    env.globals.update(points=points, pp=pp, ordinal=ordinal)
     return env
 
 
@@ -110,41 +159,58 @@ def _version() -> str:
 
 
 def _pooled_context(analyses: Sequence[RunAnalysis]) -> dict[str, Any] | None:
-    pooled = pooled_strategies(analyses)
-    if pooled is None or len(pooled[0].names) < 2:
-        return None
-    m, ratings = pooled
-    return {"m": m, "ratings": ratings,
-            "matchups": _figure(plots.matchup_matrix(m), "head-to-head over all runs"),
-            "ratings_figure": _figure(plots.strategy_ratings(ratings), "ratings over all runs") if ratings else None}
-
-
-def compare_to_first(analyses: Sequence[RunAnalysis]) -> list[dict[str, Any]]:
-    """Each run against the first: which params differ (a house rule against the
-    rulebook, say) and the first player's win rate difference with its Newcombe
-    interval and score test. Empty for a single run."""
+    """The headline of a report of several tables: ratings over every table of the
+    game, and position balance per table size (runs with the same rules added up)."""
     if len(analyses) < 2:
-        return []
-    base = analyses[0]
-    base_params = flatten(base.run.manifest.get("params") or {})
+        return None
+    positions = []
+    for pp in pooled_positions(analyses):
+        found, checked = position_findings(pp.balance, "comparison")
+        variant = sum(1 for other in positions if (other["pp"].game, other["pp"].players) == (pp.game, pp.players))
+        positions.append({"pp": pp, "texts": [f.text for f in found] + checked, "numbers": [k + 1 for k in pp.runs],
+                          "title": games()[pp.game].title if pp.game in games() else pp.game,
+                          "variant": variant,
+                          "figure": _figure(plots.position_wins(pp.balance, f"Win rate by turn position at {pp.players} players, "
+                                                                f"{len(pp.runs)} table(s) pooled"), "pooled position balance")})
+    out: dict[str, Any] = {"positions": positions, "m": None}
+    pooled = pooled_strategies(analyses)
+    if pooled is not None and len(pooled[0].names) >= 2:
+        m, ratings = pooled
+        out.update(m=m, ratings=ratings,
+                   matchups=_figure(plots.matchup_matrix(m), "head-to-head over all runs"),
+                   ratings_figure=_figure(plots.strategy_ratings(ratings), "ratings over all runs") if ratings else None)
+    return out
+
+
+def compare_variants(analyses: Sequence[RunAnalysis]) -> list[dict[str, Any]]:
+    """House-rule comparisons: a run against the first run of the same game, table
+    size and lineup whose params differ from it, with the params that differ and the
+    1st player's win rate difference (Newcombe interval, score test). Runs of another
+    game or size, another lineup, or the same rules (different lineups of one sweep)
+    are never compared: their differences are not a variant's effect."""
     rows = []
-    for a in analyses[1:]:
-        params = flatten(a.run.manifest.get("params") or {})
-        changed = [f"{k} = {params.get(k)} (was {base_params.get(k)})"
-                   for k in sorted(params.keys() | base_params.keys()) if params.get(k) != base_params.get(k)]
+    for k, a in enumerate(analyses):
+        game, players, params = rules_key(a)
+        lineup = sorted(s.get("spec", "") for s in a.run.manifest.get("strategies") or [])
+        base = next((b for b in analyses[:k] if rules_key(b)[:2] == (game, players) and rules_key(b)[2] != params
+                     and sorted(s.get("spec", "") for s in b.run.manifest.get("strategies") or []) == lineup), None)
+        if base is None or a.seats is None:
+            continue
+        mine, theirs = flatten(a.run.manifest.get("params") or {}), flatten(base.run.manifest.get("params") or {})
+        changed = [f"{key} = {mine.get(key)} (was {theirs.get(key)})"
+                   for key in sorted(mine.keys() | theirs.keys()) if mine.get(key) != theirs.get(key)]
         f, f0 = a.seats.first, base.seats.first
-        rows.append({"changed": changed, "first": stats.difference(f.successes, f.n, f0.successes, f0.n)})
+        rows.append({"run": k, "base": analyses.index(base), "changed": changed,
+                     "first": stats.difference(f.successes, f.n, f0.successes, f0.n)})
     return rows
 
 
 def render_html(analyses: Sequence[RunAnalysis]) -> str:
     runs = [_run_context(a, i) for i, a in enumerate(analyses)]
-    for run, vs_first in zip(runs[1:], compare_to_first(analyses)):
-        run["vs_first"] = vs_first
     title = ", ".join(dict.fromkeys(r["title"] for r in runs))
     return _environment().get_template("report.html.j2").render(
         runs=runs, title=title, sections=SECTIONS, version=_version(), pooled=_pooled_context(analyses),
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        variants=compare_variants(analyses), created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
 def find_chromium() -> str:
@@ -185,12 +251,13 @@ def _write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | None = None) -> list[RunAnalysis]:
+def write_report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | None = None,
+                 min_effect: float = MIN_EFFECT) -> list[RunAnalysis]:
     """Analyse the runs and write the HTML report (and its PDF). Every run is analysed
     before anything is written, so bad input leaves existing reports untouched."""
     if not run_dirs:
         raise UserError("no run directory given")
-    analyses = [analyze(d) for d in run_dirs]
+    analyses = [analyze(d, min_effect) for d in run_dirs]
     html = Path(html)
     _write_text(html, render_html(analyses))
     if pdf is not None:

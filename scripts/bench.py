@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Speed of the engine: games/s and ns/decision on one core for every game, bot and
 table size, Fabryka against the same rules written by hand in C (fabryka_ref.c), then
-the speed-up of the runner with 2 workers and its peak memory.
+the whole `chocosim run` command end to end (results on disk, summary printed) with
+--jobs 1 on one core against that C version, with --jobs 2, `chocosim summary` of the
+run, a short run with --jobs 1 and with the default, and peak memory.
 
     python scripts/bench.py                      # everything, ~1 s per configuration
     python scripts/bench.py --game fabryka --seconds 3
     python scripts/bench.py --parallel-games 10000000 --memory-games 20000000
-    python scripts/bench.py --parallel-games 0     # one core only
+    python scripts/bench.py --parallel-games 0 --small-games 0    # one core only
 
 Run it on an idle machine; quote medians of several runs. Figures are for the build
 installed (the checked build is several times slower: see `simcore.state.CHECKED_BUILD`).
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -24,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+import simcore
 import strategies
 from simcore.batch import play_batch, result_arrays
 from simcore.registry import games
@@ -81,21 +85,34 @@ def single_core(game_filter: str | None, seconds: float) -> dict:
     return results
 
 
-def c_reference(engine_games_per_s: float) -> None:
+C_GAMES = 5_000_000  # games of the C reference's run
+
+
+def children_cpu() -> float:
+    """CPU seconds of this script's finished child processes (theirs included)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def c_reference(engine_games_per_s: float) -> tuple[float, float] | None:
     """The yardstick of the Fabryka target: scripts/fabryka_ref.c, the same rules written
-    straight in C, compiled here with gcc -O3 and run on this core just after."""
+    straight in C, compiled here with gcc -O3 and run on this core just after. Its games
+    per second and per CPU-second (on a busy machine the second is the steadier)."""
     gcc = shutil.which("gcc")
     if gcc is None:
         print("\nno gcc: the hand-written C reference is not measured")
-        return
+        return None
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "fabryka_ref")
         subprocess.run([gcc, "-O3", "-o", exe, str(Path(__file__).with_name("fabryka_ref.c"))], check=True)
-        line = subprocess.run([exe, "5000000"], check=True, capture_output=True, text=True).stdout
+        cpu = children_cpu()
+        line = subprocess.run([exe, str(C_GAMES)], check=True, capture_output=True, text=True).stdout
+        cpu = children_cpu() - cpu
     ref = float(line.split()[0])
     print(f"\nhand-written C Fabryka, random vs random: {ref:,.0f} games/s ({line.split(',', 1)[1].strip()})")
     print(f"  the engine's random vs random: {engine_games_per_s:,.0f} games/s, "
           f"{engine_games_per_s / ref:.0%} of the C version")
+    return ref, C_GAMES / cpu
 
 
 def tree_rss(root: int) -> int:
@@ -122,66 +139,87 @@ def tree_rss(root: int) -> int:
     return total
 
 
-RUN = """
-import functools, sys, time
-import strategies
-from simcore.registry import get_game
-from simcore.runner import run
-game, seats, n_games, jobs, out = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-spec = get_game(game)
-params = spec.params(players=len(seats))
-t = time.perf_counter()
-run(spec, params, seats, functools.partial(strategies.build_lineup, game, seats), out,
-    n_games=n_games, jobs=jobs, quiet=True)
-print(time.perf_counter() - t)
-"""
+def chocosim(*argv: str, cpus: str | None = None, cwd: str) -> tuple[float, float, int]:
+    """Seconds and peak memory (the whole process tree) of one `chocosim` command, run
+    as a user runs it. It imports the engine this script imported (an installed copy or
+    an in-place build), not the uncompiled source tree of the current directory; polars
+    gets one thread per process, so --jobs 1 uses one core and a speed-up is the
+    runner's own. Returns wall seconds, CPU seconds and peak bytes."""
+    root = Path(simcore.__file__).resolve().parents[1]
+    cmd = [sys.executable, "-c", "from analysis.cli import main; main()", *argv]
+    if cpus is not None and shutil.which("taskset"):
+        cmd = ["taskset", "-c", cpus, *cmd]
+    env = {**os.environ, "POLARS_MAX_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    t, cpu = time.perf_counter(), children_cpu()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, tree_rss(proc.pid))
+        time.sleep(0.02)
+    seconds, cpu = time.perf_counter() - t, children_cpu() - cpu
+    if proc.returncode != 0:
+        raise SystemExit(f"chocosim {' '.join(argv)} failed ({proc.returncode}): {proc.stderr.read().strip()}")
+    return seconds, cpu, peak
 
 
-def timed_run(game: str, seats: str, n_games: int, jobs: int) -> tuple[float, int]:
-    """Seconds of the runner's run() (chunks played, tables built, parts written) and
-    the peak memory of the whole process tree. Polars gets one thread per process, so
-    --jobs 1 uses one core and the speed-up is the runner's own."""
+def end_to_end(game: str, seats: str, n_games: int, memory_games: int, small_games: int,
+               ref: tuple[float, float] | None) -> None:
+    """The whole `chocosim run` command (chunks played, parts written, the summary
+    printed), with --jobs 1 on one core and --jobs 2; `chocosim summary` of that run; a
+    short run with --jobs 1 and with the default."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\nend to end, `chocosim run {game} --seats {seats}` (results on disk, summary printed; "
+          f"load average {load:.1f} on {os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-c", RUN, game, seats, str(n_games), str(jobs), os.path.join(tmp, "run")]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
-                                env={**os.environ, "POLARS_MAX_THREADS": "1"})
-        peak = 0
-        while proc.poll() is None:
-            peak = max(peak, tree_rss(proc.pid))
-            time.sleep(0.05)
-        if proc.returncode != 0:
-            raise SystemExit(f"the run of {game} ({seats}) failed with exit code {proc.returncode}")
-        return float(proc.stdout.read().split()[-1]), peak
+        def run(n: int, name: str, *jobs: str, cpus: str | None = None) -> tuple[float, float, int]:
+            return chocosim("run", game, "--seats", seats, "--games", str(n), "--out", name,
+                            "--quiet", *jobs, cpus=cpus, cwd=tmp)
 
-
-def parallel(game: str, seats: str, n_games: int, memory_games: int) -> None:
-    print(f"\nrunner, {game} {seats}: run() with its chunks played, tabled and written to parquet")
-    t1, m1 = timed_run(game, seats, n_games, 1)
-    t2, m2 = timed_run(game, seats, n_games, 2)
-    print(f"  {n_games:,} games: --jobs 1 {t1:.1f} s ({n_games / t1:,.0f} games/s), "
-          f"--jobs 2 {t2:.1f} s ({n_games / t2:,.0f} games/s): speed-up {t1 / t2:.2f}x")
-    print(f"  peak memory: {m1 / 2**20:,.0f} MB (--jobs 1), {m2 / 2**20:,.0f} MB (--jobs 2)")
-    if memory_games:
-        t, m = timed_run(game, seats, memory_games, 2)
-        print(f"  {memory_games:,} games, --jobs 2: {t:.1f} s, peak memory {m / 2**20:,.0f} MB")
+        if n_games:
+            t1, c1, m1 = run(n_games, "one", "--jobs", "1", cpus="0")
+            share = (f", {n_games / t1 / ref[0]:.2f}x the C version; per CPU-second "
+                     f"{n_games / c1 / ref[1]:.2f}x") if ref else ""
+            print(f"  {n_games:,} games, --jobs 1 on one core: {t1:.2f} s, CPU {c1:.2f} s "
+                  f"({n_games / t1:,.0f} games/s{share}), peak memory {m1 / 2**20:,.0f} MB")
+            shutil.rmtree(os.path.join(tmp, "one"))
+            t2, c2, m2 = run(n_games, "two", "--jobs", "2")
+            print(f"  {n_games:,} games, --jobs 2: {t2:.2f} s, CPU {c2:.2f} s ({n_games / t2:,.0f} games/s): "
+                  f"{t1 / t2:.2f}x --jobs 1, peak memory {m2 / 2**20:,.0f} MB")
+            ts, cs, ms = chocosim("summary", "two", cwd=tmp)
+            print(f"  `chocosim summary` of that run: {ts:.2f} s, CPU {cs:.2f} s, peak memory {ms / 2**20:,.0f} MB")
+            shutil.rmtree(os.path.join(tmp, "two"))
+        if small_games:
+            ta, ca, _ = run(small_games, "small1", "--jobs", "1")
+            tb, cb, _ = run(small_games, "small")
+            print(f"  {small_games:,} games: --jobs 1 {ta:.2f} s (CPU {ca:.2f} s), "
+                  f"the default (every core) {tb:.2f} s (CPU {cb:.2f} s)")
+        if memory_games:
+            t, _, m = run(memory_games, "memory", "--jobs", "2")
+            print(f"  {memory_games:,} games, --jobs 2: {t:.1f} s, peak memory {m / 2**20:,.0f} MB")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--game", help="only this game")
     ap.add_argument("--seconds", type=float, default=1.0, help="length of each single-core measurement")
-    ap.add_argument("--parallel-game", default="fabryka", help="game of the runner measurement")
-    ap.add_argument("--parallel-seats", default="random,random", help="seats of the runner measurement")
+    ap.add_argument("--parallel-game", default="fabryka", help="game of the end-to-end measurement")
+    ap.add_argument("--parallel-seats", default="random,random", help="seats of the end-to-end measurement")
     ap.add_argument("--parallel-games", type=int, default=10_000_000,
-                    help="games of the --jobs 1 / --jobs 2 comparison (0: skip it)")
+                    help="games of the end-to-end --jobs 1 / --jobs 2 comparison (0: skip it)")
+    ap.add_argument("--small-games", type=int, default=100_000,
+                    help="games of the short end-to-end run, --jobs 1 and the default (0: skip it)")
     ap.add_argument("--memory-games", type=int, default=0,
                     help="also measure the peak memory of a run this long with --jobs 2")
     args = ap.parse_args()
     results = single_core(args.game, args.seconds)
+    ref = None
     if ("fabryka", 2, "random") in results:
-        c_reference(results["fabryka", 2, "random"]["games/s"])
-    if args.parallel_games:
-        parallel(args.parallel_game, args.parallel_seats, args.parallel_games, args.memory_games)
+        ref = c_reference(results["fabryka", 2, "random"]["games/s"])
+    if args.parallel_games or args.small_games or args.memory_games:
+        end_to_end(args.parallel_game, args.parallel_seats, args.parallel_games, args.memory_games,
+                   args.small_games, ref if args.parallel_game == "fabryka" and args.parallel_seats == "random,random" else None)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Regenerate reports/: a balance report (HTML and PDF) for every registered game, each
-from a sweep of every bot of the game against every other.
+from a sweep of every bot of the game against every other at each of its bundled table
+sizes (a game not listed in TABLES: its smallest and largest table).
 
     python scripts/make_reports.py                 # all games, default sizes
     python scripts/make_reports.py --only fabryka --games 2000000 --jobs 2
@@ -24,8 +25,18 @@ ROOT = Path(__file__).resolve().parent.parent
 # gives intervals of about ±0.1 point.
 # The other games are slower per game; a million split over their three tables still
 # gives intervals of about ±0.2 point on each table's win rates, in a few minutes.
+# The games are split evenly over the table sizes.
 GAMES = {"fabryka": 3_000_000}
 DEFAULT_GAMES = 1_000_000
+# Turn order matters differently at every size, so the multi-player games are reported
+# at 3+ players too; Alley Cat has a solo mode of its own.
+TABLES = {"fabryka": (2,), "enemy_chocolatier": (2, 4, 6), "manfredini": (2, 3, 4),
+          "alleycat": (1, 2, 3, 4)}
+
+
+def table_sizes(name: str) -> tuple[int, ...]:
+    lo, hi = games()[name].players
+    return TABLES.get(name, tuple(sorted({lo, hi})))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,13 +53,15 @@ def main(argv: list[str] | None = None) -> int:
             if name not in games():
                 raise UserError(f"unknown game {name!r}; known games: {', '.join(games())}")
             n = args.games or GAMES.get(name, DEFAULT_GAMES)
+            sizes = table_sizes(name)
             t0 = time.perf_counter()
-            dirs = balance(name, n, args.runs, jobs=args.jobs)
+            dirs = [d for size in sizes
+                    for d in balance(name, max(1, n // len(sizes)), args.runs, players=size, jobs=args.jobs)]
             t1 = time.perf_counter()
             pdf = None if args.no_pdf else args.out / f"{name}.pdf"
             write_report(dirs, args.out / f"{name}.html", pdf)
             t2 = time.perf_counter()
-            print(f"{name}: {n:,} games in {len(dirs)} run(s): simulation {t1 - t0:.1f} s, "
+            print(f"{name}: {n:,} games at {', '.join(map(str, sizes))} players in {len(dirs)} run(s): simulation {t1 - t0:.1f} s, "
                   f"report {t2 - t1:.1f} s -> {args.out / f'{name}.html'}", flush=True)
     except UserError as e:
         print(f"make_reports: error: {e}", file=sys.stderr)

@@ -99,13 +99,13 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
         raise ValueError(f"features/interim have {features.shape[1]}/{interim.shape[1]} columns; "
                          f"this game writes {nf}/{ni}")
     for s in strategies:
-        (<Strategy?>s).prepare(state)
+        (<Strategy?>s).bind(state)
     if games <= 0:
         return
     cdef Lineup lineup = Lineup(strategies)
     cdef char uniform[MAX_PLAYERS]        # per strategy index
     for i, s in enumerate(strategies):
-        uniform[i] = (<Strategy>s).uniform
+        uniform[i] = (<Strategy>s).plays_uniform
     cdef BatchJob job
     job.perms = &perms[0, 0]
     job.n_perms = perms.shape[0]

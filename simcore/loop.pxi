@@ -13,7 +13,7 @@ from libc.stdint cimport uint64_t, int64_t, int8_t, int32_t
 from simcore.batchjob cimport BatchJob
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_scale, rng_below, game_seed, bot_seed, seating_seed
 from simcore.state cimport CHECKED, MAX_PLAYERS, MAX_ACTIONS
-from simcore.strategy cimport Lineup
+from simcore.strategy cimport Lineup, drop_component
 
 
 cdef int check_legal(int action, const int* legal, int n) except -1 nogil:
@@ -59,12 +59,14 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
     cdef int rk[MAX_PLAYERS]
     cdef int who[MAX_PLAYERS]             # strategy index of each seat this game
     cdef bint seat_uniform[MAX_PLAYERS]   # per seat, this game
+    cdef int seat_forbid[MAX_PLAYERS]     # per seat, this game: component it never takes, or -1
+    cdef int allowed[MAX_ACTIONS]         # a restricted seat's legal list, filtered
     cdef Rng bot_rng[MAX_PLAYERS]
     cdef uint64_t draw[MAX_PLAYERS]       # a uniform seat's next raw draw, made ahead
     cdef Rng seat_rng
     cdef int64_t g, row, perm_row
     cdef uint64_t seed
-    cdef int p, nl, a, n_winners, first_seat
+    cdef int p, nl, na, a, n_winners, first_seat
     cdef bint all_uniform
     cdef float share
     cdef int32_t n_turns
@@ -81,6 +83,7 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
         for p in range(n):
             who[p] = j.perms[perm_row * n + p]
             seat_uniform[p] = j.uniform[who[p]]
+            seat_forbid[p] = lineup.forbidden(who[p])
             all_uniform &= seat_uniform[p]
             rng_seed(&bot_rng[p], bot_seed(seed, p))
             if seat_uniform[p]:
@@ -104,6 +107,15 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
             if all_uniform or seat_uniform[p]:
                 a = legal[rng_scale(draw[p], nl)]
                 draw[p] = rng_next(&bot_rng[p])
+            elif seat_forbid[p] >= 0:
+                # Restricted play: the seat chooses among the actions that do not take
+                # its forbidden component (never a uniform seat, so the path above is
+                # the same whether or not a run restricts anybody).
+                na = drop_component(state, seat_forbid[p], legal, nl, allowed)
+                if na == 1:
+                    a = allowed[0]
+                else:
+                    a = lineup.choose(who[p], state, p, allowed, na, &bot_rng[p])
             elif nl == 1:
                 a = legal[0]
             else:

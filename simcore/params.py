@@ -6,6 +6,8 @@ A house rule is a plain TOML of values (`[deck]\nalmonds = 9`) or `--set deck.al
 """
 from __future__ import annotations
 
+import difflib
+
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,8 +114,11 @@ def build(model: type[Params], defaults: list[ParamInfo], overrides: dict[str, A
             raise UserError(f"param {name!r}: a house rule gives plain values "
                             f"({name.rsplit('.', 1)[0]} = ...), not the defaults' value/source/doc tables")
         if name not in known:
-            close = [k for k in known if k.split(".")[-1] == name.split(".")[-1]]
-            hint = f" (did you mean {', '.join(sorted(close))}?)" if close else ""
+            # The same last part in another group (deck.almonds for almonds), else the
+            # nearest spellings (rouds for rounds).
+            close = sorted(k for k in known if k.split(".")[-1] == name.split(".")[-1]) \
+                or difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.8)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise UserError(f"unknown param {name!r}{hint}; `chocosim rules GAME` lists them")
     flat = {p.name: p.value for p in defaults} | overrides
     try:

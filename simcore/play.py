@@ -54,7 +54,7 @@ def play_game(spec: GameSpec, params, bots, seed: int, index: int = 0,
     state.new_game(gseed)
     rngs = [RngView.seeded(seed_of_bot(gseed, p)) for p in range(state.n_players)]
     for bot in bots:
-        bot.prepare(state)
+        bot.bind(state)
     trace = Trace(spec.name, seed, gseed, [b.spec for b in bots])
     last_render = None  # the phase (round, day...) last shown in full
     turn = 0
@@ -69,9 +69,11 @@ def play_game(spec: GameSpec, params, bots, seed: int, index: int = 0,
             last_render = phase
         step["legal"] = state.legal()
         # As in the batch loop: a forced move is not put to a bot, except that the
-        # uniform bot still makes its draw there.
-        if len(step["legal"]) == 1 and not bots[p].uniform:
-            action = step["legal"][0]
+        # uniform bot still makes its draw there; a restricted bot (forbid=) is asked
+        # only when more than one of the actions it may play remain.
+        allowed = bots[p].allowed(state)
+        if len(allowed) == 1 and not bots[p].plays_uniform:
+            action = allowed[0]
         else:
             action = bots[p].choose_action(state, rngs[p])
         step["action"] = action

@@ -2,9 +2,11 @@
 it is found by scanning, so adding a game edits no list."""
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import pkgutil
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,52 @@ from typing import Any
 import simcore.games
 from simcore.errors import UserError
 from simcore.params import ParamInfo, Params, build, read_defaults, read_rules_file
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+@dataclass(frozen=True)
+class FeatureRoles:
+    """How the analysis reads a game's per-seat features, declared by the game itself
+    with shell-style name patterns (`scored_*`), so no central list names them.
+
+    A feature is, by its first matching role: positional (set by the turn position,
+    e.g. a starting amount by turn order: the position balance already says it), an
+    outcome (the result, a part of the final score or a holding at the end: shown as a
+    score breakdown, never as an effect on winning), setup (dealt before play, e.g. a
+    solo target: win rate per value), a behaviour (what the player did: timings, counts
+    of actions), or else a component (what the player took).
+    """
+
+    positional: tuple[str, ...] = ()
+    outcomes: tuple[str, ...] = ()
+    setup: tuple[str, ...] = ()
+    behaviours: tuple[str, ...] = ()
+    # 0 means "undefined for this seat" (e.g. the turn of a collect the game ended
+    # before): such rows are dropped from the feature's analysis, not read as a value.
+    zero_missing: tuple[str, ...] = ()
+    # Regular expressions with one group: features whose names give the same group
+    # carry the same information (a store's track, place and supplies) and make one
+    # finding, named by the group.
+    same_information: tuple[str, ...] = ()
+
+    def role(self, name: str) -> str:
+        for role, patterns in (("positional", self.positional), ("outcome", self.outcomes), ("setup", self.setup),
+                               ("behaviour", self.behaviours)):
+            if _matches(name, patterns):
+                return role
+        return "component"
+
+    def missing_when_zero(self, name: str) -> bool:
+        return _matches(name, self.zero_missing)
+
+    def group(self, name: str) -> str:
+        for pattern in self.same_information:
+            if m := re.fullmatch(pattern, name):
+                return m.group(1)
+        return name
 
 
 @dataclass(frozen=True)
@@ -22,6 +70,7 @@ class GameSpec:
     params_cls: type[Params]
     defaults_path: Path  # data/*.toml with value, source and doc of every param
     players: tuple[int, int]  # smallest and largest table
+    features: FeatureRoles = field(default_factory=FeatureRoles)  # how to read its features
 
     def defaults(self) -> list[ParamInfo]:
         return read_defaults(self.defaults_path)

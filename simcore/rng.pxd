@@ -81,3 +81,20 @@ cdef inline uint64_t bot_seed(uint64_t seed, int seat) noexcept nogil:
 
 cdef inline uint64_t seating_seed(uint64_t seed) noexcept nogil:
     return seed ^ <uint64_t>0x5EA7145EA7145EA7
+
+
+cdef inline void shuffle_unseen_i8(Rng* r, signed char* a, int n) noexcept nogil:
+    # Shuffle cards an observer has not seen, for determinize: sorted first, so the deal
+    # depends only on which cards are unseen, never on the order they really lie in
+    # (which would leak through the shared bot stream). Insertion sort: n is a deck.
+    cdef int i = 1, j
+    cdef signed char t
+    while i < n:
+        t = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > t:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = t
+        i += 1
+    shuffle_i8(r, a, n)

@@ -2,7 +2,8 @@
 to a run directory (DESIGN.md, "Runner and outputs"):
 
     <out>/manifest.json       what the run is (game, params, strategies, seating, seed...)
-    <out>/part-XXXXX.parquet  one table per finished chunk, one row per game x seat
+    <out>/part-XXXXX.parquet  one table per finished chunk, one row per game x seat;
+                              its footer holds the chunk's tally (TALLY_KEY)
 
 Workers build their own state and bots and write their part themselves, so the parent
 only ever holds small counts and memory stays bounded however many games a run has.
@@ -14,13 +15,17 @@ table, so the results do not depend on the chunk size, the number of jobs or the
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import itertools
 import json
 import math
 import os
 import subprocess
+import sys
 import threading
+import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,7 +36,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from joblib import Parallel, cpu_count, delayed, parallel_config
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -40,24 +44,40 @@ from simcore.errors import UserError
 from simcore.params import Params, flatten
 from simcore.registry import GameSpec
 from simcore.state import CHECKED_BUILD, GameState
-from simcore.strategy import Strategy
+from simcore.strategy import PythonStrategy, Strategy
 
 __all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY", "BUILD",
-           "seat_orders", "bytes_per_game", "default_chunk_size", "part_name"]
+           "seat_orders", "bytes_per_game", "default_chunk_size", "part_name", "read_tally",
+           "TALLY_KEY", "TALLY_CELLS", "GROUPING", "BotFailure", "rotation_size"]
 
 SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, in order
 BACKENDS = ("processes", "threads", "dask")
 MANIFEST = "manifest.json"
-# What makes two runs the same run: a directory is resumed only if all of these match.
-IDENTITY = ("game", "params", "strategies", "seating", "seed", "n_games")
+# What makes two runs the same run: a directory is resumed (or extended to more games)
+# only if all of these match. The number of games is not part of it: game i of a run is
+# the same game however many games the run has.
+IDENTITY = ("game", "params", "strategies", "seating", "seed")
 # The code that plays a run (recorded; a run resumed by other code lists it in resumed_by).
 BUILD = ("version", "git_revision", "checked_build")
 
 DEFAULT_CHUNK_SIZE = 100_000
 CHUNKS_PER_JOB = 4  # enough chunks that no worker idles while another finishes the tail
 CHUNK_BYTES = 64 * 2**20  # result arrays of one chunk, so a worker's memory is bounded
-_JOBLIB_BACKEND = {"processes": "loky", "threads": "threading", "dask": "dask"}
 DASK_TIMEOUT = 10  # seconds to reach a dask scheduler
+# The key of a part's parquet metadata that holds its tally: counts per cell of
+# TALLY_CELLS (and per value of a GROUPING feature), enough for a run's summary without
+# reading a row. In the footer, so a part and its tally are written (and lost) together.
+TALLY_KEY = "chocosim.tally"
+TALLY_CELLS = ("seat", "position", "strategy", "end_reason")
+# Feature columns that name the scenario a game was dealt (e.g. a solo game's goal
+# card); the tally counts wins per value of the first one a game has.
+GROUPING = ("target",)
+# A worker process checks this often whether the run that started it is still alive.
+PARENT_POLL_S = 0.5
+# About what starting two worker processes costs (each imports numpy, polars and the
+# engine) on the 2-core build machine: a run whose rest takes less than that gains
+# nothing from them.
+WORKERS_START_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -66,6 +86,7 @@ class RunResult:
     manifest: dict[str, Any]
     played: int  # games played by this call
     resumed: int  # games found already finished in the directory
+    requested: int  # the games asked for (n_games of the manifest may be rounded up from it)
 
 
 @dataclass(frozen=True)
@@ -110,9 +131,24 @@ def default_chunk_size(n_games: int, jobs: int, bytes_per_game: int) -> int:
     return max(1, min(DEFAULT_CHUNK_SIZE, CHUNK_BYTES // bytes_per_game, spread))
 
 
-def _chunks(n_games: int, chunk_size: int) -> list[tuple[int, int, int]]:
-    return [(k, i0, min(i0 + chunk_size, n_games))
-            for k, i0 in enumerate(range(0, n_games, chunk_size))]
+def _chunks(manifest: dict[str, Any]) -> list[tuple[int, int, int]]:
+    """(part index, first game, end) of every chunk of a run. A run extended to more
+    games keeps the parts it has: each extension is a segment of games chunked on its
+    own, its parts numbered on from the last part of the segment before."""
+    size = manifest["chunk_size"]
+    segments = manifest.get("segments") or [[0, manifest["n_games"]]]
+    chunks: list[tuple[int, int, int]] = []
+    for start, end in segments:
+        first = len(chunks)
+        chunks += [(first + k, i0, min(i0 + size, end))
+                   for k, i0 in enumerate(range(start, end, size))]
+    return chunks
+
+
+def rotation_size(n_players: int, seating: str) -> int:
+    """The games of one full turn of the seat orders: "rotate" plays every order once
+    every n_players! games, so its game counts are rounded up to a multiple of that."""
+    return math.factorial(n_players) if seating == "rotate" else 1
 
 
 def _check_args(n_games: int, seed: int, seating: str, jobs: int | None, backend: str,
@@ -239,19 +275,34 @@ def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
 
 
 def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
-    """Open the run directory: resume the same run, start a new one, or refuse."""
+    """Open the run directory: resume the same run, extend it to more games, start a
+    new one, or refuse. Extending appends a segment [old n_games, new n_games) to the
+    manifest (see _chunks), so games 0..old n_games-1 and their parts stay as they are."""
     manifest = _read_manifest(out)
     if manifest is not None:
         diffs = _describe_differences(manifest, identity)
         if diffs:
             raise UserError(f"run directory {out} holds a different run ({'; '.join(diffs)}); "
                             "choose another output directory")
+        held = manifest.get("n_games")
+        if not isinstance(held, int) or held < 1:
+            raise UserError(f"run directory {out}: {MANIFEST} has no valid n_games ({held!r})")
+        if fresh["n_games"] < held:
+            raise UserError(f"run directory {out} holds a run of {held:,} games; n_games = "
+                            f"{fresh['n_games']:,} would drop games: ask for at least {held:,} "
+                            "(more extends the run)")
     for stale in _leftovers(out) if out.exists() else []:
         stale.unlink(missing_ok=True)
     if manifest is None:
         out.mkdir(parents=True, exist_ok=True)
         _write_manifest(out, fresh)
         return fresh
+    if fresh["n_games"] > manifest["n_games"]:
+        segments = manifest.get("segments") or [[0, manifest["n_games"]]]
+        manifest["segments"] = [*segments, [manifest["n_games"], fresh["n_games"]]]
+        manifest["n_games"] = fresh["n_games"]
+        manifest["extended"] = [*manifest.get("extended", []), fresh["created"]]
+        _write_manifest(out, manifest)
     return manifest
 
 
@@ -281,10 +332,13 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     multiple of n_players!), "fixed" puts strategy i in seat i, "random" draws an order
     per game from the game's seed. `jobs` chunks run at once (default: every core, or
     every thread of the dask cluster at the address `scheduler`). A directory that
-    already holds this run is resumed (its own chunk size is kept); one that holds
-    anything else is refused (UserError).
+    already holds this run is resumed (its own chunk size is kept), or extended when
+    n_games is more than it holds (game i keeps its seed); one that holds anything else
+    is refused (UserError). With seating "rotate", n_games is rounded up to a whole
+    number of rotations (every seat order equally often), said in one line on stderr.
     """
     _check_args(n_games, seed, seating, jobs, backend, scheduler, chunk_size)
+    requested = n_games
     out = Path(out)
     specs = tuple(s.strip() for s in specs)
     state = game.new_state(params)
@@ -303,15 +357,22 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
                         "weights": dict(b.weights)} for s, b in zip(specs, bots, strict=True)],
         "seating": seating,
         "seed": seed,
-        "n_games": n_games,
     }
     identity = json.loads(json.dumps(identity))  # compare as it reads back from disk
+    rotation = rotation_size(state.n_players, seating)
+    n_games = math.ceil(n_games / rotation) * rotation
+    if n_games != requested:  # said even with quiet (which only hides the progress bar)
+        Console(stderr=True).print(
+            f"{game.name}: {requested:,} games rounded up to {n_games:,}, a multiple of the "
+            f"{rotation} seat orders, so that --seating rotate plays each equally often",
+            soft_wrap=True, markup=False, highlight=False)
     perms = seat_orders(state.n_players, seating)
     row_bytes = bytes_per_game(state.n_players, state.n_features, state.n_interim)
     with _workers(backend, jobs, scheduler) as n_workers:
         fresh = {
             "run_id": _run_id(identity),
             **identity,
+            "n_games": n_games,
             "players": state.n_players,
             "seat_orders": perms.tolist(),
             "chunk_size": chunk_size or default_chunk_size(n_games, n_workers, row_bytes),
@@ -320,23 +381,61 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
             "checked_build": CHECKED_BUILD,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        manifest = _prepare(out, identity, fresh)
-        chunks = _chunks(n_games, manifest["chunk_size"])
-        todo = [c for c in chunks if not (out / part_name(c[0])).exists()]
+        try:
+            manifest = _prepare(out, identity, fresh)
+        except OSError as e:
+            raise UserError(f"cannot create the run directory {out}: "
+                            f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None
+        n_games = manifest["n_games"]
+        todo = [c for c in _chunks(manifest) if not _part_done(out, *c, state.n_players)]
         resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
         if todo and manifest is not fresh:
             _record_resume(out, manifest, fresh)
+        # Absolute: a reused worker process may have another working directory (a
+        # notebook that changed directory since the pool started).
         job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
-                   manifest["run_id"], out)
-        played = _execute(job, todo, n_workers, n_games, resumed, quiet)
-    return RunResult(out, manifest, played, resumed)
+                   manifest["run_id"], out.resolve())
+        played = _execute(job, todo, n_workers, n_games, resumed, quiet, backend,
+                          adaptive=backend == "processes" and jobs is None)
+    return RunResult(out, manifest, played, resumed, requested)
+
+
+def _part_done(out: Path, index: int, i0: int, i1: int, n_players: int) -> bool:
+    """Whether part `index` is on disk whole: its footer reads and it holds the games of
+    its chunk. A truncated or corrupt part is said so (stderr) and played again."""
+    path = out / part_name(index)
+    if not path.exists():
+        return False
+    try:
+        tally = read_tally(path)
+        if tally is not None:
+            # Not its run_id: a run extended to more games may be given a new one.
+            whole = (tally.get("first_game"), tally.get("games")) == (i0, i1 - i0)
+        else:  # a part of an older chocosim: its row count, from the footer
+            whole = pl.scan_parquet(path, glob=False).select(pl.len()).collect().item() == (i1 - i0) * n_players
+    except (OSError, ValueError, pl.exceptions.PolarsError) as e:
+        print(f"chocosim: {path} is unreadable ({str(e).splitlines()[0]}): playing its games again",
+              file=sys.stderr)
+        return False
+    if not whole:
+        print(f"chocosim: {path} does not hold games {i0}-{i1 - 1} of this run: playing them again",
+              file=sys.stderr)
+    return whole
 
 
 @contextmanager
 def _workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[int]:
     """Point joblib at the backend's workers; yield how many chunks run at once."""
-    if backend != "dask":
-        with parallel_config(backend=_JOBLIB_BACKEND[backend]):
+    # joblib imported here: a third of what `chocosim summary` would spend importing.
+    from joblib import cpu_count, parallel_config
+
+    if backend == "processes":
+        # Each worker watches this process from its start (it may die before a chunk).
+        with parallel_config(backend="loky", initializer=_watch_parent, initargs=(os.getpid(),)):
+            yield jobs or cpu_count()
+        return
+    if backend == "threads":
+        with parallel_config(backend="threading"):
             yield jobs or cpu_count()  # joblib counts the cores this process may use (cgroups)
         return
     try:
@@ -352,34 +451,179 @@ def _workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[
 
 
 def _execute(job: _Job, todo: list[tuple[int, int, int]], n_workers: int, n_games: int,
-             resumed: int, quiet: bool) -> int:
+             resumed: int, quiet: bool, backend: str, adaptive: bool) -> int:
+    """Play the chunks of `todo`. With process workers, this process plays chunks too
+    until the workers have started (each imports numpy, polars and the engine, about a
+    second), so their start costs no time. `adaptive` (their number not given): play
+    chunks here first and start the workers only when the rest of the run would take
+    long enough to repay their start."""
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("games"), TimeRemainingColumn())
-    played = 0
     with Progress(*columns, console=console, disable=quiet or not console.is_terminal) as bar:
         task = bar.add_task(f"{job.game.name} {job.out.name}", total=n_games, completed=resumed)
-        if not todo:
-            return 0
-        parallel = Parallel(n_jobs=min(n_workers, len(todo)), return_as="generator_unordered")
-        for n in parallel(delayed(_play_chunk)(job, *chunk) for chunk in todo):
+        queue = collections.deque(todo)
+        played = 0
+        if adaptive and n_workers > 1:
+            start = time.perf_counter()
+            while queue:
+                n = _play_chunk(job, *queue.popleft())
+                played += n
+                bar.advance(task, n)
+                left = sum(i1 - i0 for _, i0, i1 in queue) * (time.perf_counter() - start) / played
+                if left * (1 - 1 / n_workers) > WORKERS_START_S:
+                    break
+        if not queue:
+            return played
+        help_start = backend == "processes" and n_workers > 1
+        return played + _pool(job, queue, n_workers, help_start, lambda n: bar.advance(task, n))
+
+
+def _pool(job: _Job, queue: collections.deque, n_workers: int, help_start: bool,
+          advance: Callable[[int], None]) -> int:
+    """Play the queued chunks on the workers; with `help_start`, a thread of this process
+    plays them too until the workers return their first part (play_batch and the parquet
+    writer release the GIL). Who plays a chunk does not change its part."""
+    from joblib import Parallel, delayed
+
+    lock = threading.Lock()
+    started = threading.Event()
+    helped: list[int] = []
+    failed: list[BaseException] = []
+
+    def take() -> tuple[int, int, int] | None:
+        with lock:
+            return queue.popleft() if queue else None
+
+    def chunks() -> Iterator[Any]:
+        while not failed and (chunk := take()) is not None:
+            yield delayed(_play_chunk)(job, *chunk)
+
+    def helper() -> None:
+        try:
+            while not started.is_set() and (chunk := take()) is not None:
+                n = _play_chunk(job, *chunk)
+                helped.append(n)
+                advance(n)
+        except BaseException as e:  # raised by the run's thread at the next part
+            failed.append(e)
+
+    played = 0
+    parallel = Parallel(n_jobs=min(n_workers, len(queue)), return_as="generator_unordered")
+    thread = threading.Thread(target=helper, name="chocosim-helper", daemon=True)
+    if help_start:
+        thread.start()
+    try:
+        for n in parallel(chunks()):
+            started.set()
             played += n
-            bar.advance(task, n)
-    return played
+            advance(n)
+            if failed:
+                raise failed[0]
+    finally:
+        started.set()
+        if help_start:
+            thread.join()
+    if failed:
+        raise failed[0]
+    return played + sum(helped)
+
+
+class BotFailure(UserError):
+    """A user's bot raised or returned an illegal action: the message names the bot, the
+    seat and the game; `details` holds the worker's traceback (shown on request)."""
+
+    def __init__(self, message: str, details: str = "") -> None:
+        super().__init__(message, details)
+        self.message, self.details = message, details
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class _BotRaised(Exception):
+    """Raised through the batch loop by a guarded Python bot: what it did, on which seat."""
+
+    def __init__(self, spec: str, seat: Any, what: str, details: str) -> None:
+        super().__init__(spec, seat, what, details)
+        self.spec, self.seat, self.what, self.details = spec, seat, what, details
+
+
+def _guard(bot: Strategy, spec: str) -> None:
+    """Have a bot written in Python report its failure with its spec and seat: every
+    game's observation names the seat; the game index is known once the loop stops."""
+    decide = bot.decide
+
+    def guarded(observation, legal, rng):
+        try:
+            chosen = decide(observation, legal, rng)
+        except Exception as e:
+            raise _BotRaised(spec, observation.get("seat"), f"raised {type(e).__name__}: {e}",
+                             traceback.format_exc()) from None
+        if isinstance(chosen, bool) or chosen not in legal:
+            raise _BotRaised(spec, observation.get("seat"),
+                             f"returned {chosen!r}, not one of the legal actions {legal}", "")
+        return chosen
+
+    try:
+        bot.decide = guarded
+    except AttributeError:  # a class with __slots__: its failures go unnamed
+        pass
+
+
+def _watch_parent(parent: int) -> None:
+    """In a worker process started by the run's process: exit when that process dies (a
+    kill -9 of the run must not leave workers playing on for minutes). A part being
+    written is then left as a temp file, which a resumed run removes."""
+    global _watching
+    if os.getppid() != parent:  # it died while this worker started
+        os._exit(1)
+    if _watching:
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="chocosim-parent-watch", daemon=True).start()
+    _watching = True
+
+
+_watching = False
 
 
 def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     """Worker: play games [i0, i1), write part `index`; return the number of games."""
     state = job.game.new_state(job.params)
     bots = list(job.lineup())
+    for bot, spec in zip(bots, job.specs, strict=True):
+        if isinstance(bot, PythonStrategy):
+            _guard(bot, spec)
     games = i1 - i0
     a = result_arrays(state, games)
-    play_batch(state, bots, job.perms, job.seating, job.seed, i0, i1, **a)
+    try:
+        play_batch(state, bots, job.perms, job.seating, job.seed, i0, i1, **a)
+    except _BotRaised as e:
+        # The loop stores a game's row when it ends: the first unset row is the game
+        # that was being played (a stored seed is a hash, 0 with probability 2**-64).
+        g = i0 + int(np.argmin(a["seeds"] != 0)) if (a["seeds"] == 0).any() else i1 - 1
+        raise BotFailure(f"bot {e.spec} (seat {e.seat}) {e.what} in game {g} of the run",
+                         e.details) from None
     table = _table(job, state, a)
-    # zstd level 1: as small as the default level here and about a third faster to
-    # write, which matters because writing costs about as much as playing random games.
-    _write_atomic(job.out / part_name(index),
-                  lambda p: table.write_parquet(p, compression="zstd", compression_level=1))
+    tally = json.dumps(_tally(job, state, a, i0), separators=(",", ":"))
+    path = job.out / part_name(index)
+    try:
+        # lz4 without column statistics: encoding dominates a part's cost, and zstd or
+        # statistics add a third to it; nothing reads the statistics (no row filters).
+        _write_atomic(path, lambda p: table.write_parquet(
+            p, compression="lz4", statistics=False, metadata={TALLY_KEY: tally}))
+    except (OSError, pl.exceptions.PolarsError) as e:
+        # polars reports a failed write (a full disk) as its own error around the OS one.
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else \
+            str(e).splitlines()[0].rpartition("IO error: ")[2]
+        raise UserError(f"cannot write {path}: {reason}; the finished parts are kept: "
+                        "free some space and run the same command again to resume") from None
     return games
 
 
@@ -387,12 +631,27 @@ def _categorical(labels: Sequence[str], codes: np.ndarray) -> pl.Series:
     return pl.Series(list(labels), dtype=pl.Categorical).gather(codes)
 
 
+def _columns(matrix: np.ndarray) -> np.ndarray:
+    """The columns of a (rows, k) array as the rows of a (k, rows) one, transposed in
+    blocks that fit the cache (a plain transposed copy is six times slower)."""
+    out = np.empty((matrix.shape[1], matrix.shape[0]), matrix.dtype)
+    for r in range(0, matrix.shape[0], 4096):
+        out[:, r:r + 4096] = matrix[r:r + 4096].T
+    return out
+
+
+def _labels(job: _Job) -> tuple[list[str], np.ndarray]:
+    """The strategy column's labels (a spec listed twice is one strategy) and the label
+    index of each strategy index."""
+    labels = list(dict.fromkeys(job.specs))
+    return labels, np.array([labels.index(s) for s in job.specs], dtype=np.int64)
+
+
 def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFrame:
     """The results of one chunk, one row per game x seat (sorted by game, then seat)."""
     n = state.n_players
     games = len(a["game_index"])
-    labels = list(dict.fromkeys(job.specs))  # a spec listed twice is one strategy
-    label_of_index = np.array([labels.index(s) for s in job.specs], dtype=np.int64)
+    labels, label_of_index = _labels(job)
     columns: dict[str, pl.Series | np.ndarray] = {
         "run_id": _categorical([job.run_id], np.zeros(games * n, np.int64)),
         "game": np.repeat(a["game_index"], n),
@@ -407,11 +666,55 @@ def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFram
         "turns": np.repeat(a["turns"], n),
         "end_reason": _categorical(type(state).END_REASONS, np.repeat(a["end_reason"], n).astype(np.int64)),
     }
+    features, interim = _columns(a["features"]), _columns(a["interim"])
     for j, name in enumerate(state.feature_names()):
-        columns[name] = a["features"][:, j]
+        columns[name] = features[j]
     for j, name in enumerate(state.interim_names()):
-        columns[f"interim_{name}"] = a["interim"][:, j]
+        columns[f"interim_{name}"] = interim[j]
     return pl.DataFrame(columns)
+
+
+def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int) -> dict[str, Any]:
+    """Which games of which run a part holds, and its counts per cell of TALLY_CELLS (rows, wins, score sum, shared-victory
+    wins; only cells that occur), and per value of the game's GROUPING feature."""
+    n = state.n_players
+    labels, label_of_index = _labels(job)
+    reasons = type(state).END_REASONS
+    seat = np.tile(np.arange(n, dtype=np.int64), len(a["game_index"]))
+    sizes = (n, n, len(labels), len(reasons))
+    codes = (seat, a["position"].astype(np.int64), label_of_index[a["seat_strategy"]],
+             np.repeat(a["end_reason"], n).astype(np.int64))
+    key = np.ravel_multi_index(codes, sizes)
+    win = a["win"].astype(np.float64)
+    score = a["score"].astype(np.float64)
+    size = math.prod(sizes)
+    sums = (np.bincount(key, minlength=size), np.bincount(key, win, size),
+            np.bincount(key, score, size), np.bincount(key, np.where((win > 0) & (win < 1), win, 0), size))
+    cells = []
+    for k in np.flatnonzero(sums[0]):
+        s, p, st, r = np.unravel_index(k, sizes)
+        cells.append([int(s), int(p), labels[st], reasons[r], int(sums[0][k]), float(sums[1][k]),
+                      int(sums[2][k]), float(sums[3][k])])
+    tally: dict[str, Any] = {"run_id": job.run_id, "first_game": i0,
+                             "games": len(a["game_index"]), "rows": len(win), "cells": cells,
+                             "group": None}
+    names = list(state.feature_names())
+    key_name = next((g for g in GROUPING if g in names), None)
+    if key_name is not None:
+        values, inverse = np.unique(a["features"][:, names.index(key_name)], return_inverse=True)
+        tally["group"] = {"key": key_name, "cells": [
+            [int(v), int(r), float(w), int(sc)] for v, r, w, sc in zip(
+                values, np.bincount(inverse), np.bincount(inverse, win), np.bincount(inverse, score),
+                strict=True)]}
+    return tally
+
+
+def read_tally(path: Path) -> dict[str, Any] | None:
+    """The tally in a part's footer; None for a part written without one (by an older
+    chocosim). OSError or polars' error for a part that is missing, truncated or not
+    parquet."""
+    text = pl.read_parquet_metadata(path).get(TALLY_KEY)
+    return None if text is None else json.loads(text)
 
 
 BASE_COLUMNS = ("run_id", "game", "seed", "seat", "strategy", "score", "rank", "win", "first",

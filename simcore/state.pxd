@@ -76,6 +76,10 @@ cdef class GameState:
     # employee...) that playing `action` in the current decision takes, or -1 for none.
     # Restricted play forbids a bot the actions of one component to measure its worth.
     cdef int action_component(self, int action) noexcept nogil
+    # Whether playing `action` takes `component`. The base: action_component(action) ==
+    # component; a game whose action can take several components at once (a collect of
+    # several cards) overrides it. Restricted play filters with this.
+    cdef bint action_takes(self, int action, int component) noexcept nogil
     # Make `other` (same class, same params) an independent copy of this state.
     cdef void copy_into(self, GameState other) noexcept nogil
     # Resample everything `observer` cannot see (hidden hands, deck order, the future of

@@ -61,6 +61,9 @@ cdef class GameState:
     cdef int action_component(self, int action) noexcept nogil:
         return -1
 
+    cdef bint action_takes(self, int action, int component) noexcept nogil:
+        return self.action_component(action) == component
+
     cdef void copy_into(self, GameState other) noexcept nogil:
         pass
 
@@ -169,6 +172,10 @@ cdef class GameState:
     def component_of(self, int action):
         """The component index `action` takes in the current decision, or -1."""
         return self.action_component(action)
+
+    def takes(self, int action, int component):
+        """Whether `action` takes component `component` in the current decision."""
+        return bool(self.action_takes(action, component))
 
     def interim_names(self):
         return list(type(self).INTERIM)

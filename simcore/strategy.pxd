@@ -21,11 +21,22 @@ cdef class Strategy:
     # that draw itself, sparing a virtual call per decision for the yardstick bot (and
     # the usual rollout policy of search bots).
     cdef readonly bint uniform
+    # Restricted play: the component this bot never takes (an index into the game's
+    # COMPONENTS, resolved from `forbid_name` by bind()), -1 for none. The batch loop and
+    # play drop the actions that take it from the bot's legal list, unless nothing is left.
+    cdef readonly int forbid
+    cdef readonly str forbid_name  # the spec's forbid=NAME, None for none
 
     # Pick one of legal[0..n) for `seat`; `rng` is the bot's own stream.
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil
     # Allocate what the bot needs (scratch states...) before a batch; Python level.
     cpdef prepare(self, GameState proto)
+
+
+# Restricted play: write to out the actions of legal[0..n) that do not take `component`
+# in `state`'s current decision and return how many; if every action takes it, all of
+# them (a forced move stays playable).
+cdef int drop_component(GameState state, int component, const int* legal, int n, int* out) noexcept nogil
 
 
 cdef class PythonStrategy(Strategy):
@@ -42,6 +53,20 @@ cdef class Lineup:
     # Up to MAX_PLAYERS strategies addressable by index without the GIL (the batch loop's
     # view of the bots of a run, by strategy index).
     cdef Strategy s0, s1, s2, s3, s4, s5
+
+    cdef inline int forbidden(self, int k) noexcept nogil:
+        # The component strategy k never takes, or -1.
+        if k == 0:
+            return self.s0.forbid
+        if k == 1:
+            return self.s1.forbid
+        if k == 2:
+            return self.s2.forbid
+        if k == 3:
+            return self.s3.forbid
+        if k == 4:
+            return self.s4.forbid
+        return self.s5.forbid
 
     cdef inline int choose(self, int k, GameState st, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
         if k == 0:

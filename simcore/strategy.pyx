@@ -6,7 +6,7 @@ from pathlib import Path
 cimport cython
 from libc.stdint cimport uint64_t
 from simcore.rng cimport Rng, rng_below, rng_uniform, rng_seed
-from simcore.state cimport GameState, MAX_PLAYERS
+from simcore.state cimport GameState, MAX_PLAYERS, MAX_ACTIONS
 
 from simcore.errors import UserError
 
@@ -22,6 +22,9 @@ cdef class Strategy:
     DESCRIPTION = ""
 
     def __init__(self, **weights):
+        forbid = weights.pop("forbid", None)
+        self.forbid_name = None if forbid is None else str(forbid).strip()
+        self.forbid = -1
         declared = dict(type(self).WEIGHTS)
         if len(declared) > MAX_WEIGHTS:
             raise ValueError(f"{type(self).__name__} declares more than {MAX_WEIGHTS} weights")
@@ -48,15 +51,61 @@ cdef class Strategy:
     cpdef prepare(self, GameState proto):
         pass
 
+    def bind(self, GameState proto):
+        """Make the bot ready to play `proto`'s game: resolve forbid=NAME against the
+        game's components (UserError naming them if it is not one), then prepare()."""
+        if self.forbid_name is not None:
+            names = proto.component_names()
+            if self.forbid_name not in names:
+                allowed = ", ".join(names) or "none (this game names no components)"
+                raise UserError(f"{self.spec}: forbid={self.forbid_name!r} is not a component "
+                                f"of this game (allowed: {allowed})")
+            self.forbid = names.index(self.forbid_name)
+        self.prepare(proto)
+
+    @property
+    def plays_uniform(self):
+        """True when the batch loop may draw this bot's moves itself (see `uniform`):
+        a restricted bot chooses from its filtered list, so it never is."""
+        return self.uniform and self.forbid < 0
+
     def set_spec(self, str spec):
         self.spec = spec
 
-    def choose_action(self, GameState state, rng):
-        """Python entry: the action this bot picks in `state` (rng: an RngView)."""
-        cdef int buf[512]
+    def allowed(self, GameState state):
+        """The legal actions of `state` this bot may play: all of them, less those that
+        take its forbidden component unless that leaves none."""
+        cdef int buf[MAX_ACTIONS]
+        cdef int out[MAX_ACTIONS]
         cdef int n = state.legal_actions(buf)
+        if self.forbid >= 0:
+            n = drop_component(state, self.forbid, buf, n, out)
+            return [out[i] for i in range(n)]
+        return [buf[i] for i in range(n)]
+
+    def choose_action(self, GameState state, rng):
+        """Python entry: the action this bot picks in `state` (rng: an RngView), among
+        the actions allowed() lets it play."""
+        cdef int buf[MAX_ACTIONS]
+        cdef int n = 0
         cdef RngView view = rng
+        for a in self.allowed(state):
+            buf[n] = a
+            n += 1
         return self.choose(state, state.current_player(), buf, n, view.rng)
+
+
+cdef int drop_component(GameState state, int component, const int* legal, int n, int* out) noexcept nogil:
+    cdef int i, m = 0
+    for i in range(n):
+        if not state.action_takes(legal[i], component):
+            out[m] = legal[i]
+            m += 1
+    if m == 0:
+        for i in range(n):
+            out[i] = legal[i]
+        return n
+    return m
 
 
 def _load_weights(path):

@@ -4,14 +4,17 @@ one new file. A spec is `name`, `name(weight=value, ...)`, `name(weights=file.js
 `module.path:Class(...)` for a bot outside this package."""
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import pkgutil
 import re
 import sys
 from functools import cache
+from pathlib import Path
 
 from simcore.errors import UserError
+from simcore.registry import get_game
 from simcore.strategy import Strategy
 
 _SPEC = re.compile(r"^\s*([\w.:]+)\s*(?:\((.*)\))?\s*$")
@@ -85,14 +88,50 @@ def resolve(game: str, spec: str) -> type:
         return cls
     bots = available(game)
     if name not in bots:
-        raise UserError(f"unknown strategy {name!r} for {game}; available: {', '.join(bots)}")
+        close = difflib.get_close_matches(name, list(bots), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UserError(f"unknown strategy {name!r} for {game}{hint}; available: {', '.join(bots)}")
     return bots[name]
 
 
+# Weights shipped with the package: `heuristic(weights=tuned)` reads
+# weights/<game>-heuristic-tuned.json (written by `chocosim tune`).
+BUNDLED_WEIGHTS = Path(__file__).parent / "weights"
+
+
+def bundled_weights(game: str, bot: str) -> list[str]:
+    """The names of the weight sets shipped for `bot` in `game`."""
+    prefix = f"{game}-{bot}-"
+    return sorted(p.stem.removeprefix(prefix) for p in BUNDLED_WEIGHTS.glob(f"{prefix}*.json"))
+
+
+def _weights_path(game: str, bot: str, value: str) -> str:
+    """A weights= value: a bundled set's name, else a path to a JSON file."""
+    if "/" in value or "\\" in value or value.endswith(".json"):
+        return value
+    path = BUNDLED_WEIGHTS / f"{game}-{bot}-{value}.json"
+    if not path.exists():
+        shipped = ", ".join(bundled_weights(game, bot)) or "none"
+        raise UserError(f"weights={value!r}: no such weights shipped for {bot} in {game} "
+                        f"(shipped: {shipped}); give a path to a JSON file")
+    return str(path)
+
+
 def build(game: str, spec: str) -> Strategy:
-    """A fresh bot from a spec string."""
+    """A fresh bot from a spec string. Every bot takes `forbid=NAME` (restricted play:
+    it never takes that component of the game; see Strategy.bind)."""
     cls = resolve(game, spec)
     _, kwargs = parse_spec(spec)
+    if "forbid" in kwargs:
+        # Checked here too so that a bad name fails before a run starts (bind checks it
+        # again against the built state).
+        names = tuple(get_game(game).state_cls.COMPONENTS)
+        if kwargs["forbid"] not in names:
+            allowed = ", ".join(names) or "none (this game names no components)"
+            raise UserError(f"strategy {spec!r}: forbid={kwargs['forbid']!r} is not a component "
+                            f"of {game} (allowed: {allowed})")
+    if "weights" in kwargs and ":" not in parse_spec(spec)[0]:
+        kwargs["weights"] = _weights_path(game, cls.NAME, kwargs["weights"])
     bot = cls(**kwargs)
     bot.set_spec(spec.strip())
     return bot

@@ -79,6 +79,22 @@ cdef class EnemyHeuristic(Strategy):
         "rain_spend": 1.0,      # cost of spending a rain check
         "rain_save": 2.0,       # value of earning a rain check (STOP with nothing bought)
     }
+    # Where `chocosim tune` searches each weight: (low, high, scale).
+    WEIGHT_RANGES = {
+        "recipe": (0.0, 10.0, "linear"),
+        "recipe_rush": (0.0, 8.0, "linear"),
+        "away_recipe": (0.0, 1.0, "linear"),
+        "win": (10.0, 10000.0, "log"),
+        "income_target": (2.0, 12.0, "linear"),
+        **{k: (0.0, 10.0, "linear") for k in ("dollar_early", "dollar_late", "ability")},
+        **{k: (0.0, 15.0, "linear") for k in ("point_early", "point_late")},
+        "progress": (0.0, 1.0, "linear"),
+        "cost": (0.2, 3.0, "linear"),
+        "rich": (4.0, 40.0, "log"),
+        **{k: (0.0, 6.0, "linear") for k in ("cheapest", "cash_keep", "block", "block_recipe",
+                                             "rain_spend", "rain_save")},
+        "buyout": (0.0, 10.0, "linear"),
+    }
 
     cdef double reward(self, const EcObs* o, int seat, int nb, double wd, double wp) noexcept nogil:
         # What closing nb would be worth to `seat`, by its current abilities.

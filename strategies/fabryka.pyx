@@ -82,6 +82,13 @@ cdef class FabrykaHeuristic(Strategy):
         "deny": 0.5,                # weight of what the opponent would gain from the same cards
         **{f"value_{k}": (3.0 if k == "white" else 0.0) for k in KINDS},  # bonus per card
     }
+    # Where `chocosim tune` searches each weight: (low, high, scale).
+    WEIGHT_RANGES = {
+        "collect_threshold": (0.0, 16.0, "linear"),
+        "wait": (0.0, 5.0, "linear"),
+        "deny": (0.0, 2.0, "linear"),
+        **{f"value_{k}": ((0.0, 10.0, "linear") if k == "white" else (-4.0, 4.0, "linear")) for k in KINDS},
+    }
 
     cpdef prepare(self, GameState proto):
         # What a card of each kind is worth whoever takes it: its bonus weight plus its

@@ -74,6 +74,23 @@ cdef class ManfrediniHeuristic(Strategy):
         "pick_machinist": 0.7,
         "pick_packer": 0.6,
     }
+    # Where `chocosim tune` searches each weight: (low, high, scale). Values of goods,
+    # coins and picks are relative, so each ranges over a few times its default.
+    WEIGHT_RANGES = {
+        **{k: (0.0, 4.0, "linear") for k in ("sugar_value", "cacao_value", "chocolate_value",
+                                               "coin_value", "take_value", "ability_value",
+                                               "recipe_points", "recipe_cost", "coloured_truck",
+                                               "icon_penalty")},
+        "recruit_min_coins": (0.0, 4.0, "linear"),
+        "pack": (-1.0, 1.0, "linear"),
+        "roll_margin": (-2.0, 2.0, "linear"),
+        "specialist_hold": (0.0, 3.0, "linear"),
+        "chocolate_share": (0.2, 0.9, "linear"),
+        "decorate_all_min": (1.0, 5.0, "linear"),
+        "endgame_cards": (0.0, 4.0, "linear"),
+        **{f"pick_{k}": (0.0, 2.0, "linear") for k in ("lift_operator", "sorter", "runner", "trucker",
+                                                       "machinist", "packer")},
+    }
 
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
         cdef MObs o

@@ -258,12 +258,12 @@ def test_decorator_upgrades_anywhere_and_packer_doubles_a_square():
     state = new()
     state.set_seat(0, employee="decorator", belt=[[], [], ["chunks"], []])
     state.enter("run", 0, start=0)
-    do(state, "use the decorator", "the decorator works on square 4", "upgrade chunks to nuts")
+    do(state, "load and push the first tile", "use the decorator", "the decorator works on square 4", "upgrade chunks to nuts")
     assert seat(state, 0)["belt"][3] == ["nuts"]
     state = new()
     state.set_seat(0, employee="packer", belt=[["caramel", "boxed"], [], [], []])
     state.enter("run", 0, start=0)
-    do(state, "use the packer", "the packer works on square 2")
+    do(state, "load and push the first tile", "use the packer", "the packer works on square 2")
     assert seat(state, 0)["belt"][1] == ["caramel", "caramel", "boxed", "boxed"]
     assert "use the packer" not in texts(state)
 
@@ -341,12 +341,86 @@ def test_store_agent_supplies_another_store_after_everyone():
     assert seat(state, 0)["tracks"]["fresh_fancies"][0] == 2
 
 
+def test_store_agent_has_no_extra_supply_on_saturday():
+    # His card acts "at the start of Cleanup phase (after everyone else fulfilled
+    # orders)"; the rulebook: "At the end of Saturday, skip this phase and proceed to
+    # 'End of the Game'". On Saturday his chunks stay unsold: the game ends after orders.
+    def saturday(**sets):
+        state = new(players=2, **sets)
+        state.set_seat(0, employee="store_agent", store=["chunks", "chunks"], belt=[[], [], [], []])
+        state.set_seat(1, employee="miner", store=[], belt=[[], [], [], []])
+        state.enter("orders", 0, day=6, start=0)
+        do(state, "done with orders", "done with orders")
+        return state
+
+    state = saturday()
+    assert state.terminal
+    assert seat(state, 0)["tracks"]["fresh_fancies"][0] == 0
+    assert state.money_parts(0)["stores"] == 0 and state.money_parts(0)["chocolate"] == 2
+    # The engine's earlier reading, every day: a param.
+    state = saturday(**{"employees.store_agent_saturday": True})
+    assert state.player == 0 and "supply Fresh Fancies (Department Store Agent)" in texts(state)
+    do(state, "supply Fresh Fancies (Department Store Agent)", "supply chunks", "supply chunks",
+       "finish the supply")
+    assert state.terminal and state.money_parts(0)["stores"] == 16
+
+
+def test_employee_acts_before_the_first_push():
+    # Rulebook: "At any time, you may choose to use the action or benefit of your
+    # Employee if it applies during the Run Factory phase"; only Parts wait for the push.
+    # Nuts left overnight on square 4 leave at the day's first push. The Decorator
+    # boxes them first, so a boxed chocolate reaches the store room:
+    #   before:  [-    | -   | -   | nuts ]          (Decorator: nuts -> boxed)
+    #   push:    [bean | -   | -   | -    ]   store room: boxed
+    state = new()
+    state.set_seat(0, employee="decorator", store=[], belt=[[], [], [], ["nuts"]])
+    state.enter("run", 0, start=0)
+    assert texts(state) == ["load and push the first tile", "use the decorator"]
+    assert seat(state, 0)["shifts_left"] == 3
+    do(state, "use the decorator", "the decorator works on square 4", "upgrade nuts to boxed")
+    # Its one use is spent: nothing more to do before the push, which comes at once.
+    me = seat(state, 0)
+    assert me["store_room"] == ["boxed"] and me["belt"] == [["bean"], [], [], []]
+    assert me["shifts_left"] == 2 and "use the decorator" not in texts(state)
+    # The earlier reading (the push first) sends the nuts out untouched.
+    state = new(**{"employees.act_before_push": False})
+    state.set_seat(0, employee="decorator", store=[], belt=[[], [], [], ["nuts"]])
+    state.enter("run", 0, start=0)
+    assert seat(state, 0)["store_room"] == ["nuts"] and seat(state, 0)["shifts_left"] == 2
+
+
+def test_packer_and_operator_before_the_first_push():
+    # The Packer doubles the last square before it leaves: 2 caramel + 2 boxed arrive.
+    state = new()
+    state.set_seat(0, employee="packer", store=[], belt=[[], [], [], ["caramel", "boxed"]])
+    state.enter("run", 0, start=0)
+    do(state, "use the packer", "the packer works on square 4")
+    assert seat(state, 0)["store_room"] == ["caramel", "caramel", "boxed", "boxed"]
+    # The Expert Operator keeps a piece in the factory, then may move again or push.
+    state = new()
+    state.set_seat(0, employee="expert_operator", store=[], belt=[[], [], [], ["cocoa", "chunks"]])
+    state.enter("run", 0, start=0)
+    do(state, "use the expert_operator", "the expert_operator works on square 4", "move chunks",
+       "to square 1")
+    assert texts(state) == ["load and push the first tile", "use the expert_operator"]
+    do(state, "load and push the first tile")
+    me = seat(state, 0)
+    assert me["store_room"] == ["cocoa"] and me["belt"] == [["bean"], ["chunks"], [], []]
+    assert "use the expert_operator" in texts(state)  # two moves left for the shifts
+    # An employee without a Run Factory action, or an empty belt: the push comes at once.
+    for employee, belt in (("miner", [[], [], [], ["nuts"]]), ("decorator", [[], [], [], []])):
+        state = new()
+        state.set_seat(0, employee=employee, belt=belt)
+        state.enter("run", 0, start=0)
+        assert seat(state, 0)["shifts_left"] == 2
+
+
 def test_operator_moves_one_piece_once_a_day():
     state = new()
     state.set_seat(0, employee="operator", belt=[[], [], ["caramel"], []])
     state.enter("run", 0, start=0)
     # After the push: [bean | - | - | caramel]; the caramel goes back before the next push.
-    do(state, "use the operator", "the operator works on square 4", "move caramel", "to square 1")
+    do(state, "load and push the first tile", "use the operator", "the operator works on square 4", "move caramel", "to square 1")
     assert seat(state, 0)["belt"] == [["bean", "caramel"], [], [], []]
     assert "use the operator" not in texts(state)
     do(state, "end the shift")
@@ -358,7 +432,7 @@ def test_operator_moves_pieces_between_squares():
     state.set_seat(0, employee="expert_operator", belt=[["boxed"], [], [], []])
     state.enter("run", 0, start=0)
     # After the push: [bean | boxed | - | -]
-    do(state, "use the expert_operator", "the expert_operator works on square 1", "move bean", "to square 4")
+    do(state, "load and push the first tile", "use the expert_operator", "the expert_operator works on square 1", "move bean", "to square 4")
     do(state, "use the expert_operator", "the expert_operator works on square 2", "move boxed", "to square 3")
     do(state, "use the expert_operator", "the expert_operator works on square 3", "move boxed", "to square 1")
     assert seat(state, 0)["belt"] == [["boxed"], [], [], ["bean"]]
@@ -547,6 +621,177 @@ def test_bad_params_are_refused(sets):
     from simcore.errors import UserError
     with pytest.raises(UserError):
         GAME.params(sets=sets)
+
+
+# ---- restricted play: the component each action takes ----
+
+def taken(state):
+    """{description: component name (None for none)} of the legal actions."""
+    names = state.component_names()
+    out = {}
+    for a in state.legal():
+        k = state.component_of(a)
+        out[state.describe_action(a)] = None if k < 0 else names[k]
+    return out
+
+
+def test_components_name_every_part_employee_store_and_order_size():
+    names = new().component_names()
+    assert names[:4] == ["part_Roaster", "part_Upgrader", "part_Chute", "part_A1"]
+    assert len(names) == 3 + 30 + 19 + 5 + 3 and "employee_store_agent" in names
+    assert names[-8:] == ["store_palace", "store_fresh_fancies", "store_salters",
+                          "store_house_of_luxury", "store_dunstan_gilbert",
+                          "order_small", "order_medium", "order_large"]
+    assert "part_A17" in new(master_chocolatier=True).component_names()
+
+
+def test_draft_takes_the_card_kept():
+    # 4 players: packets of 2/1/1/1 parts and employees. A one-card packet takes its card
+    # at once; a larger one takes nothing until the card kept is picked.
+    state = new(players=4, seed=3)
+    display = state.observation(0)["display"]
+    got = taken(state)
+    for j, packet in enumerate(display):
+        text = next(t for t in got if t.startswith(f"take {packet['kind']} packet {j % 4 + 1}:"))
+        if len(packet["cards"]) > 1:
+            assert got[text] is None
+        elif packet["kind"] == "parts":
+            assert got[text] == f"part_{packet['cards'][0]}"
+        else:
+            assert got[text] == "employee_" + packet["cards"][0].split()[0]
+    do(state, next(t for t in got if t.startswith("take parts packet 1:")))
+    assert taken(state) == {f"keep {c}": f"part_{c}" for c in display[0]["cards"]}
+
+
+def test_a_packet_of_two_directors_takes_the_director():
+    # Every store's deck has a Director: a packet may hold two, and taking it then takes
+    # the Director whichever card is kept.
+    for seed in range(3000):
+        state = new(players=4, seed=seed)
+        packet = state.observation(0)["display"][4]  # the employees' two-card packet
+        if [c.split()[0] for c in packet["cards"]] == ["director", "director"]:
+            break
+    else:
+        pytest.fail("no deal with two Directors in one packet")
+    got = taken(state)
+    assert got[next(t for t in got if t.startswith("take employees packet 1:"))] == "employee_director"
+
+
+def test_shift_actions_take_the_part_operated_or_the_employee():
+    # After the push: [bean | - | - | -]; the Roaster (T1) and A5 (B1) face the bean.
+    state = new()
+    state.set_seat(0, parts={"B1": "A5"}, employee="decorator", coal=5, store=["chunks"],
+                   belt=[[], [], [], []])
+    state.enter("run", 0, start=0)
+    assert taken(state) == {"end the shift": None, "operate Roaster on T1": "part_Roaster",
+                            "operate A5 on B1": "part_A5", "trade chunks for coal": None,
+                            "use the decorator": "employee_decorator"}
+
+
+def test_orders_take_the_order_size_the_store_or_the_employee():
+    state = new()
+    state.set_seat(0, employee="clerk", store=["caramel", "nuts", "chunks"],
+                   orders=[SMALL_CARAMEL_NUTS, MEDIUM_FINGERS, LARGE_CHUNKS])
+    state.enter("orders", 0, start=0)
+    got = taken(state)
+    assert got["fulfil stage 1 of caramel + nuts = 6"] == "order_small"
+    assert got["skip (Clerk) stage 1 of chunks = 2 / 2 chunks = 6 / 3 chunks = 10"] == "employee_clerk"
+    assert got["supply Fresh Fancies"] == "store_fresh_fancies"
+    assert got["done with orders"] is None
+    do(state, "fulfil stage 1 of caramel + nuts = 6", "done with orders")
+    state.set_seat(1, store=[])
+    do(state, "done with orders")
+    # Cleanup: the replacement order kept takes its size.
+    assert set(taken(state).values()) == {"order_small", "order_medium", "order_large"}
+    assert all(t.startswith(f"keep the {v[6:]} order") for t, v in taken(state).items())
+
+
+def test_store_agent_takes_the_store_he_supplies():
+    state = new(players=2)
+    state.set_seat(0, employee="store_agent", store=["chunks", "caramel"])
+    state.set_seat(1, employee="miner", store=[])
+    state.enter("orders", 0, start=0)
+    do(state, "done with orders", "done with orders")
+    assert taken(state) == {"no extra supply": None,
+                            "supply The Palace Boutique (Department Store Agent)": "store_palace",
+                            "supply Fresh Fancies (Department Store Agent)": "store_fresh_fancies",
+                            "supply Salter's Emporium (Department Store Agent)": "store_salters"}
+
+
+@pytest.mark.parametrize("players, sets", [(1, {}), (2, {}), (4, {}), (1, {"master_chocolatier": True}),
+                                           (3, {"master_chocolatier": True, "stores.sides": "DCDBA"})])
+def test_components_of_random_games_are_what_the_actions_take(players, sets):
+    state = new(players=players, **sets)
+    names = state.component_names()
+    rng = random.Random(players)
+    for seed in range(5):
+        state.new_game(seed)
+        while not state.terminal:
+            legal = state.legal()
+            for a in legal:
+                k = state.component_of(a)
+                assert -1 <= k < len(names)
+                if k >= 0 and names[k].startswith("part_") and state.describe_action(a).startswith("operate"):
+                    assert names[k][5:] in seat(state, state.player)["parts"].values()
+            state.apply_action(rng.choice(legal))
+
+
+# ---- determinize: resample only what the observer cannot see ----
+
+def test_orders_put_under_a_deck_are_hidden_from_the_others():
+    # Seat 0 completes its small order and, at cleanup, keeps the large order of the three
+    # drawn: the small and medium ones go under their decks, seen by seat 0 only.
+    state = new()
+    state.set_seat(0, store=["caramel", "nuts"], orders=[SMALL_CARAMEL_NUTS, MEDIUM_FINGERS, LARGE_CHUNKS])
+    state.set_seat(1, store=[])
+    state.enter("orders", 0, start=0)
+    do(state, "fulfil stage 1 of caramel + nuts = 6", "done with orders", "done with orders")
+    offer = state.observation(0)["offer"]
+    # While seat 0 chooses, the offer is its own: seat 1's worlds draw it anew.
+    assert {state.determinized(0, k).to_dict()["offer"] == offer for k in range(10)} == {True}
+    assert len({tuple(state.determinized(1, k).to_dict()["offer"]) for k in range(10)}) > 5
+    do(state, f"keep the large order {offer[2]}")
+    bottom = [d[-1] for d in state.to_dict()["decks"]["orders"][:2]]
+    assert bottom == offer[:2]
+    mine = [[d[-1] for d in state.determinized(0, k).to_dict()["decks"]["orders"][:2]] for k in range(10)]
+    theirs = [[d[-1] for d in state.determinized(1, k).to_dict()["decks"]["orders"][:2]] for k in range(10)]
+    assert all(b == bottom for b in mine)
+    assert len({tuple(b) for b in theirs}) > 5
+    # A hand-built position that takes an order from the top keeps that knowledge (the
+    # order seat 1 held goes under the deck, face up before: everyone saw it).
+    top = state.to_dict()["decks"]["orders"][0][0]
+    state.set_seat(1, orders=[("small", state.order_texts().index(top), 1)])
+    under = state.to_dict()["decks"]["orders"][0][-2:]
+    assert under[0] == bottom[0]
+    assert {tuple(state.determinized(0, k).to_dict()["decks"]["orders"][0][-2:]) for k in range(10)} == {tuple(under)}
+
+
+@pytest.mark.parametrize("players, sets", [(1, {}), (2, {}), (4, {}), (1, {"master_chocolatier": True}),
+                                           (4, {"master_chocolatier": True})])
+def test_determinize_depends_only_on_what_the_observer_sees(players, sets):
+    # At points of random games (4 players: far enough for the order decks to wrap round
+    # onto the orders put back): a world resampled for a seat keeps its observation, and
+    # two states that differ only in what it cannot see resample alike with one seed.
+    state = new(players=players, **sets)
+    rng = random.Random(players)
+    for seed in range(3):
+        state.new_game(seed)
+        turn = 0
+        while not state.terminal:
+            if turn % 97 == 0 or state.observation(0)["decision"] == "replace order":
+                for p in range(players):
+                    other = state.determinized(p, 1000 + turn)  # differs only where p is blind
+                    assert other.observation(p) == state.observation(p)
+                    a, b = state.determinized(p, turn), other.determinized(p, turn)
+                    assert a.to_dict() == b.to_dict()
+                    moves = random.Random(turn)
+                    while not a.terminal:
+                        move = moves.choice(a.legal())
+                        a.apply_action(move)
+                        b.apply_action(move)
+                    assert a.result() == b.result()
+            state.apply_action(rng.choice(state.legal()))
+            turn += 1
 
 
 # ---- whole games ----

@@ -14,7 +14,8 @@ from simcore.registry import get_game
 from simcore.state import CHECKED_BUILD
 
 from helpers import random_playout, run_batch
-from test_alleycat import PLAIN, TITLES, do, seat, texts
+from test_alleycat import PLAIN, TITLES, do, seat, taken, texts
+from test_conformance import described_playout
 
 GAME = get_game("alleycat")
 EXPANSION = {"master_chocolatier": True}
@@ -119,9 +120,14 @@ def test_owner_operates_a_part_without_coal():
     state = new()
     state.set_seat(0, parts={"B1": "A4"}, coal=0, employee="owner", belt=[["cocoa"], [], [], []])
     state.enter("run", 0, start=0)
+    # He operates a part, and parts wait for the push: nothing is offered before it.
+    assert seat(state, 0)["shifts_left"] == 2
     state.set_seat(0, belt=[["cocoa"], [], [], []])
     assert "operate A4 on B1" not in texts(state)
-    do(state, "use the owner", "operate A4 on B1 without coal (Owner)")
+    assert taken(state)["use the owner"] == "employee_owner"
+    do(state, "use the owner")
+    assert taken(state) == {"operate A4 on B1 without coal (Owner)": "part_A4"}
+    do(state, "operate A4 on B1 without coal (Owner)")
     assert seat(state, 0)["belt"][0] == ["boxed"] and seat(state, 0)["coal"] == 0
     assert "use the owner" not in texts(state)
 
@@ -271,6 +277,15 @@ def test_invariants_over_random_expansion_games(players):
     for seed in range(40):
         state.new_game(seed)
         random_playout(state, random.Random(seed))
+
+
+@pytest.mark.parametrize("players, sides", [(1, "CDCDC"), (2, "DCDCD"), (3, "ABCDD"), (4, "DDDDD")])
+def test_every_decision_with_c_and_d_sides_describes_its_actions_apart(players, sides):
+    # The conformance suite's check, on the store sides only the expansion has.
+    state = GAME.new_state(GAME.params(players=players, sets=EXPANSION | {"stores.sides": sides}))
+    for seed in range(4):
+        state.new_game(seed)
+        described_playout(state, random.Random(seed))
 
 
 @pytest.mark.parametrize("players", [1, 3])

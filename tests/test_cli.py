@@ -11,9 +11,17 @@ import pytest
 import analysis.cli
 import strategies
 from analysis.cli import main
+from analysis.summary import summarize
 from simcore.errors import UserError
 from simcore.registry import get_game
 from simcore.runner import part_name
+
+@pytest.fixture(autouse=True)
+def release_build(monkeypatch):
+    """stderr as on the release build: the checked build's warning line (CI runs these
+    tests on it) has a test of its own."""
+    monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", False)
+
 
 def cli(capsys, *argv: str) -> tuple[int, str, str]:
     """Run `chocosim argv...` in-process: (exit code, stdout, stderr)."""
@@ -105,6 +113,44 @@ def test_run_writes_the_directory_prints_the_summary_and_resumes(capsys, tmp_pat
     assert code == 0 and "games 40" in out and "incomplete" not in out
 
 
+def test_help_texts_keep_their_brackets_and_wrap_whole_words(capsys):
+    code, out, _ = cli(capsys, "run", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert "[default: every core" in text and "needs chocosim[dask], --scheduler" in text
+    code, out, _ = cli(capsys, "rules", "--help")
+    assert "With --rules or --set, the values" in " ".join(out.split())
+
+
+def test_summary_by_turn_position_and_as_json(capsys, tmp_path):
+    out_dir = tmp_path / "fab"
+    assert cli(capsys, *RUN, "--out", str(out_dir))[0] == 0
+    code, out, _ = cli(capsys, "summary", str(out_dir))
+    assert code == 0 and "by turn position (0 acts first)" in out
+    assert "0 (1st player)" in out and "1 (2nd player)" in out
+    code, out, err = cli(capsys, "summary", str(out_dir), "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    s = summarize(out_dir)
+    assert data["games"] == 40 and data["complete"] is True
+    assert data["by_seat"] == s.by_seat.to_dicts()
+    assert [r["position"] for r in data["by_position"]] == [0, 1]
+    assert sum(r["games"] for r in data["by_position"]) == 80
+    assert data["shared_victories"]["games"] == 40
+    assert data["manifest"]["run_id"] == s.manifest["run_id"]
+
+
+def test_a_run_on_the_checked_build_says_so_once(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", True)
+    code, _, err = cli(capsys, *RUN, "--out", str(tmp_path / "r"))
+    assert code == 0 and err == ("chocosim: warning: this is the checked build, several times slower; "
+                                 "`pip install .` reinstalls the release build\n")
+    code, _, err = cli(capsys, "summary", str(tmp_path / "r"))
+    assert code == 0 and err == ""
+    monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", False)
+    assert cli(capsys, *RUN, "--out", str(tmp_path / "r"))[2] == ""
+
+
 def test_user_text_is_printed_as_is(capsys, tmp_path):
     out_dir = tmp_path / "[bold]x[/bold]"
     code, out, _ = cli(capsys, *RUN, "--out", str(out_dir))
@@ -144,7 +190,11 @@ BAD_TOML = "[deck\nalmonds = 9\n"
     (("run", "fabryka", "--seats", "random,nosuch", "--games", "5", "--out", "{tmp}/r"),
      "unknown strategy 'nosuch' for fabryka; available: "),
     (("play", "fabryka", "--seats", "random,no.such:Bot"), "strategy 'no.such:Bot': cannot import"),
-    (("rules", "fabryka", "--set", "deck.almond=3"), "unknown param 'deck.almond'"),
+    (("rules", "fabryka", "--set", "deck.almond=3"), "unknown param 'deck.almond' (did you mean deck.almonds?)"),
+    (("rules", "fabryka", "--set", "almonds=3"),
+     "unknown param 'almonds' (did you mean deck.almonds, majority.almonds?)"),
+    (("run", "fabryka", "--seats", "random,heuristc", "--games", "5", "--out", "{tmp}/r"),
+     "unknown strategy 'heuristc' for fabryka (did you mean heuristic?); available: "),
     (("rules", "fabryka", "--set", "deck.almonds=abc"), "invalid param deck.almonds = 'abc'"),
     (("rules", "fabryka", "--set", "rounds=0"),
      "invalid param rounds = 0: Input should be greater than or equal to 1"),
@@ -167,6 +217,8 @@ BAD_TOML = "[deck\nalmonds = 9\n"
     (("run", "fabryka", "--seats", "random,random", "--games", "5"), "Missing option '--out'"),
     (("games", "--nope"), "No such option: --nope"),
     (("summary", "{tmp}"), "is not a run directory (no manifest.json)"),
+    (("run", "fabryka", "--seats", "random,random", "--games", "6", "--out", "{tmp}/bad.toml/r"),
+     "cannot create the run directory"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, argv, needle):
     (tmp_path / "bad.toml").write_text(BAD_TOML)
@@ -201,7 +253,7 @@ def test_unreadable_results_are_one_line(capsys, tmp_path):
     (out_dir / part_name(0)).write_bytes(b"garbage")
     code, out, err = cli(capsys, "summary", str(out_dir))
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert f"results in {out_dir} are unreadable" in err
+    assert f"results part {out_dir / part_name(0)} is unreadable" in err
 
 
 # ---- play ----

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Literal, get_args, get_origin
 
 import numpy as np
 import pytest
@@ -28,6 +29,9 @@ class Case:
     def __init__(self, game, n_players, bot=None):
         self.spec = games()[game]
         self.game, self.n_players, self.bot = game, n_players, bot
+        if bot is not None:
+            # A search bot names a small budget for these many short games.
+            self.bot = getattr(strategies.available(game)[bot], "CONFORMANCE_SPEC", bot)
         self.params = self.spec.params(players=n_players)
 
     def new_state(self):
@@ -43,6 +47,28 @@ def _tables():
         lo, hi = spec.players
         for n in range(lo, hi + 1):
             yield game, n
+
+
+def _variants(spec):
+    """The game's variants as param overrides: none, then each top-level switch (a bool,
+    or a choice among named values such as Manfredini's `variant`) at each other value."""
+    defaults = {p.name: p.value for p in spec.defaults()}
+    yield "default", {}
+    for name, field in spec.params_cls.model_fields.items():
+        if field.annotation is bool:
+            others = [not defaults[name]]
+        elif get_origin(field.annotation) is Literal and name != "players":
+            others = [v for v in get_args(field.annotation) if v != defaults[name]]
+        else:
+            continue
+        for value in others:
+            yield f"{name}={value}", {name: value}
+
+
+def _variant_tables():
+    for game, n in _tables():
+        for label, sets in _variants(games()[game]):
+            yield pytest.param(game, n, sets, id=f"{game}-{n}p-{label}")
 
 
 @pytest.fixture(params=[pytest.param(t, id=f"{t[0]}-{t[1]}p") for t in _tables()])
@@ -135,6 +161,36 @@ def test_names_match_counts(table):
     # A feature named like a base column would overwrite it in the results table.
     assert not set(names) & set(BASE_COLUMNS)
     check_columns(state)
+
+
+def described_playout(state, rng):
+    """Play uniformly random moves to the end; at every decision describe each legal
+    action and check the descriptions: non-empty text, distinct within the decision (each
+    answer to the pending decision its own), and describing changes nothing. A game that
+    names its decisions (observation()["decision"], with DECISIONS giving the words that
+    begin the answers to each) must describe every action as an answer to the pending one."""
+    words = getattr(type(state), "DECISIONS", None)
+    while not state.terminal:
+        legal = state.legal()
+        texts = [state.describe_action(a) for a in legal]
+        assert all(isinstance(t, str) and t.strip() for t in texts), texts
+        same = sorted({t for t in texts if texts.count(t) > 1})
+        assert not same, f"{state.phase_label()}: actions {legal} share descriptions {same}"
+        if words is not None:
+            decision = state.observation(state.player)["decision"]
+            wrong = [t for t in texts if not t.startswith(words[decision])]
+            assert not wrong, f"{state.phase_label()}, decision {decision!r}: {wrong}"
+        assert state.legal() == legal
+        state.apply_action(rng.choice(legal))
+
+
+@pytest.mark.parametrize("game, n_players, sets", list(_variant_tables()))
+def test_every_decision_describes_its_actions_apart(game, n_players, sets):
+    spec = games()[game]
+    state = spec.new_state(spec.params(players=n_players, sets=sets))
+    for seed in range(4):
+        state.new_game(seed)
+        described_playout(state, random.Random(seed))
 
 
 # ---- clone and determinize ----

@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
+import joblib
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -291,11 +294,48 @@ def test_resume_keeps_the_directory_chunk_size(tmp_path):
     assert len(list((tmp_path / "r").glob("part-*.parquet"))) == 3
 
 
+# ---- extension ----
+
+@pytest.mark.parametrize("first, chunk", [(20, 10), (26, 8)], ids=["whole-chunks", "ragged-last-chunk"])
+def test_a_run_extended_to_more_games_equals_a_run_of_that_many(tmp_path, first, chunk):
+    whole = tmp_path / "whole"
+    play(whole, n_games=50, seed=3, chunk_size=chunk)
+    grown = tmp_path / "grown"
+    play(grown, n_games=first, seed=3, chunk_size=chunk)
+    kept = snapshot(grown)
+    result = play(grown, n_games=50, seed=3)
+    assert (result.played, result.resumed, result.manifest["n_games"]) == (50 - first, first, 50)
+    assert result.manifest["segments"] == [[0, first], [first, 50]]
+    assert result.manifest["run_id"] == json.loads((whole / "manifest.json").read_text())["run_id"]
+    assert {n: d for n, d in snapshot(grown).items() if n in kept and n != "manifest.json"} == \
+        {n: d for n, d in kept.items() if n != "manifest.json"}  # its games untouched
+    assert_frame_equal(table(whole), table(grown))
+    assert play(grown, n_games=50, seed=3).played == 0  # and resumed as one run
+
+
+def test_an_interrupted_extension_resumes(tmp_path):
+    out = tmp_path / "r"
+    play(out, n_games=20, chunk_size=10)
+    play(out, n_games=40)
+    (out / part_name(3)).unlink()
+    result = play(out, n_games=40)
+    assert (result.played, result.resumed) == (10, 30)
+    assert result.manifest["segments"] == [[0, 20], [20, 40]]
+
+
+def test_rotate_rounds_up_to_whole_rotations_and_says_so(tmp_path, capsys):
+    result = play(tmp_path / "r", n_games=7)  # two seat orders
+    assert (result.requested, result.manifest["n_games"], result.played) == (7, 8, 8)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "7 games rounded up to 8" in err
+    assert play(tmp_path / "fixed", n_games=7, seating="fixed").manifest["n_games"] == 7
+
+
 # ---- refusals: never mixed, never overwritten ----
 
 @pytest.mark.parametrize("change, message", [
     (dict(seed=8), "seed is 7 there, 8 here"),
-    (dict(n_games=21), "n_games is 20 there, 21 here"),
+    (dict(n_games=18), "holds a run of 20 games; n_games = 18 would drop games"),
     (dict(seating="fixed"), "seating is 'rotate' there, 'fixed' here"),
     (dict(sets={"deck.almonds": 9}), "params.deck.almonds is 8 there, 9 here"),
     (dict(specs=["random", "random()"]), "strategies are random, random there, random, random() here"),
@@ -305,7 +345,7 @@ def test_a_directory_of_another_run_is_refused_and_left_intact(tmp_path, change,
     play(out, seed=7, n_games=20)
     (out / part_name(0)).unlink()  # even an unfinished run is not resumed by another one
     before = snapshot(out)
-    with pytest.raises(UserError, match="holds a different run") as e:
+    with pytest.raises(UserError, match="holds a (different run|run of)") as e:
         play(out, **{"seed": 7, "n_games": 20, **change})
     assert message in str(e.value)
     assert snapshot(out) == before
@@ -326,12 +366,12 @@ def test_an_existing_file_is_not_a_run_directory(tmp_path):
 
 
 def test_an_empty_directory_is_used(tmp_path):
-    assert play(tmp_path, n_games=3).played == 3
+    assert play(tmp_path, n_games=4).played == 4
 
 
 def test_a_run_interrupted_while_writing_its_manifest_starts_afresh(tmp_path):
     (tmp_path / ".manifest.json.99-1.tmp").write_text("{")
-    assert play(tmp_path, n_games=3, chunk_size=3).played == 3
+    assert play(tmp_path, n_games=4, chunk_size=4).played == 4
     assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", part_name(0)]
 
 
@@ -464,3 +504,36 @@ def test_a_feature_that_shadows_a_base_column_is_refused():
 
     with pytest.raises(ValueError, match="clash: turns"):
         check_columns(Shadowing())
+
+
+# ---- default workers: a short run plays in this process ----
+
+def test_a_short_default_run_starts_no_workers_and_a_long_one_does(tmp_path, monkeypatch):
+    started = []
+    real = joblib.Parallel
+
+    def counting(*args, **kwargs):
+        started.append(kwargs["n_jobs"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(joblib, "Parallel", counting)
+    monkeypatch.setattr(runner, "_workers", lambda *a: nullcontext(2))  # two cores
+    play(tmp_path / "short", n_games=400, seed=5)  # milliseconds: workers would not pay
+    assert started == []
+    monkeypatch.setattr(runner, "WORKERS_START_S", 0.0)  # as if every run were long
+    play(tmp_path / "long", n_games=400, seed=5)
+    assert started == [2]
+    assert_frame_equal(table(tmp_path / "short"), table(tmp_path / "long"))
+    # The first chunk was played here, the other seven by the workers.
+    assert len(list((tmp_path / "long").glob("part-*.parquet"))) == 8
+
+
+def test_wilson_is_the_interval_of_statsmodels():
+    from statsmodels.stats.proportion import proportion_confint
+
+    successes = np.array([0, 1, 2.5, 60, 999.5, 1000])
+    n = np.array([10, 10, 4, 100, 1000, 1000])
+    low, high = wilson(successes, n)
+    want_low, want_high = proportion_confint(successes, n, alpha=0.05, method="wilson")
+    np.testing.assert_allclose(low, want_low, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(high, want_high, rtol=1e-12, atol=1e-15)

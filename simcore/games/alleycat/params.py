@@ -401,6 +401,8 @@ class Employees(Params):
     supervisor_beans: int = Field(ge=1, le=9)
     packer_uses: int = Field(ge=1, le=9)
     technician_coal: int = Count
+    store_agent_saturday: bool
+    act_before_push: bool
     decks: Decks
 
 

@@ -49,17 +49,18 @@ cdef enum:
     A_OPTION = 33           # + option of a converter
     A_UPGRADE = 37          # + upgrade step
     A_PACKET = 46           # + packet (parts packets first, then employee packets)
-    A_PICK = 54             # + card of the chosen packet
-    A_ORDER = 57            # + order slot: fulfil its next stage
-    A_SKIP = 62             # + order slot: Clerk skips its next stage
-    A_SHOP_AGENT = 67       # + order slot: Corner Shop Agent fulfils it with any refined
-    A_DEALER = 72           # + order slot: Dealer fulfils it with fewer pieces
-    A_SUPPLY = 77           # supply today's Department Store
-    A_STORE = 78            # + store: Department Store Agent supplies that store
-    A_EMPLOYEE = 83         # use today's employee's action (Operator, Decorator, Packer)
-    A_SIZE = 84             # + size: the replacement Corner Shop order kept
-    A_GOAL = 87             # + solo card: supply that card's chocolate order
-    N_ACTION_CODES = 99
+    A_PICK = 54             # + card of the chosen packet (up to MAX_DISP_EMP: the solo
+                            #   display offers every card, 6 employees with the expansion)
+    A_ORDER = 60            # + order slot: fulfil its next stage
+    A_SKIP = 65             # + order slot: Clerk skips its next stage
+    A_SHOP_AGENT = 70       # + order slot: Corner Shop Agent fulfils it with any refined
+    A_DEALER = 75           # + order slot: Dealer fulfils it with fewer pieces
+    A_SUPPLY = 80           # supply today's Department Store
+    A_STORE = 81            # + store: Department Store Agent supplies that store
+    A_EMPLOYEE = 86         # use today's employee's action (Operator, Decorator, Packer...)
+    A_SIZE = 87             # + size: the replacement Corner Shop order kept
+    A_GOAL = 90             # + solo card: supply that card's chocolate order
+    N_ACTION_CODES = 102    # A_GOAL + MAX_SOLO_CARDS
 
 cdef enum Kind:
     K_CONVERTER = 0
@@ -136,6 +137,8 @@ cdef enum Sub:
     S_GOAL = 22             # solo chocolate order: its kind (same) or next piece (different)
     S_AS_STORE = 23         # Palace D: the store whose rule the supply follows
     S_FREE_SLOT = 24        # Owner / Helpers: the part operated
+    S_OPEN = 25             # Run Factory before the day's first push: the employee's
+                            #   action, or load and push (parts wait for the push)
 
 cdef enum End:
     END_SCORING = 0
@@ -234,6 +237,8 @@ cdef struct AcConfig:
     int salesman_bonus, clerk_skips, decorator_upgrades, mechanic_div, shop_agent_uses
     int dealer_uses, dealer_fewer, engineer_shifts, supervisor_beans, packer_uses
     int technician_coal
+    bint agent_saturday                      # the Department Store Agent supplies on Saturday too
+    bint act_before_push                     # an employee's action may come before the first push
     int n_orders                             # order ids: size by size
     AcOrder orders[MAX_ORDER_IDS]
     int order_first[N_SIZES]
@@ -328,6 +333,8 @@ cdef struct Ac:
     int ohead[N_SIZES]
     int olen[N_SIZES]
     int ounseen[N_SIZES]                     # cards from the head never revealed
+    unsigned char oseen[N_SIZES][MAX_ORDERS] # by ring slot: bit p when seat p saw the card put
+                                             # there (under the deck; ignored in the unseen head)
     int stamps                               # arrival counter of store markers
     int n_held                               # order slots: the regular ones, then Special Orders
     # Factory Manager: card 0 is the Weekly Target, card j > 0 is demand_deck[j - 1].
@@ -363,14 +370,14 @@ cdef struct Ac:
 
 
 @cython.final
-@cython.final
 cdef class AlleyCatState(GameState):
     cdef AcConfig cfg
     cdef Ac s
 
     # Setup and the day.
     cdef int draw_order(self, int size) noexcept nogil
-    cdef void order_to_bottom(self, int id) noexcept nogil
+    # Order `id` goes under its deck, seen by the seats of the bit mask `seen`.
+    cdef void order_to_bottom(self, int id, int seen) noexcept nogil
     cdef int seat_at(self, int index) noexcept nogil
     cdef int draft_seat(self, int k) noexcept nogil
     cdef void deal_solo(self) noexcept nogil
@@ -382,6 +389,9 @@ cdef class AlleyCatState(GameState):
     cdef void next_draft(self) noexcept nogil
     cdef int emp_kind(self, int p) noexcept nogil
     cdef void begin_run(self) noexcept nogil
+    cdef void open_run(self, int p) noexcept nogil
+    cdef bint early_action(self, int p) noexcept nogil
+    cdef void to_menu(self, int p) noexcept nogil
     cdef bint assignable(self, int p, int slot) noexcept nogil
     cdef void start_shift(self, int p) noexcept nogil
     cdef void end_shift(self, int p) noexcept nogil
@@ -420,6 +430,8 @@ cdef class AlleyCatState(GameState):
     cdef void next_replacement(self) noexcept nogil
     cdef void end_day(self) noexcept nogil
     cdef void finish(self) noexcept nogil
+    # Restricted play: the component of card x of draft packet j.
+    cdef int card_component(self, int j, int x) noexcept nogil
     # Factory Manager.
     cdef const AcCard* card(self, int j) noexcept nogil
     cdef int goal_count(self) noexcept nogil

@@ -183,6 +183,20 @@ cdef bint part_can_work(const AcPart* k, const short* c, int kinds) noexcept nog
     return True
 
 
+cdef void reshuffle(Rng* rng, signed char* a, int n) noexcept nogil:
+    # Sort, then shuffle: the draw depends on which cards are hidden, not on how they lay.
+    cdef int i, j
+    cdef signed char x
+    for i in range(1, n):
+        x = a[i]
+        j = i
+        while j > 0 and a[j - 1] > x:
+            a[j] = a[j - 1]
+            j -= 1
+        a[j] = x
+    shuffle_i8(rng, a, n)
+
+
 ctypedef fused Game:
     AlleyCatState
 include "simcore/loop.pxi"
@@ -194,6 +208,22 @@ cdef class AlleyCatState(GameState):
     game with 1."""
 
     END_REASONS = ("scoring", "solo_win", "solo_loss")
+    # Each pending decision (observation()["decision"]) and the words every description
+    # of its answers begins with (describe_action).
+    DECISIONS = {
+        "packet": ("take ",), "pick": ("keep ",), "place": ("place ",), "assign": ("assign the ",),
+        "before the push": ("load and push the first tile", "use the "),
+        "shift": ("operate ", "trade ", "use the ", "end the shift"),
+        "target square": ("work on square ",), "option": ("option ",), "input": ("use ",),
+        "output": ("make ",), "upgrade": ("upgrade ", "stop upgrading"), "copy": ("copy ",),
+        "chute": ("chute to the store room: ",), "employee square": ("the ",),
+        "move piece": ("move ",), "move to": ("to square ", "leave it on its square"),
+        "orders": ("fulfil ", "skip (Clerk) ", "supply ", "done with orders"),
+        "supply": ("supply ", "finish the supply"), "shop agent piece": ("pay the stage with ",),
+        "dealer omit": ("do the stage without ",), "store agent": ("supply ", "no extra supply"),
+        "keep": ("keep overnight: ",), "replace order": ("keep the ",),
+        "chocolate order": ("supply ",), "supply as": ("supply as ",), "employee part": ("operate ",),
+    }
     INVARIANTS = (
         "coal, money and chocolate counts are never negative",
         "each part is operated at most once a shift (the Chute excepted; twice by the Helpers)",
@@ -304,6 +334,8 @@ cdef class AlleyCatState(GameState):
         c.supervisor_beans = e.supervisor_beans
         c.packer_uses = e.packer_uses
         c.technician_coal = e.technician_coal
+        c.agent_saturday = e.store_agent_saturday
+        c.act_before_push = e.act_before_push
         k = 0
         for z, size in enumerate(SIZES):
             texts = getattr(params.orders, size)
@@ -455,9 +487,11 @@ cdef class AlleyCatState(GameState):
             self.s.ounseen[z] -= 1
         return id
 
-    cdef void order_to_bottom(self, int id) noexcept nogil:
+    cdef void order_to_bottom(self, int id, int seen) noexcept nogil:
         cdef int z = self.cfg.orders[id].size
-        self.s.odeck[z][(self.s.ohead[z] + self.s.olen[z]) % MAX_ORDERS] = id
+        cdef int slot = (self.s.ohead[z] + self.s.olen[z]) % MAX_ORDERS
+        self.s.odeck[z][slot] = id
+        self.s.oseen[z][slot] = seen
         self.s.olen[z] += 1
 
     cdef int seat_at(self, int index) noexcept nogil:
@@ -644,7 +678,33 @@ cdef class AlleyCatState(GameState):
                 if self.assignable(p, s):
                     self.s.sub = S_ASSIGN
                     return
+        self.open_run(p)
+
+    cdef void open_run(self, int p) noexcept nogil:
+        # Rulebook: an employee's action may be used "at any time" of Run Factory; only
+        # the parts wait for the push. So before the day's first push the player may act
+        # with the employee (on pieces left overnight, even those the push would send
+        # out). Nothing to decide there: the first shift starts at once.
+        if self.cfg.act_before_push and self.early_action(p):
+            self.s.sub = S_OPEN
+            self.s.to_move = p
+            return
         self.start_shift(p)
+
+    cdef bint early_action(self, int p) noexcept nogil:
+        # The employee's action before the first push: not the Owner's or the Helpers',
+        # which operate parts.
+        cdef int k = self.emp_kind(p)
+        return k != E_OWNER and k != E_HELPERS and self.employee_action(p)
+
+    cdef void to_menu(self, int p) noexcept nogil:
+        # Back to the shift's menu once a move is done, or, before the first push, to
+        # the choice of another employee action or the push.
+        cdef AcSeat* a = &self.s.seat[p]
+        if self.s.phase == PH_RUN and a.shifts_left == a.tiles:
+            self.open_run(p)
+        else:
+            self.s.sub = S_MENU
 
     cdef bint assignable(self, int p, int s) noexcept nogil:
         # The Mechanic only helps a part that costs coal; the Technician any part.
@@ -811,7 +871,7 @@ cdef class AlleyCatState(GameState):
         self.s.p_left -= 1
         self.s.p_first = False
         if self.s.p_left == 0 or not upgradable(self.s.seat[p].belt[self.s.p_square]):
-            self.s.sub = S_MENU
+            self.to_menu(p)
 
     cdef bint employee_action(self, int p) noexcept nogil:
         # Whether today's employee has an action usable in this shift.
@@ -1063,6 +1123,9 @@ cdef class AlleyCatState(GameState):
         # Department Store Agents, in turn order, once everyone has fulfilled orders.
         cdef int p, z
         self.s.phase = PH_AGENT
+        if self.s.day == self.cfg.days - 1 and not self.cfg.agent_saturday:
+            # His card acts "at the start of Cleanup", which Saturday skips (rulebook).
+            self.s.turn = self.cfg.n
         while self.s.turn < self.cfg.n:
             p = self.seat_at(self.s.turn)
             if self.emp_kind(p) == E_STORE_AGENT and self.s.seat[p].emp_uses > 0:
@@ -1372,6 +1435,10 @@ cdef class AlleyCatState(GameState):
             if self.employee_action(p):
                 out[n] = A_EMPLOYEE
                 n += 1
+        elif sub == S_OPEN:
+            out[0] = A_DONE
+            out[1] = A_EMPLOYEE
+            n = 2
         elif sub == S_TARGET:
             for q in range(c.squares):
                 kinds[q] = present(a.belt[q])
@@ -1531,7 +1598,13 @@ cdef class AlleyCatState(GameState):
             self.place_part(p, action - A_SLOT)
         elif sub == S_ASSIGN:
             a.assigned = action - A_SLOT
-            self.start_shift(p)
+            self.open_run(p)
+        elif sub == S_OPEN:
+            if action == A_DONE:
+                self.start_shift(p)
+            else:
+                self.s.p_emp = self.emp_kind(p)
+                self.s.sub = S_EMP_SQUARE
         elif sub == S_MENU:
             if action == A_DONE:
                 self.end_shift(p)
@@ -1577,7 +1650,7 @@ cdef class AlleyCatState(GameState):
             self.advance_outputs(p)
         elif sub == S_UPGRADE:
             if action == A_DONE:
-                self.s.sub = S_MENU
+                self.to_menu(p)
             else:
                 k = action - A_UPGRADE
                 a.belt[self.s.p_square][UPG_FROM[k]] -= 1
@@ -1606,7 +1679,7 @@ cdef class AlleyCatState(GameState):
             if self.s.p_emp == E_PACKER:
                 for t in range(N_PIECES):
                     a.belt[q][t] *= 2
-                self.s.sub = S_MENU
+                self.to_menu(p)
             elif self.s.p_emp == E_DECORATOR or self.s.p_emp == E_PRODIGY:
                 # The Decorator's uses are single upgrades; the Prodigy's one use is several.
                 self.s.p_left = c.prodigy_upgrades if self.s.p_emp == E_PRODIGY else 1
@@ -1621,7 +1694,7 @@ cdef class AlleyCatState(GameState):
             if action != A_DONE:
                 a.belt[self.s.p_square][self.s.p_kind] -= 1
                 a.belt[action - A_SQUARE][self.s.p_kind] += 1
-            self.s.sub = S_MENU
+            self.to_menu(p)
         elif sub == S_ORDERS:
             if action == A_DONE:
                 self.s.turn += 1
@@ -1710,7 +1783,8 @@ cdef class AlleyCatState(GameState):
             a.stage[self.s.p_order] = 0
             for i in range(N_SIZES):
                 if i != z and self.s.p_drawn[i] >= 0:
-                    self.order_to_bottom(self.s.p_drawn[i])
+                    # Only the player who drew them saw them (his offer is his alone).
+                    self.order_to_bottom(self.s.p_drawn[i], 1 << p)
                 self.s.p_drawn[i] = -1
             self.next_replacement()
         return self.s.to_move
@@ -1721,6 +1795,51 @@ cdef class AlleyCatState(GameState):
             if self.dealer_omit_ok(p, i, t, self.s.p_held):
                 return True
         return False
+
+    # ---- restricted play: the component an action takes ----
+
+    cdef int card_component(self, int j, int x) noexcept nogil:
+        # Card x of packet j: a part (its id) or an employee (after the parts, by kind).
+        cdef int i = self.s.pk_first[j] + x
+        if j < self.cfg.n:
+            return self.s.disp_part[i]
+        return self.cfg.n_parts + self.cfg.emp_kind[self.s.disp_emp[i]]
+
+    cdef int action_component(self, int action) noexcept nogil:
+        # Components (component_names()): every part by id, then the employee kinds, the
+        # Department Stores and the Corner Shop order sizes. Taken are: the part or the
+        # employee kept in the draft (a packet when all its cards are one component),
+        # operating a part, using the employee's action (Operator, Clerk, Dealer...),
+        # supplying a store, fulfilling or choosing an order of a size.
+        cdef AcConfig* c = &self.cfg
+        cdef int p = self.s.to_move, sub = self.s.sub, j, x, k
+        cdef int stores = c.n_parts + N_EMPLOYEES
+        cdef AcSeat* a
+        if p < 0:
+            return -1
+        a = &self.s.seat[p]
+        if sub == S_PACKET:
+            j = action - A_PACKET
+            k = self.card_component(j, 0)
+            for x in range(1, self.s.pk_len[j]):
+                if self.card_component(j, x) != k:
+                    return -1
+            return k
+        if sub == S_PICK:
+            return self.card_component(self.s.p_packet, action - A_PICK)
+        if (sub == S_MENU or sub == S_FREE_SLOT) and A_SLOT <= action < A_PIECE:
+            return a.slot[action - A_SLOT]
+        if action == A_EMPLOYEE or (sub == S_ORDERS and A_SKIP <= action < A_SUPPLY):
+            return c.n_parts + self.emp_kind(p)
+        if sub == S_ORDERS and A_ORDER <= action < A_SKIP:
+            return stores + N_STORES + c.orders[a.order[action - A_ORDER]].size
+        if action == A_SUPPLY:
+            return stores + c.emp_store[a.employee]
+        if sub == S_AGENT_STORE and A_STORE <= action < A_EMPLOYEE:
+            return stores + action - A_STORE
+        if sub == S_REPLACE:
+            return stores + N_STORES + action - A_SIZE
+        return -1
 
     # ---- results ----
 
@@ -1898,34 +2017,41 @@ cdef class AlleyCatState(GameState):
         (<AlleyCatState>other).s = self.s
 
     cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
-        # Hidden from everyone: the order of the undrawn parts, employees and Corner
-        # Shop orders (the cards never revealed at the top of each order deck), and the
-        # chance stream. Hidden from `observer`: orders another player has on offer.
+        # Hidden from everyone: the order of the undrawn parts (those back in the box
+        # included) and employees, the Corner Shop cards never revealed at the top of each
+        # order deck, the Daily Demands still face down, and the chance stream. Hidden from
+        # `observer`: the orders another player has on offer, and those another player put
+        # under a deck. Each hidden set is sorted before it is shuffled, so the result does
+        # not depend on how the hidden cards lay (only on what `observer` has seen).
         cdef AcConfig* c = &self.cfg
-        cdef signed char tmp[MAX_ORDERS]
-        cdef int z, i, j, t, n, h
-        # The parts removed to the box were never seen either.
-        shuffle_i8(rng, &self.s.deck_a[self.s.a_pos], c.a_total - self.s.a_pos)
-        shuffle_i8(rng, &self.s.deck_b[self.s.b_pos], c.b_total - self.s.b_pos)
+        cdef signed char tmp[MAX_ORDERS + N_SIZES]
+        cdef int slot[MAX_ORDERS]
+        cdef int z, i, n, m, h
+        cdef bint offer
+        reshuffle(rng, &self.s.deck_a[self.s.a_pos], c.a_total - self.s.a_pos)
+        reshuffle(rng, &self.s.deck_b[self.s.b_pos], c.b_total - self.s.b_pos)
         for z in range(c.n_emp_decks):
-            shuffle_i8(rng, &self.s.emp_deck[z][self.s.emp_pos[z]], c.emp_deck_len[z] - self.s.emp_pos[z])
+            reshuffle(rng, &self.s.emp_deck[z][self.s.emp_pos[z]], c.emp_deck_len[z] - self.s.emp_pos[z])
         for z in range(N_SIZES):
-            n = self.s.ounseen[z]
             h = self.s.ohead[z]
-            if self.s.sub == S_REPLACE and self.s.to_move != observer and self.s.p_drawn[z] >= 0:
-                j = rng_below(rng, n + 1)
-                if j < n:
-                    t = self.s.odeck[z][(h + j) % MAX_ORDERS]
-                    self.s.odeck[z][(h + j) % MAX_ORDERS] = self.s.p_drawn[z]
-                    self.s.p_drawn[z] = t
+            n = 0
+            for i in range(self.s.olen[z]):
+                m = (h + i) % MAX_ORDERS
+                if i < self.s.ounseen[z] or not (self.s.oseen[z][m] >> observer) & 1:
+                    slot[n] = m
+                    tmp[n] = self.s.odeck[z][m]
+                    n += 1
+            offer = self.s.sub == S_REPLACE and self.s.to_move != observer and self.s.p_drawn[z] >= 0
+            if offer:
+                tmp[n] = self.s.p_drawn[z]
+            reshuffle(rng, tmp, n + offer)
             for i in range(n):
-                tmp[i] = <signed char>self.s.odeck[z][(h + i) % MAX_ORDERS]
-            shuffle_i8(rng, tmp, n)
-            for i in range(n):
-                self.s.odeck[z][(h + i) % MAX_ORDERS] = tmp[i]
+                self.s.odeck[z][slot[i]] = tmp[i]
+            if offer:
+                self.s.p_drawn[z] = tmp[n]
         if c.solo:
             # Daily Demands not yet revealed are any of the cards not seen.
-            shuffle_i8(rng, &self.s.demand_deck[self.s.revealed - 1], c.n_demands - self.s.revealed + 1)
+            reshuffle(rng, &self.s.demand_deck[self.s.revealed - 1], c.n_demands - self.s.revealed + 1)
         rng_seed(&self.s.rng, rng_next(rng))
 
     cdef int validate(self) noexcept nogil:
@@ -2063,6 +2189,12 @@ cdef class AlleyCatState(GameState):
 
     def interim_names(self):
         return [f"day_{d + 1}" for d in range(self.cfg.days)]
+
+    def component_names(self):
+        """What action_component() names, by index: every part (printed, deck A, deck B,
+        by id), every employee kind, every Department Store, every order size."""
+        return ([f"part_{n}" for n in self.part_names()] + [f"employee_{e}" for e in EMPLOYEES]
+                + [f"store_{z}" for z in STORES] + [f"order_{z}" for z in SIZES])
 
     def phase_label(self):
         return f"day {self.s.day + 1}"
@@ -2280,7 +2412,8 @@ cdef class AlleyCatState(GameState):
         if A_GOAL <= action < N_ACTION_CODES:
             j = action - A_GOAL
             return f"supply the chocolate order of {'the target' if j == 0 else f'demand {j}'}: {self.card_text(j)}"
-        return {S_MENU: "end the shift", S_UPGRADE: "stop upgrading", S_ORDERS: "done with orders",
+        return {S_MENU: "end the shift", S_OPEN: "load and push the first tile",
+                S_UPGRADE: "stop upgrading", S_ORDERS: "done with orders",
                 S_MOVE_TO: "leave it on its square",
                 S_SUPPLY: "finish the supply", S_AGENT_STORE: "no extra supply"}[sub]
 
@@ -2365,10 +2498,12 @@ cdef class AlleyCatState(GameState):
         cdef int old = self.s.seat[seat].order[i]
         ring = [self.s.odeck[z][(self.s.ohead[z] + j) % MAX_ORDERS] for j in range(self.s.olen[z])]
         if id in ring:
+            unseen = self.s.ounseen[z] - (ring.index(id) < self.s.ounseen[z])
             ring.remove(id)
             self._set_ring(z, ring)
+            self.s.ounseen[z] = unseen
             if old >= 0:
-                self.order_to_bottom(old)
+                self.order_to_bottom(old, (1 << self.cfg.n) - 1)  # it was held face up
         else:
             for p in range(self.cfg.n):
                 for j in range(self.cfg.n_start):
@@ -2384,12 +2519,16 @@ cdef class AlleyCatState(GameState):
         self.s.seat[seat].order[i] = id
 
     def _set_ring(self, int z, ring):
+        # Who saw each card goes with the card.
+        seen = {self.s.odeck[z][(self.s.ohead[z] + j) % MAX_ORDERS]: self.s.oseen[z][(self.s.ohead[z] + j) % MAX_ORDERS]
+                for j in range(self.s.olen[z])}
         unseen = min(self.s.ounseen[z], len(ring))
         self.s.ohead[z] = 0
         self.s.olen[z] = len(ring)
         self.s.ounseen[z] = unseen
         for j, id in enumerate(ring):
             self.s.odeck[z][j] = id
+            self.s.oseen[z][j] = seen.get(id, 0)
 
     def _take_part(self, int id):
         cdef int i
@@ -2507,4 +2646,4 @@ cdef class AlleyCatState(GameState):
 SUB_NAMES = ("packet", "pick", "place", "assign", "shift", "target square", "option", "input",
              "output", "upgrade", "copy", "chute", "employee square", "move piece", "move to",
              "orders", "supply", "shop agent piece", "dealer omit", "store agent", "keep",
-             "replace order", "chocolate order", "supply as", "employee part")
+             "replace order", "chocolate order", "supply as", "employee part", "before the push")

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from simcore.games.enemy_chocolatier.params import EnemyParams
 from simcore.games.enemy_chocolatier.rules import EnemyState
-from simcore.registry import GameSpec
+from simcore.registry import FeatureRoles, GameSpec
 
 GAME = GameSpec(
     name="enemy_chocolatier",
@@ -12,4 +12,11 @@ GAME = GameSpec(
     params_cls=EnemyParams,
     defaults_path=Path(__file__).parent / "data" / "rules.toml",
     players=(2, 6),
+    features=FeatureRoles(
+        positional=("start_money", "turn_order"),  # both follow from the turn order
+        # The result and what a player holds at the end (houses, income, rain checks).
+        outcomes=("won_*", "points", "money", "recipe_progress", "houses_owned", "nbhds_held",
+                  "rain_checks_held", "income_*"),
+        behaviours=("houses_*", "nbhds_*", "rain_checks_*"),
+    ),
 )

@@ -51,6 +51,9 @@ cdef class EnemyState(GameState):
 
     END_REASONS = ("points", "recipe", "cap")
     FEATURES = FEATURES
+    # Restricted play: a purchase takes the colour of the house it buys (a recipe
+    # ingredient, or gray); STOP takes nothing.
+    COMPONENTS = COLOURS
     INVARIANTS = (
         "money is conserved between the players and the bank, and nobody's is negative",
         "every house has at most one owner and ingredient counts match the houses owned",
@@ -505,6 +508,11 @@ cdef class EnemyState(GameState):
         out[17] = self.income_points(p)
         for k in range(N_ABIL):
             out[18 + k] = self.s.abil[p][k]
+
+    cdef int action_component(self, int action) noexcept nogil:
+        if action == STOP:
+            return -1
+        return self.cfg.colour[action]
 
     # ---- search support ----
 

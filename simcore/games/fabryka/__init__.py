@@ -3,7 +3,7 @@ from pathlib import Path
 
 from simcore.games.fabryka.params import FabrykaParams
 from simcore.games.fabryka.rules import FabrykaState
-from simcore.registry import GameSpec
+from simcore.registry import FeatureRoles, GameSpec
 
 GAME = GameSpec(
     name="fabryka",
@@ -12,4 +12,11 @@ GAME = GameSpec(
     params_cls=FabrykaParams,
     defaults_path=Path(__file__).parent / "data" / "rules.toml",
     players=(2, 2),
+    features=FeatureRoles(
+        # Majorities and sets are scored at the end: parts of the final score.
+        outcomes=("majority_*", "sets"),
+        behaviours=("collect_turn_r*",),
+        # The turn of a collect the game ended before is 0: no collect, not turn 0.
+        zero_missing=("collect_turn_r*",),
+    ),
 )

@@ -62,6 +62,9 @@ cdef class FabrykaState(GameState):
     """Fabryka Czekolady, two players."""
 
     END_REASONS = ("scoring", "white_chocolate")
+    # Restricted play: the card kinds. Playing a card takes nothing; a collect takes the
+    # kinds of the cards it would collect.
+    COMPONENTS = KINDS
     INVARIANTS = (
         "every card of the deck is accounted for (set aside, pile, hands, belt, collected)",
         "each hand holds one card per turn left, less one once its owner has collected",
@@ -260,6 +263,25 @@ cdef class FabrykaState(GameState):
                 sets = mine[k]
         out[i] = sets
 
+    cdef int action_component(self, int action) noexcept nogil:
+        # A collect may take several kinds (action_takes tests each of them); the one
+        # named here is the newest card on the belt, the first it takes.
+        if action != COLLECT or self.s.belt_len == 0:
+            return -1
+        return self.s.belt[self.s.belt_len - 1]
+
+    cdef bint action_takes(self, int action, int component) noexcept nogil:
+        cdef int k, n
+        if action != COLLECT:
+            return False
+        n = self.cfg.collect_count
+        if n > self.s.belt_len:
+            n = self.s.belt_len
+        for k in range(self.s.belt_len - n, self.s.belt_len):
+            if self.s.belt[k] == component:
+                return True
+        return False
+
     # ---- search support ----
 
     cdef void copy_into(self, GameState other) noexcept nogil:
@@ -267,18 +289,23 @@ cdef class FabrykaState(GameState):
 
     cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
         # Unseen by `observer`: the cards set aside, the rest of the pile and the other
-        # hand. Shuffle them together and deal them back to the same places.
+        # hand. Shuffle them together and deal them back to the same places. The pool
+        # is laid out by kind before the shuffle, so that the deal depends only on what
+        # the observer knows (which cards are unseen), never on where they really are.
         cdef signed char pool[MAX_CARDS]
-        cdef int n = 0, i, o = 1 - observer
+        cdef int count[N_KINDS]
+        cdef int n = 0, i, k, o = 1 - observer
+        memset(count, 0, sizeof(count))
         for i in range(self.cfg.removed):
-            pool[n] = self.s.deck[i]
-            n += 1
+            count[self.s.deck[i]] += 1
         for i in range(self.s.deck_pos, self.cfg.n_cards):
-            pool[n] = self.s.deck[i]
-            n += 1
+            count[self.s.deck[i]] += 1
         for i in range(self.s.hand_len[o]):
-            pool[n] = self.s.hand[o][i]
-            n += 1
+            count[self.s.hand[o][i]] += 1
+        for k in range(N_KINDS):
+            for i in range(count[k]):
+                pool[n] = k
+                n += 1
         shuffle_i8(rng, pool, n)
         n = 0
         for i in range(self.cfg.removed):
@@ -347,7 +374,8 @@ cdef class FabrykaState(GameState):
             n = min(self.cfg.collect_count, self.s.belt_len)
             taken = [KINDS[self.s.belt[self.s.belt_len - 1 - i]] for i in range(n)]
             return f"collect {n} card{'s' if n != 1 else ''}: " + (", ".join(taken) or "none")
-        return f"play {KINDS[self.s.hand[p][action]]}"
+        # The hand position tells two cards of one kind apart.
+        return f"play {KINDS[self.s.hand[p][action]]} (hand card {action + 1})"
 
     cdef list _kinds(self, const signed char* cards, int n):
         # cdef: a def method would receive the cards as a NUL-terminated bytes copy,

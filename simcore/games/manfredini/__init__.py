@@ -3,7 +3,7 @@ from pathlib import Path
 
 from simcore.games.manfredini.params import ManfrediniParams
 from simcore.games.manfredini.rules import ManfrediniState
-from simcore.registry import GameSpec
+from simcore.registry import FeatureRoles, GameSpec
 
 GAME = GameSpec(
     name="manfredini",
@@ -12,4 +12,8 @@ GAME = GameSpec(
     params_cls=ManfrediniParams,
     defaults_path=Path(__file__).parent / "data" / "rules.toml",
     players=(2, 4),
+    features=FeatureRoles(
+        outcomes=("scored_*", "coins"),  # the score, and coins, its tie-breaker
+        behaviours=("recruited_*", "kept_*", "played_*", "used_*", "seat_turns"),
+    ),
 )

@@ -12,7 +12,7 @@ cimport cython
 from libc.string cimport memset, memcpy, memmove, memcmp
 from libc.stdint cimport uint64_t
 
-from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
+from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8, shuffle_unseen_i8
 from simcore.state cimport GameState, MAX_PLAYERS
 from simcore.batchjob cimport BatchJob
 from simcore.strategy cimport Lineup
@@ -1146,8 +1146,10 @@ cdef class ManfrediniState(GameState):
         cdef int p, i, n, m
         cdef Cards* cd
         cdef Goods* gd
+        # Each pool is sorted before its shuffle (shuffle_unseen_i8), so the deal depends
+        # only on what `observer` knows, not on where the cards really are.
         n = self.unseen_specialists(observer, pool, False)
-        shuffle_i8(rng, pool, n)
+        shuffle_unseen_i8(rng, pool, n)
         self.unseen_specialists(observer, pool, True)
         for p in range(self.cfg.n_players):
             cd = &self.s.c[p]
@@ -1160,7 +1162,7 @@ cdef class ManfrediniState(GameState):
                         m += 1
             memcpy(&own[m], cd.deck, gd.deck_len)
             m += gd.deck_len
-            shuffle_i8(rng, own, m)
+            shuffle_unseen_i8(rng, own, m)
             m = 0
             if p != observer:
                 for i in range(gd.hand_len):

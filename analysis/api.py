@@ -1,0 +1,217 @@
+"""chocosim from Python: the jobs of the command line (run, compare, sweep, report) as
+functions returning polars frames, for designers who script experiments in a notebook.
+
+    from analysis import api
+    base = api.run("fabryka", ["heuristic", "heuristic"], games=20_000, out="runs/base")
+    api.results(base.path).group_by("position").agg(pl.col("win").mean())
+    cmp = api.compare_rules("fabryka", ["heuristic", "heuristic"], games=20_000,
+                            variants=["rounds=3"], html="compare.html")
+    cmp.table            # one row per variant x metric: change, 95% CI, q value
+    sw = api.sweep("fabryka", [["heuristic", "heuristic"]], {"collect_count": [3, 5, 7]},
+                   games=20_000, out="runs/sweep")
+    sw.table, sw.fair_points
+
+Every function raises simcore.errors.UserError (one line) on bad input, as the CLI does.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+import strategies
+from analysis import compare as cmp
+from analysis import sweep as sw
+from analysis.sequential import Precision, until_precise
+from analysis.summary import scan_run
+from simcore.errors import UserError
+from simcore.params import Params, parse_set
+from simcore.registry import GameSpec, get_game
+from simcore.runner import RunResult, rotation_size
+from simcore.runner import run as run_games
+
+__all__ = ["RunOutcome", "run", "results", "CompareOutcome", "compare", "compare_rules",
+           "parse_variant", "sweep", "report", "seat_balance", "run_params", "comparison_table"]
+
+
+def seat_balance(key: str) -> bool:
+    """The quantities --precision watches: every turn position's win rate."""
+    return key.startswith("pos")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    path: Path
+    manifest: dict[str, Any]
+    played: int  # games played by this call
+    precision: Precision | None  # how a --precision run ended
+
+
+def _lineup(game: str, seats: Sequence[str]):
+    return functools.partial(strategies.build_lineup, game, list(seats))
+
+
+def run(game: str, seats: Sequence[str] | str, games: int, out: Path | str, *, seed: int = 0,
+        seating: str = "rotate", rules: Path | str | None = None, sets: dict[str, Any] | None = None,
+        jobs: int | None = None, precision: float | None = None, quiet: bool = True,
+        chunk_size: int | None = None) -> RunOutcome:
+    """Play `games` games into the run directory `out` (resumed or extended if it holds
+    this run). With `precision` (points), play in rounds until every position's win rate
+    is known within ±precision (95% confidence sequence), `games` being the cap."""
+    spec = get_game(game)
+    seats = strategies.split_specs(seats) if isinstance(seats, str) else list(seats)
+    params = spec.params(Path(rules) if rules else None, sets, players=len(seats))
+    return run_params(spec, params, seats, games, out, seed=seed, seating=seating, jobs=jobs,
+                      precision=precision, quiet=quiet, chunk_size=chunk_size)
+
+
+def run_params(spec: GameSpec, params: Params, seats: list[str], games: int, out: Path | str, *,
+               precision: float | None = None, seating: str = "rotate", **runner: Any) -> RunOutcome:
+    """run() for a game and params already built (the CLI's run command)."""
+    played = 0
+
+    def play(n: int) -> RunResult:
+        nonlocal played
+        r = run_games(spec, params, seats, _lineup(spec.name, seats), out, n_games=n,
+                      seating=seating, **runner)
+        played += r.played
+        return r
+
+    if precision is None:
+        result = play(games)
+        return RunOutcome(Path(out), result.manifest, played, None)
+    done = until_precise(play, lambda: _estimates(cmp.describe_run(cmp.open_info(out), seat_balance)),
+                         precision, games, rotation_size(len(seats), seating))
+    return RunOutcome(Path(out), cmp.open_info(out).manifest, played, done)
+
+
+def _estimates(pairs) -> list[tuple[str, Any]]:
+    return [(m.label, e) for m, e in pairs]
+
+
+def results(run_dir: Path | str, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
+    """The results table of a run directory (one row per game x seat)."""
+    frame = scan_run(run_dir)
+    return frame if lazy else frame.collect()
+
+
+@dataclass(frozen=True)
+class CompareOutcome:
+    comparisons: list[cmp.Comparison]
+    table: pl.DataFrame  # variant, group, metric, unit, base, variant_value, change, low, high, q, ...
+    verdicts: list[str]
+    base: Path
+    variants: list[Path]
+    precision: Precision | None = None
+
+
+def comparison_table(comparisons: list[cmp.Comparison]) -> pl.DataFrame:
+    rows = []
+    for c in comparisons:
+        for r in c.rows:
+            s = r.metric.scale
+            rows.append({"variant": c.label, "variant_dir": str(c.variant.path), "group": r.metric.group,
+                         "metric": r.metric.key, "label": r.metric.label, "unit": r.metric.unit,
+                         "base": r.base * s, "variant_value": r.variant * s, "change": r.change.value * s,
+                         "low": r.change.low * s, "high": r.change.high * s, "se": r.change.se * s,
+                         "se_unpaired": r.change.se_unpaired * s, "p": r.change.p_value,
+                         "q": r.q_value, "significant": r.significant, "paired": c.paired, "games": c.games})
+    return pl.DataFrame(rows)
+
+
+def compare(base: Path | str, variants: Sequence[Path | str], *, paired: bool = True,
+            margin: float = cmp.DEFAULT_MARGIN, html: Path | str | None = None,
+            pdf: Path | str | None = None) -> CompareOutcome:
+    """Compare run directories, each variant against `base` (paired on game seeds unless
+    paired=False); write the HTML (and PDF) report when asked."""
+    comparisons = cmp.compare_runs(base, variants, paired=paired, margin=margin)
+    if html is not None:
+        cmp.write_compare(comparisons, html, pdf, margin)
+    return CompareOutcome(comparisons, comparison_table(comparisons),
+                          [v for c in comparisons for v in c.verdicts], Path(base), [Path(v) for v in variants])
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^\w.=+-]+", "_", text).strip("_")[:100] or "_"
+
+
+def parse_variant(text: str) -> tuple[str, Path | None, dict[str, Any]]:
+    """A --variant: a house-rule TOML file (name ending .toml), or key=value settings
+    separated by ';' ("rounds=3; deck.almonds=6"). Returns (name, file, settings)."""
+    text = text.strip()
+    if not text:
+        raise UserError("--variant '': expected key=value or a .toml file")
+    if text.endswith(".toml"):
+        path = Path(text)
+        if not path.is_file():
+            raise UserError(f"--variant {text!r}: no such house-rule file")
+        return path.stem, path, {}
+    sets = dict(parse_set(item) for item in text.split(";") if item.strip())
+    return "; ".join(f"{k}={v}" for k, v in sets.items()), None, sets
+
+
+def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: Sequence[str], *,
+                  runs: Path | str = "runs", seed: int = 0, seating: str = "rotate", jobs: int | None = None,
+                  margin: float = cmp.DEFAULT_MARGIN, precision: float | None = None,
+                  html: Path | str | None = None, pdf: Path | str | None = None,
+                  quiet: bool = True) -> CompareOutcome:
+    """Play the rulebook (the base) and every variant on the same seeds under
+    runs/<game>/<seats>/, resumable (more games extend the runs), then compare them.
+    With `precision`, play in rounds until every position's win-rate change of every
+    variant is within ±precision points (95% confidence sequence), `games` the cap."""
+    spec = get_game(game)
+    seats = strategies.split_specs(seats) if isinstance(seats, str) else list(seats)
+    if not variants:
+        raise UserError("compare GAME needs at least one --variant (key=value or a .toml file)")
+    parsed = [parse_variant(v) for v in variants]
+    base_params = spec.params(None, None, players=len(seats))
+    params = [spec.params(f, s, players=len(seats)) for _, f, s in parsed]  # all checked first
+    where = Path(runs) / spec.name / slug(",".join(seats))
+    base_dir = where / "rulebook"
+    dirs = [where / slug(name) for name, _, _ in parsed]
+    if len(set(dirs)) < len(dirs):
+        raise UserError(f"two variants have the same name ({', '.join(n for n, _, _ in parsed)})")
+
+    def play(n: int) -> None:
+        for p, d in zip([base_params, *params], [base_dir, *dirs]):
+            run_games(spec, p, seats, _lineup(spec.name, seats), d, n_games=n, seed=seed,
+                      seating=seating, jobs=jobs, quiet=quiet)
+
+    done = None
+    if precision is None:
+        play(games)
+    else:
+        def measure():
+            cs = cmp.compare_runs(base_dir, dirs, margin=margin, keys=seat_balance)
+            return [(f"{c.label}: {r.metric.label}", r.change) for c in cs for r in c.rows]
+        done = until_precise(play, measure, precision, games, rotation_size(len(seats), seating))
+    out = compare(base_dir, dirs, margin=margin, html=html, pdf=pdf)
+    return CompareOutcome(out.comparisons, out.table, out.verdicts, base_dir, dirs, done)
+
+
+def sweep(game: str, lineups: Sequence[Sequence[str] | str], vary: dict[str, Sequence[Any]], games: int,
+          out: Path | str, *, seed: int = 0, seating: str = "rotate", rules: Path | str | None = None,
+          sets: dict[str, Any] | None = None, jobs: int | None = None, precision: float | None = None,
+          html: Path | str | None = None, pdf: Path | str | None = None, quiet: bool = True) -> sw.SweepResult:
+    """A grid over params (every combination of the `vary` values) and seat lineups, a run
+    directory per point under `out` (re-running finishes only what is missing), all on
+    the same seeds; returns the tidy metrics table, the neighbour comparisons and the
+    fair points, and writes the HTML (and PDF) report when asked."""
+    tables = [strategies.split_specs(s) if isinstance(s, str) else list(s) for s in lineups]
+    result = sw.run_sweep(game, tables, vary, games, Path(out), seed=seed, seating=seating,
+                          rules=Path(rules) if rules else None, sets=sets, jobs=jobs,
+                          precision=precision, quiet=quiet)
+    if html is not None:
+        sw.write_sweep(result, html, pdf)
+    return result
+
+
+def report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | None = None) -> list[Any]:
+    """The balance report of run directories (what `chocosim report` writes)."""
+    from analysis.report import write_report
+    return write_report(run_dirs, html, pdf)

@@ -1,0 +1,135 @@
+"""`chocosim compare` and `chocosim sweep`: plain functions with typer annotations that
+the CLI registers, like analysis/cli_report.py, so they can be tested without the CLI.
+The experiments (and the statistics stack under them) are imported only when a command
+runs, so the CLI starts fast."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+import strategies
+from simcore.errors import UserError
+from simcore.params import parse_set
+from simcore.registry import games
+from simcore.runner import SEATINGS
+
+__all__ = ["compare_command", "sweep_command"]
+
+_console = Console(stderr=True, markup=False, highlight=False)
+
+HtmlOpt = Annotated[Path, typer.Option("-o", "--out", help="The HTML report to write.")]
+PdfOpt = Annotated[Path | None, typer.Option("--pdf", help="Also print the report to this PDF (needs Chromium).")]
+PrecisionOpt = Annotated[float | None, typer.Option(
+    "--precision", min=0, help="Play in rounds until the 95% confidence sequence of every position's "
+    "win rate (compare: of its change) is within ± this many points; --games is then the cap.")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Run seed (every run shares it).")]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
+
+
+def _say(text: str) -> None:
+    _console.print(text, soft_wrap=True)
+
+
+def compare_command(
+    targets: Annotated[list[str], typer.Argument(
+        help="BASE VARIANT [VARIANT...] run directories, or a GAME name to play the rulebook "
+        "against each --variant.", show_default=False)],
+    out: HtmlOpt,
+    pdf: PdfOpt = None,
+    variant: Annotated[list[str] | None, typer.Option(
+        "--variant", help="With GAME: a house rule, key=value[;key=value...] or a .toml file; repeatable.")] = None,
+    seats: Annotated[str | None, typer.Option("--seats", help="With GAME: one strategy spec per seat.")] = None,
+    n_games: Annotated[int, typer.Option("--games", min=1, help="With GAME: games per run (the cap with --precision).")] = 100_000,
+    runs_dir: Annotated[Path, typer.Option("--runs", help="With GAME: where the runs go (re-running resumes or extends them).")] = Path("runs"),
+    seed: SeedOpt = 0,
+    jobs: JobsOpt = None,
+    precision: PrecisionOpt = None,
+    margin: Annotated[float, typer.Option(
+        "--margin", min=0, help="Equivalence margin in points: seat balance is called unchanged when every "
+        "position's 95% interval of change lies within ± this.")] = 1.0,
+    unpaired: Annotated[bool, typer.Option(
+        "--unpaired", help="Compare runs that do not share game, table size, seating and seeds, as "
+        "independent samples (wider intervals; the report says so).")] = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Compare house rules against a baseline, paired on the same game seeds: every
+    headline metric differenced with a 95% interval and an FDR-controlled verdict."""
+    from analysis import api
+    first = targets[0]
+    playing = first in games() and not Path(first).is_dir()
+    if playing:
+        if len(targets) > 1:
+            raise UserError(f"compare {first}: with a game name the variants go in --variant, "
+                            f"not as arguments ({', '.join(targets[1:])})")
+        if not seats:
+            raise UserError(f"compare {first}: --seats is needed to play the game")
+        if unpaired:
+            raise UserError("--unpaired is for run directories; the runs compare plays are always paired")
+        result = api.compare_rules(first, strategies.split_specs(seats), n_games, variant or [],
+                                   runs=runs_dir, seed=seed, jobs=jobs, margin=margin,
+                                   precision=precision, html=out, pdf=pdf, quiet=quiet)
+        if result.precision:
+            _say(result.precision.line("change of every position's win rate"))
+    else:
+        if variant or seats or precision is not None:
+            raise UserError("--variant, --seats and --precision go with a GAME name, not with run directories")
+        if len(targets) < 2:
+            raise UserError(f"compare: {first} is neither a game nor followed by a variant run directory")
+        result = api.compare(targets[0], targets[1:], paired=not unpaired, margin=margin, html=out, pdf=pdf)
+    for line in result.verdicts:
+        _say(line)
+    _say(f"comparison of {len(result.comparisons)} variant(s) against {result.base}: {out}"
+         + (f" and {pdf}" if pdf else ""))
+
+
+def sweep_command(
+    game: Annotated[str, typer.Argument(help="A game name (`chocosim games` lists them).")],
+    out: HtmlOpt,
+    vary: Annotated[list[str], typer.Option(
+        "--vary", help="A swept param: NAME=V1,V2,... (TOML values); repeatable, the grid is every combination.")],
+    seats: Annotated[list[str], typer.Option("--seats", help="A lineup, one spec per seat; repeatable.")],
+    n_games: Annotated[int, typer.Option("--games", min=1, help="Games per point (the cap with --precision).")] = 100_000,
+    pdf: PdfOpt = None,
+    sweep_dir: Annotated[Path | None, typer.Option(
+        "--dir", help="The sweep directory (default: runs/sweep-GAME-NAMES); re-running finishes what is missing.")] = None,
+    seating: Annotated[str, typer.Option("--seating", help=f"{', '.join(SEATINGS)}.")] = "rotate",
+    seed: SeedOpt = 0,
+    jobs: JobsOpt = None,
+    precision: PrecisionOpt = None,
+    rules: Annotated[Path | None, typer.Option("--rules", help="House rules TOML under the whole sweep.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Fix one param for the whole sweep: key=value.")] = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Sweep params over a grid (and lineups), every point on the same game seeds; writes
+    the tidy metrics table, the plots and the fair points."""
+    from analysis import api
+    from analysis.sweep import parse_vary
+    if seating not in SEATINGS:
+        raise UserError(f"seating = {seating!r}: allowed are {', '.join(SEATINGS)}")
+    grid = dict(parse_vary(v) for v in vary)
+    if len(grid) < len(vary):
+        raise UserError("--vary: a param is swept twice")
+    sets = dict(parse_set(s) for s in set_ or [])
+    where = sweep_dir or Path("runs") / f"sweep-{game}-{'-'.join(grid)}"
+    result = api.sweep(game, [strategies.split_specs(s) for s in seats], grid, n_games, where, seed=seed,
+                       seating=seating, rules=rules, sets=sets, jobs=jobs, precision=precision,
+                       html=out, pdf=pdf, quiet=quiet)
+    for p in result.points:
+        if p.refused:
+            _say(f"refused: {', '.join(p.lineup)} · {p.name}: {p.refused}")
+        elif p.precision:
+            _say(f"{', '.join(p.lineup)} · {p.name}: {p.precision.line('win rates by position')}")
+    for f in result.fair_points.iter_rows(named=True) if result.fair_points.height else []:
+        at = f" at {f['at']}" if f["at"] else ""
+        open_end = "" if -math.inf < f["low"] and f["high"] < math.inf else \
+            ": the interval reaches beyond the swept values, so the crossing may be noise"
+        _say(f"fair point ({f['lineup']}{at}): position {f['position']}'s advantage crosses zero at "
+             f"{f['param']} = {f['x']:.2f} (95% CI {f['low']:.2f} to {f['high']:.2f}){open_end}")
+    ok = sum(1 for p in result.points if not p.refused)
+    _say(f"sweep of {ok} point(s) ({len(result.points) - ok} refused), {result.played:,} games played "
+         f"in {result.seconds:.1f} s: {where}, {out}" + (f" and {pdf}" if pdf else ""))

@@ -1,0 +1,77 @@
+"""`chocosim tune`: a plain function with typer annotations that the CLI registers; the
+tuner itself (optuna, the statistics) is imported only when the command runs."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+import strategies
+from simcore.params import parse_set
+
+__all__ = ["tune_command"]
+
+_console = Console(stderr=True, markup=False)
+
+
+def tune_command(
+    game: Annotated[str, typer.Argument(help="A game name (`chocosim games` lists them).")],
+    out: Annotated[Path, typer.Option("--out", help="Tuning directory: the optuna study (SQLite), "
+                                      "best.json or proposal.toml, report.html. Re-running continues it.")],
+    bot: Annotated[str, typer.Option("--bot", help="The bot whose weights are tuned.")] = "heuristic",
+    against: Annotated[str, typer.Option(
+        "--against", help="The field, comma-separated specs; 'self' is the best weights found "
+        "so far (a league).")] = "heuristic,random",
+    weights: Annotated[str | None, typer.Option(
+        "--weights", help="Comma-separated weights to tune (default: every weight with a declared range).")] = None,
+    players: Annotated[str | None, typer.Option(
+        "--players", help="Table sizes, comma-separated, e.g. 2,4 (default: the smallest).")] = None,
+    vary: Annotated[list[str] | None, typer.Option(
+        "--vary", help="Tune the game's params instead of a bot: a param and its range, "
+        "NAME=LOW..HIGH; repeatable; goes with --goal.")] = None,
+    goal: Annotated[list[str] | None, typer.Option(
+        "--goal", help="A goal of rule tuning, repeatable: 'position balance within X points', "
+        "'game length A..B turns', 'REASON ends A..B%', 'margin within X points'.")] = None,
+    seats: Annotated[str, typer.Option(
+        "--seats", help="Rule tuning: the lineup that plays every candidate.")] = "heuristic,heuristic",
+    trials: Annotated[int, typer.Option("--trials", min=1, help="Candidates in the study, in all.")] = 40,
+    n_games: Annotated[int, typer.Option("--games", min=1, help="Games per candidate and table.")] = 2000,
+    holdout: Annotated[int | None, typer.Option(
+        "--holdout-games", min=1, help="Games per table on fresh seeds for the winner (default: 2 x --games).")] = None,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the search games.")] = 0,
+    jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Threads playing at once (default: every core).")] = None,
+    rules_file: Annotated[Path | None, typer.Option("--rules", help="House rules TOML the games are played under.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Override one param: key=value; repeatable.")] = None,
+    pdf: Annotated[Path | None, typer.Option("--pdf", help="Also print the report to this PDF.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Tune a bot's weights against a field, or (with --vary and --goal) a game's params
+    toward a designer's goals; confirm the winner on held-out seeds; write a report."""
+    from analysis import tune
+
+    sets = dict(parse_set(s) for s in set_ or [])
+    rules_mode = bool(vary or goal)
+    try:
+        if rules_mode:
+            result = tune.tune_rules(
+                game, strategies.split_specs(seats), tune.parse_vary(vary or []),
+                [tune.parse_goal(g) for g in goal or []], out, trials=trials, games=n_games,
+                holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file, sets=sets, quiet=quiet)
+        else:
+            sizes = [int(p) for p in players.split(",")] if players else None
+            result = tune.tune_bot(
+                game, bot, strategies.split_specs(against), out, trials=trials, games=n_games,
+                weights=[w.strip() for w in weights.split(",")] if weights else None,
+                players=sizes, holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file,
+                sets=sets, quiet=quiet)
+    except KeyboardInterrupt:
+        print(f"chocosim: interrupted; the finished trials are kept in {out}: run the same "
+              "command again to continue", file=sys.stderr)
+        raise typer.Exit(130) from None
+    tune.write_tune_report(result, out / "report.html", pdf)
+    print(tune.verdict(result))
+    written = "best.json" if not rules_mode else "proposal.toml"
+    _console.print(f"{result.ran} trial(s) run now; {out / written}, {out / 'report.html'}", soft_wrap=True)

@@ -1,0 +1,473 @@
+"""Parameter sweeps: a grid over params (and seat lineups), each point a run directory
+under one sweep directory, every point on the same game seeds.
+
+    <out>/sweep.json                          the grid of the latest call (params, lineups, seed)
+    <out>/<lineup>/<name=value,...>/          one run directory per point
+    <out>/metrics.parquet, metrics.csv        the tidy table: point x metric, value and 95% CI
+
+Re-running finishes only what is missing (the points are resumable runs). A point the
+game refuses (its params fail validation, or setup is impossible) is reported as such
+and the others still run. Neighbouring points are compared paired (same seeds), and the
+fair point of a position advantage (where it crosses zero along a numeric param) is
+found by interpolation with a bootstrap interval (analysis.stats.zero_crossing).
+"""
+from __future__ import annotations
+
+import functools
+import io
+import itertools
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+import strategies
+from analysis import compare as cmp
+from analysis import stats
+from analysis.sequential import Precision, until_precise
+from analysis.summary import scan_run
+from simcore.errors import UserError
+from simcore.params import parse_set
+from simcore.registry import GameSpec, get_game
+from simcore.runner import MANIFEST, rotation_size
+from simcore.runner import run as run_games
+
+__all__ = ["Point", "SweepResult", "parse_vary", "check_vary", "grid", "run_sweep", "write_sweep",
+           "render_sweep", "SWEEP_MANIFEST", "NEIGHBOUR_KEYS", "SMALL_POINT"]
+
+SWEEP_MANIFEST = "sweep.json"
+# Metrics compared paired between neighbouring points.
+NEIGHBOUR_KEYS = ("turns", "score", "margin")
+# A point of fewer games runs in one worker: spreading it costs more than it gains.
+SMALL_POINT = 20_000
+
+
+@dataclass(frozen=True)
+class Point:
+    lineup: tuple[str, ...]
+    values: dict[str, Any]
+    path: Path
+    refused: str | None = None  # why the game refused this point
+    precision: Precision | None = None
+
+    @property
+    def name(self) -> str:
+        return ", ".join(f"{k} = {_show(v)}" for k, v in self.values.items())
+
+
+@dataclass
+class SweepResult:
+    path: Path
+    game: str
+    params: list[str]
+    points: list[Point]
+    table: pl.DataFrame  # tidy: lineup, <params>, metric, label, group, unit, value, low, high, se, fair, games
+    neighbours: pl.DataFrame  # paired changes between neighbouring points
+    fair_points: pl.DataFrame  # lineup, param, position, at (other params), x, low, high, method
+    seconds: float = 0.0
+    played: int = 0
+    figures: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _show(v: Any) -> str:
+    return json.dumps(v) if not isinstance(v, str) else v
+
+
+def _split_values(raw: str) -> list[str]:
+    """Split at commas outside brackets: "[1,2],[3,4]" is two values."""
+    out, depth, cur = [], 0, ""
+    for ch in raw:
+        depth += {"[": 1, "]": -1, "{": 1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [v.strip() for v in out]
+
+
+def parse_vary(text: str) -> tuple[str, list[Any]]:
+    """NAME=V1,V2,... with each value read as TOML (as --set reads one)."""
+    if "=" not in text:
+        raise UserError(f"--vary {text!r}: expected NAME=V1,V2,...")
+    name, raw = (s.strip() for s in text.split("=", 1))
+    values = [v for v in _split_values(raw) if v]
+    if not name or not values:
+        raise UserError(f"--vary {text!r}: empty grid (give NAME=V1,V2,...)")
+    return name, [parse_set(f"{name}={v}")[1] for v in values]
+
+
+def _kind(v: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list"}.get(type(v), type(v).__name__)
+
+
+def check_vary(spec: GameSpec, vary: dict[str, Sequence[Any]]) -> None:
+    """Unknown names, values of the wrong type and an empty grid are the user's error
+    (the whole sweep stops); values the game refuses are only that point's problem."""
+    if not vary or any(len(v) == 0 for v in vary.values()):
+        raise UserError("empty grid: give at least one --vary NAME=V1,V2,... with values")
+    defaults = {i.name: i.value for i in spec.defaults()}
+    for name, values in vary.items():
+        if name not in defaults:
+            close = sorted(k for k in defaults if k.split(".")[-1] == name.split(".")[-1])
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise UserError(f"--vary {name}: unknown param{hint}; `chocosim rules {spec.name}` lists them")
+        want = defaults[name]
+        for v in values:
+            ok = type(v) is type(want) or (isinstance(want, float) and type(v) is int)
+            if not ok:
+                raise UserError(f"--vary {name}: value {v!r} is a {_kind(v)}, but {name} takes a "
+                                f"{_kind(want)} (default {want!r})")
+        if len(set(map(_show, values))) < len(values):
+            raise UserError(f"--vary {name}: a value is listed twice")
+
+
+def grid(vary: dict[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    names = list(vary)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(vary[n] for n in names))]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^\w.=+,-]+", "_", text).strip("_")[:120] or "_"
+
+
+def _point_dir(out: Path, lineup: Sequence[str], values: dict[str, Any]) -> Path:
+    return out / _slug("-vs-".join(lineup)) / _slug(",".join(f"{k}={_show(v)}" for k, v in values.items()))
+
+
+def _open_sweep_dir(out: Path, record: dict[str, Any]) -> None:
+    """A new directory, or one holding a sweep (sweep.json); anything else is refused."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"sweep directory {out} exists and is not a directory")
+    if out.exists() and any(out.iterdir()) and not (out / SWEEP_MANIFEST).exists():
+        raise UserError(f"sweep directory {out} is not empty and has no {SWEEP_MANIFEST}: "
+                        "it is not a sweep directory; choose another one")
+    if (out / SWEEP_MANIFEST).exists():
+        try:
+            old = json.loads((out / SWEEP_MANIFEST).read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise UserError(f"sweep directory {out}: {SWEEP_MANIFEST} is unreadable ({e})") from None
+        for key in ("game", "seed", "seating"):
+            if old.get(key) != record[key]:
+                raise UserError(f"sweep directory {out} holds a sweep with {key} {old.get(key)!r}, "
+                                f"not {record[key]!r}; choose another directory")
+    out.mkdir(parents=True, exist_ok=True)
+    cmp.write_text_atomic(out / SWEEP_MANIFEST, json.dumps(record, indent=2) + "\n")
+
+
+def run_sweep(game: str, lineups: Sequence[Sequence[str]], vary: dict[str, Sequence[Any]], games: int,
+              out: Path, *, seed: int = 0, seating: str = "rotate", rules: Path | None = None,
+              sets: dict[str, Any] | None = None, jobs: int | None = None,
+              precision: float | None = None, quiet: bool = True) -> SweepResult:
+    """Play every point of the grid (see the module doc) and analyse the sweep."""
+    spec = get_game(game)
+    if games < 1:
+        raise UserError(f"games = {games}: must be at least 1")
+    if not lineups:
+        raise UserError("a sweep needs at least one lineup (--seats)")
+    check_vary(spec, vary)
+    overlap = sorted(set(vary) & set(sets or {}))
+    if overlap:
+        raise UserError(f"param {overlap[0]} is both swept (--vary) and set (--set)")
+    record = {"game": spec.name, "seed": seed, "seating": seating, "games": games,
+              "vary": {k: list(v) for k, v in vary.items()}, "lineups": [list(x) for x in lineups],
+              "sets": sets or {}, "rules": str(rules) if rules else None,
+              "written": datetime.now(UTC).isoformat(timespec="seconds")}
+    # Every point's params are checked before anything is played or written.
+    plan = []
+    for lineup in lineups:
+        for values in grid(vary):
+            try:
+                params = spec.params(rules, {**(sets or {}), **values}, players=len(lineup))
+                spec.new_state(params)  # setup itself may refuse (a deck too small to deal)
+                refused = None
+            except (UserError, ValueError) as e:
+                params, refused = None, str(e).splitlines()[0]
+            plan.append((tuple(lineup), values, params, refused))
+    if all(r is not None for *_, r in plan):
+        raise UserError(f"the game refuses every point of the grid, e.g. {plan[0][3]}")
+    _open_sweep_dir(out, record)
+    workers = 1 if games < SMALL_POINT and jobs is None else jobs
+    started = time.perf_counter()
+    points, played = [], 0
+    for lineup, values, params, refused in plan:
+        path = _point_dir(out, lineup, values)
+        if refused is not None:
+            points.append(Point(lineup, values, path, refused))
+            continue
+        lineup_factory = functools.partial(strategies.build_lineup, spec.name, list(lineup))
+
+        def play(n: int, params=params, path=path, lineup=lineup, factory=lineup_factory) -> None:
+            nonlocal played
+            played += run_games(spec, params, list(lineup), factory, path, n_games=n, seed=seed,
+                                seating=seating, jobs=workers, quiet=quiet).played
+
+        done = None
+        if precision is None:
+            play(games)
+        else:
+            done = until_precise(play, lambda path=path: [
+                (m.label, e) for m, e in cmp.describe_run(cmp.open_info(path), lambda k: k.startswith("pos"))],
+                precision, games, rotation_size(len(lineup), seating))
+        points.append(Point(lineup, values, path, None, done))
+    seconds = time.perf_counter() - started
+    result = analyse(spec.name, list(vary), points, out)
+    result.seconds, result.played = seconds, played
+    return result
+
+
+# ---- analysis ----
+
+def _table(params: list[str], points: list[Point]) -> pl.DataFrame:
+    rows = []
+    for p in points:
+        if p.refused:
+            continue
+        info = cmp.open_info(p.path)
+        for m, e in cmp.describe_run(info):
+            fair = m.fair if m.fair is not None else 0.0
+            rows.append({"lineup": ",".join(p.lineup), **{k: _cell(p.values[k]) for k in params},
+                         "metric": m.key, "label": m.label, "group": m.group, "unit": m.unit,
+                         "value": (e.value + fair) * m.scale, "low": (e.low + fair) * m.scale,
+                         "high": (e.high + fair) * m.scale, "se": e.se * m.scale,
+                         "fair": m.fair * m.scale if m.fair is not None else None, "games": e.n})
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def _cell(v: Any) -> Any:
+    """A param value as a table cell: lists as their TOML-ish text."""
+    return _show(v) if isinstance(v, list | dict) else v
+
+
+def _numeric(values: Sequence[Any]) -> bool:
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+
+
+def _lines(params: list[str], points: list[Point]):
+    """Every line of the grid along one param: (lineup, param, the other params' values,
+    the points in the order of the param's values)."""
+    ok = [p for p in points if not p.refused]
+    for lineup in dict.fromkeys(p.lineup for p in ok):
+        for name in params:
+            others = [k for k in params if k != name]
+            groups: dict[str, list[Point]] = {}
+            for p in ok:
+                if p.lineup == lineup:
+                    key = ", ".join(f"{k} = {_show(p.values[k])}" for k in others)
+                    groups.setdefault(key, []).append(p)
+            for at, line in groups.items():
+                if len(line) > 1:
+                    yield lineup, name, at, line
+
+
+def _neighbours(params: list[str], points: list[Point]) -> pl.DataFrame:
+    """Paired changes of the key metrics between consecutive points of every line."""
+    rows, found = [], []
+    for lineup, name, at, line in _lines(params, points):
+        for a, b in itertools.pairwise(line):
+            keys = lambda k: k.startswith("pos") or k in NEIGHBOUR_KEYS  # noqa: E731
+            c = cmp.compare_runs(a.path, [b.path], keys=keys)[0]
+            for r in c.rows:
+                found.append(r)
+                s = r.metric.scale
+                rows.append({"lineup": ",".join(lineup), "param": name, "at": at,
+                             "from": _show(a.values[name]), "to": _show(b.values[name]),
+                             "metric": r.metric.key, "label": r.metric.label, "unit": r.metric.unit,
+                             "change": r.change.value * s, "low": r.change.low * s, "high": r.change.high * s,
+                             "p": r.change.p_value})
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    if frame.height:
+        frame = frame.with_columns(q=pl.Series(stats.benjamini_hochberg(frame["p"].to_numpy())))
+    return frame
+
+
+BLOCKS = 100  # blocks of games the fair point's bootstrap resamples
+
+
+def _position_blocks(path: Path, games: int, players: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per block of games [0, games) and turn position: the wins and the games."""
+    block = (pl.col("game") * BLOCKS // games).alias("block")
+    cells = (scan_run(path).filter(pl.col("game") < games)
+             .group_by(block, "position").agg(pl.col("win").cast(pl.Float64).sum(), pl.len().alias("n"))
+             .collect())
+    sums, counts = np.zeros((BLOCKS, players)), np.zeros((BLOCKS, players))
+    b, p = cells["block"].to_numpy(), cells["position"].to_numpy()
+    sums[b, p] = cells["win"].to_numpy()
+    counts[b, p] = cells["n"].to_numpy()
+    return sums, counts
+
+
+def _fair_points(params: list[str], points: list[Point], table: pl.DataFrame) -> pl.DataFrame:
+    """Where each position's advantage crosses zero along each numeric param, its
+    interval from a block bootstrap over the games every point of the line shares."""
+    rows = []
+    if table.height == 0:
+        return pl.DataFrame()
+    for lineup, name, at, line in _lines(params, points):
+        xs = [p.values[name] for p in line]
+        if not _numeric(xs):
+            continue
+        order = np.argsort(xs)
+        line = [line[i] for i in order]
+        xs = [xs[i] for i in order]
+        players = len(lineup)
+        common = min(int(json.loads((p.path / MANIFEST).read_text())["n_games"]) for p in line)
+        blocks = [_position_blocks(p.path, common, players) for p in line]
+        for pos in range(players):
+            vals, ses = [], []
+            for p in line:
+                sel = table.filter((pl.col("lineup") == ",".join(lineup)) & (pl.col("metric") == f"pos{pos}"))
+                for k, v in p.values.items():
+                    sel = sel.filter(pl.col(k) == _cell(v))
+                vals.append((sel["value"][0] - sel["fair"][0]) / 100)
+                ses.append(sel["se"][0] / 100)
+            sums = np.column_stack([s[:, pos] for s, _ in blocks])
+            counts = np.column_stack([c[:, pos] for _, c in blocks])
+            reps = stats.block_bootstrap(sums, counts)
+            # Centred on each point's own estimate (a point may hold more games than the
+            # ones all points share).
+            reps += np.array(vals) - sums.sum(axis=0) / counts.sum(axis=0)
+            cross = stats.zero_crossing(xs, vals, ses, replicates=reps)
+            if cross is None:
+                continue
+            rows.append({"lineup": ",".join(lineup), "param": name, "at": at, "position": pos,
+                         "x": cross.x, "low": cross.low, "high": cross.high,
+                         "crossings": cross.crossings, "method": cross.method})
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def analyse(game: str, params: list[str], points: list[Point], out: Path) -> SweepResult:
+    table = _table(params, points)
+    for name, write in (("metrics.parquet", lambda p: table.write_parquet(p)),
+                        ("metrics.csv", lambda p: table.write_csv(p))):
+        tmp = out / f".{name}.tmp"
+        write(tmp)
+        os.replace(tmp, out / name)
+    result = SweepResult(out, game, params, points, table, _neighbours(params, points),
+                         _fair_points(params, points, table))
+    return result
+
+
+# ---- report ----
+
+PLOTTED = (("pos", "win rate by turn position (%)"), ("turns", "game length (turns)"),
+           ("score", "mean score"), ("margin", "margin between first and second"),
+           ("lead_changes", "lead changes per game"), ("shared", "shared victories (%)"))
+
+
+def _svg(fig) -> str:
+    import matplotlib.pyplot as plt
+    buf = io.StringIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="svg")
+    plt.close(fig)
+    svg = re.sub(r"^.*?<svg", "<svg", buf.getvalue(), flags=re.S)
+    return re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
+
+
+def figures(result: SweepResult) -> list[tuple[str, str]]:
+    """(caption, inline SVG): each metric against each param with 95% bands, and a
+    heatmap of the first player's advantage over two params."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams["svg.fonttype"] = "none"
+
+    t = result.table
+    out = []
+    if t.height == 0:
+        return out
+    for lineup in t["lineup"].unique(maintain_order=True):
+        lt = t.filter(pl.col("lineup") == lineup)
+        for name in result.params:
+            others = [k for k in result.params if k != name]
+            xs_all = lt[name].unique(maintain_order=True).to_list()
+            numeric = _numeric(xs_all)
+            shown = [(key, title) for key, title in PLOTTED
+                     if lt.filter(pl.col("metric").str.starts_with(key)).height]
+            fig, axes = plt.subplots(len(shown), 1, figsize=(7.6, 2.1 * len(shown)), squeeze=False)
+            for ax, (key, title) in zip(axes[:, 0], shown):
+                sel = lt.filter(pl.col("metric").str.starts_with(key) if key == "pos" else pl.col("metric") == key)
+                group_cols = ["metric", *others]
+                for (_, *rest), g in sel.group_by(group_cols, maintain_order=True):
+                    g = g.sort(name)
+                    x = g[name].to_list() if numeric else list(range(g.height))
+                    label = g["label"][0] if key == "pos" else None
+                    if rest:
+                        label = ", ".join(filter(None, [label, ", ".join(f"{k}={v}" for k, v in zip(others, rest))]))
+                    ax.plot(x, g["value"].to_list(), marker="o", ms=3, label=label)
+                    ax.fill_between(x, g["low"].to_list(), g["high"].to_list(), alpha=0.2)
+                if key == "pos":
+                    ax.axhline(sel["fair"][0], color="#888", lw=0.8, ls="--")
+                ax.set_ylabel(title, fontsize=8)
+                if not numeric:
+                    ax.set_xticks(range(len(xs_all)), [str(v) for v in xs_all])
+                if ax.get_legend_handles_labels()[0]:
+                    ax.legend(fontsize=7)
+            axes[-1, 0].set_xlabel(name)
+            fig.suptitle(f"{lineup}: metrics against {name} (95% bands)", fontsize=10)
+            out.append((f"{lineup}: every metric against {name}, with 95% interval bands", _svg(fig)))
+        if len(result.params) == 2:
+            a, b = result.params
+            sel = lt.filter(pl.col("metric") == "pos0")
+            xa = sel[a].unique(maintain_order=True).to_list()
+            xb = sel[b].unique(maintain_order=True).to_list()
+            grid_ = np.full((len(xb), len(xa)), np.nan)
+            for r in sel.iter_rows(named=True):
+                grid_[xb.index(r[b]), xa.index(r[a])] = r["value"] - r["fair"]
+            fig, ax = plt.subplots(figsize=(7.6, 1.2 + 0.5 * len(xb)))
+            lim = np.nanmax(np.abs(grid_)) or 1.0
+            im = ax.imshow(grid_, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto", origin="lower")
+            ax.set_xticks(range(len(xa)), [str(v) for v in xa])
+            ax.set_yticks(range(len(xb)), [str(v) for v in xb])
+            ax.set_xlabel(a)
+            ax.set_ylabel(b)
+            for (i, j), v in np.ndenumerate(grid_):
+                if math.isfinite(v):
+                    ax.text(j, i, f"{v:+.1f}", ha="center", va="center", fontsize=7)
+            fig.colorbar(im, ax=ax, label="first-player advantage (points)")
+            ax.set_title(f"{lineup}: first player's win rate minus the fair share", fontsize=10)
+            out.append((f"{lineup}: first-player advantage over {a} and {b}", _svg(fig)))
+    return out
+
+
+def render_sweep(result: SweepResult) -> str:
+    import jinja2
+    env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]),
+                             undefined=jinja2.StrictUndefined)
+    key = result.table.filter(pl.col("group").is_in(["seat balance", "length", "scores", "quality", "outcomes"])) \
+        if result.table.height else result.table
+    return env.get_template("sweep.html.j2").render(
+        r=result, figures=figures(result),
+        refused=[p for p in result.points if p.refused],
+        precision=[p for p in result.points if p.precision],
+        columns=key.columns, rows=[[_fmt(v) for v in row] for row in key.rows()],
+        fair=result.fair_points.to_dicts() if result.fair_points.height else [],
+        neighbours=[r for r in result.neighbours.to_dicts() if r["q"] < stats.ALPHA] if result.neighbours.height else [],
+        created=datetime.now(UTC).isoformat(timespec="seconds"))
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:,.2f}" if math.isfinite(v) else ("∞" if v > 0 else "−∞" if v < 0 else "–")
+    return "–" if v is None else str(v)
+
+
+def write_sweep(result: SweepResult, html: Path | str, pdf: Path | str | None = None) -> None:
+    html = Path(html)
+    cmp.write_text_atomic(html, render_sweep(result))
+    if pdf is not None:
+        from analysis.report import print_pdf
+        Path(pdf).parent.mkdir(parents=True, exist_ok=True)
+        print_pdf(html, Path(pdf))

@@ -1,0 +1,773 @@
+"""`chocosim tune`: search a heuristic's weights, or a game's params, with optuna.
+
+Bot tuning maximises a bot's edge over its fair share against a field of opponents
+(seats rotated, at the table sizes asked for). Rule tuning searches house rules that meet
+a designer's goals (position balance, game length, how games end, closeness) with as few
+and as small changes from the rulebook as it can. Both
+- evaluate every candidate on the same game seeds (common random numbers), so candidates
+  differ by what they are, not by the luck of their deals;
+- keep the study in optuna's SQLite storage in the output directory, so re-running the
+  command continues it, and an interrupted run keeps every finished trial;
+- confirm the winner on fresh seeds never used in the search (the best of many noisy
+  candidates looks better than it is: the winner's curse), and report that figure.
+
+Games are played in memory by the batch loop, chunked over threads: the loop releases
+the GIL, so threads use every core without copying results between processes, and game
+i of an evaluation always has the seed f(seed, i), whatever the number of jobs.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, cpu_count, delayed
+
+import strategies
+from analysis import stats
+from simcore.batch import play_batch, result_arrays
+from simcore.errors import UserError
+from simcore.params import flatten, nest
+from simcore.registry import GameSpec, get_game
+from simcore.runner import seat_orders
+
+__all__ = ["WeightRange", "weight_space", "Goal", "parse_goal", "parse_vary", "play",
+           "tune_bot", "tune_rules", "BotTuning", "RuleTuning", "HOLDOUT_SALT"]
+
+STUDY_DB = "study.db"
+CONFIG = "config.json"
+# The held-out seed is the search seed mixed with this: never a seed the search used.
+HOLDOUT_SALT = 0x5EED_0F_F0_0D_C0FFEE
+CHUNKS_PER_JOB = 4
+
+
+# ---- search spaces ----
+
+@dataclass(frozen=True)
+class WeightRange:
+    low: float
+    high: float
+    log: bool = False
+
+    def contains(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+
+def weight_space(game: str, bot: str, names: Sequence[str] | None = None) -> tuple[dict[str, WeightRange], dict[str, float]]:
+    """The declared ranges (WEIGHT_RANGES of the strategy class) of the weights to tune,
+    and every weight's default."""
+    cls = strategies.resolve(game, bot)
+    defaults = dict(cls.WEIGHTS)
+    if not defaults:
+        raise UserError(f"strategy {bot!r} has no weights to tune")
+    declared = getattr(cls, "WEIGHT_RANGES", {})
+    chosen = list(names) if names else list(declared)
+    if not chosen:
+        raise UserError(f"strategy {bot!r} declares no weight ranges (WEIGHT_RANGES); nothing to tune")
+    space = {}
+    for name in chosen:
+        if name not in defaults:
+            raise UserError(f"unknown weight {name!r} of {bot}; its weights: {', '.join(defaults)}")
+        if name not in declared:
+            raise UserError(f"weight {name!r} of {bot} declares no range to tune it in")
+        low, high, scale = declared[name]
+        space[name] = WeightRange(float(low), float(high), scale == "log")
+    return space, {k: float(v) for k, v in defaults.items()}
+
+
+def _number(text: str, what: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise UserError(f"{what}: {text!r} is not a number") from None
+
+
+def parse_vary(items: Sequence[str]) -> dict[str, tuple[int | float, int | float]]:
+    """`NAME=LOW..HIGH` (integers give an integer range) into {name: (low, high)}."""
+    out = {}
+    for item in items:
+        name, sep, rng = item.partition("=")
+        low, dots, high = rng.partition("..")
+        if not sep or not dots or not name.strip():
+            raise UserError(f"--vary {item!r}: expected NAME=LOW..HIGH, e.g. rounds=3..6")
+        lo, hi = _number(low.strip(), f"--vary {item}"), _number(high.strip(), f"--vary {item}")
+        if not lo < hi:
+            raise UserError(f"--vary {item!r}: empty range (LOW must be below HIGH)")
+        out[name.strip()] = (lo, hi)
+    if not out:
+        raise UserError("rule tuning needs at least one --vary NAME=LOW..HIGH")
+    return out
+
+
+# ---- goals of rule tuning ----
+
+@dataclass(frozen=True)
+class Goal:
+    """A designer's goal: a metric of a set of games and the band it must fall in."""
+
+    text: str
+    metric: str  # position_balance | length | end_share | margin
+    low: float
+    high: float
+    reason: str | None = None  # for end_share
+
+    def loss(self, value: float) -> float:
+        """How far the value is outside the band, in the band's own units (0 inside)."""
+        return max(0.0, self.low - value, value - self.high)
+
+
+_GOALS = (
+    (re.compile(r"^position balance within ([\d.]+) points?$"), "position_balance"),
+    (re.compile(r"^game length ([\d.]+)\s*\.\.\s*([\d.]+) turns$"), "length"),
+    (re.compile(r"^(\w+) ends ([\d.]+)\s*\.\.\s*([\d.]+)%$"), "end_share"),
+    (re.compile(r"^margin within ([\d.]+) points?$"), "margin"),
+)
+GOAL_FORMS = ('"position balance within X points"', '"game length A..B turns"',
+              '"REASON ends A..B%"', '"margin within X points"')
+
+
+def parse_goal(text: str) -> Goal:
+    norm = " ".join(text.strip().lower().split())
+    for pattern, metric in _GOALS:
+        m = pattern.match(norm)
+        if not m:
+            continue
+        g = m.groups()
+        if metric == "position_balance":
+            return Goal(text, metric, 0.0, float(g[0]))
+        if metric == "length":
+            low, high = float(g[0]), float(g[1])
+        elif metric == "end_share":
+            low, high = float(g[1]), float(g[2])
+        else:
+            return Goal(text, metric, 0.0, float(g[0]))
+        if low > high:
+            raise UserError(f"--goal {text!r}: empty band ({low:g} > {high:g})")
+        return Goal(text, metric, low, high, g[0] if metric == "end_share" else None)
+    raise UserError(f"--goal {text!r}: not understood; the forms are {', '.join(GOAL_FORMS)}")
+
+
+# ---- playing ----
+
+def play(game: GameSpec, params: Any, specs: Sequence[str], n_games: int, seed: int,
+         jobs: int | None = None) -> dict[str, np.ndarray]:
+    """Games [0, n_games) of the lineup `specs` (seats rotated) with run seed `seed`,
+    played in memory; the result arrays of simcore.batch, whole."""
+    state = game.new_state(params)
+    perms = seat_orders(state.n_players, "rotate")
+    jobs = jobs or cpu_count()
+    size = max(1, math.ceil(n_games / (jobs * CHUNKS_PER_JOB)))
+    bounds = [(i0, min(i0 + size, n_games)) for i0 in range(0, n_games, size)]
+
+    def chunk(i0: int, i1: int) -> dict[str, np.ndarray]:
+        st = game.new_state(params)
+        bots = strategies.build_lineup(game.name, list(specs))
+        a = result_arrays(st, i1 - i0)
+        play_batch(st, bots, perms, 0, seed, i0, i1, **a)
+        return a
+
+    parts = Parallel(n_jobs=min(jobs, len(bounds)), backend="threading")(
+        delayed(chunk)(i0, i1) for i0, i1 in bounds)
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def _rotation_games(n_games: int, players: int) -> int:
+    """n_games rounded up to whole rotations, so every seat order is played equally."""
+    r = math.factorial(players)
+    return max(r, math.ceil(n_games / r) * r)
+
+
+def _seat_wins(a: dict[str, np.ndarray], players: int, strategy: int) -> np.ndarray:
+    """Per game, the win share of the seat held by strategy index `strategy`."""
+    who = a["seat_strategy"].reshape(-1, players)
+    return a["win"].reshape(-1, players)[who == strategy].astype(np.float64)
+
+
+# ---- the study ----
+
+def _study(out: Path, directions: list[str], config: dict[str, Any], seed: int):
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / CONFIG
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise UserError(f"tuning directory {out}: {CONFIG} is unreadable ({e})") from None
+        diffs = [k for k in sorted(config.keys() | old.keys()) if k != "trials" and old.get(k) != config.get(k)]
+        if diffs:
+            raise UserError(f"tuning directory {out} holds a different tuning (it differs in "
+                            f"{', '.join(diffs)}); choose another --out")
+    elif any(out.iterdir()):
+        raise UserError(f"output directory {out} is not empty and holds no tuning ({CONFIG}); choose another --out")
+    storage = f"sqlite:///{(out / STUDY_DB).resolve()}"
+    sampler = optuna.samplers.TPESampler(seed=seed % 2**32, multivariate=True)
+    study = optuna.create_study(storage=storage, study_name="chocosim", directions=directions,
+                                sampler=sampler, load_if_exists=True)
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    return study
+
+
+def _finished(study) -> int:
+    import optuna
+
+    return sum(t.state in (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+               for t in study.get_trials(deepcopy=False))
+
+
+def _search(study, trials: int, distributions: dict[str, Any],
+            evaluate: Callable[[Any], Sequence[float] | None],
+            describe_best: Callable[[], str], quiet: bool) -> int:
+    """Ask, evaluate and tell until the study holds `trials` finished trials; returns how
+    many this call ran. `evaluate` gets the optuna trial (its params, and user attributes
+    to record); returning None marks a candidate the game refuses (pruned). Ctrl-C marks the running trial failed and propagates: the finished ones
+    stay in the storage for the next run."""
+    import optuna
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    done = _finished(study)
+    todo = max(0, trials - done)
+    console = Console(stderr=True)
+    columns = (TextColumn("trials"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+               TextColumn("{task.description}"))
+    with Progress(*columns, console=console, disable=quiet or not console.is_terminal) as bar:
+        task = bar.add_task(describe_best(), total=trials, completed=done)
+        for _ in range(todo):
+            trial = study.ask(distributions)
+            try:
+                values = evaluate(trial)
+            except BaseException:
+                study.tell(trial, state=optuna.trial.TrialState.FAIL)
+                raise
+            if values is None:
+                study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+            else:
+                study.tell(trial, list(values))
+            bar.update(task, advance=1, description=describe_best())
+    return todo
+
+
+def _importances(study) -> dict[str, float]:
+    """optuna's parameter importances (its default evaluator); none when too few trials
+    finished or the objective never varied, where they would mean nothing."""
+    import warnings
+
+    import optuna
+
+    values = [t.value for t in study.trials if t.value is not None]
+    if len(values) < 8 or len(set(values)) < 2:
+        return {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dict(optuna.importance.get_param_importances(study))
+
+
+# ---- bot tuning ----
+
+@dataclass
+class BotTuning:
+    game: str
+    bot: str
+    out: Path
+    space: dict[str, WeightRange]
+    defaults: dict[str, float]
+    best: dict[str, float]  # every weight: the tuned ones and the rest at their defaults
+    best_value: float  # search objective of the best trial (optimistic: winner's curse)
+    trials: list[dict[str, Any]]  # number, value, params
+    importances: dict[str, float]
+    holdout: list[dict[str, Any]]  # per table size: head-to-head against the default
+    field: dict[str, Any]  # tuned vs default against the field, paired, held out
+    better: bool
+    ran: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["out"] = str(self.out)
+        d["space"] = {k: asdict(v) for k, v in self.space.items()}
+        return d
+
+
+def _spec(bot: str, weights: dict[str, float]) -> str:
+    return f"{bot}(" + ", ".join(f"{k}={v!r}" for k, v in weights.items()) + ")"
+
+
+def _field_tables(candidate: str, field: Sequence[str], players: Sequence[int]) -> list[list[str]]:
+    """The candidate in one seat and one opponent spec in all the others, per opponent and
+    table size."""
+    return [[candidate] + [opp] * (p - 1) for p in players for opp in field]
+
+
+def _field_wins(game: GameSpec, params_of: Callable[[int], Any], candidate: str,
+                field: Sequence[str], players: Sequence[int], n_games: int, seed: int,
+                jobs: int | None) -> list[np.ndarray]:
+    """Per table of _field_tables, the candidate's win share in each game."""
+    out = []
+    for table in _field_tables(candidate, field, players):
+        p = len(table)
+        a = play(game, params_of(p), table, _rotation_games(n_games, p), seed, jobs)
+        out.append(_seat_wins(a, p, 0))
+    return out
+
+
+def _edge(wins: list[np.ndarray], sizes: list[int]) -> float:
+    """Mean over tables of the win share above the fair share 1/players."""
+    return float(np.mean([w.mean() - 1 / p for w, p in zip(wins, sizes)]))
+
+
+def _check_field(game: str, field: Sequence[str]) -> list[str]:
+    field = [s.strip() for s in field if s.strip()]
+    if not field:
+        raise UserError("--against needs at least one opponent (a spec, or 'self')")
+    for spec in field:
+        if spec != "self":
+            strategies.build(game, spec)  # an unknown bot or weight is one line here
+    return field
+
+
+def tune_bot(game: str, bot: str, field: Sequence[str], out: Path | str, *, trials: int = 40,
+             games: int = 2000, weights: Sequence[str] | None = None,
+             players: Sequence[int] | None = None, holdout_games: int | None = None,
+             seed: int = 0, jobs: int | None = None, rules: Path | None = None,
+             sets: dict[str, Any] | None = None, quiet: bool = False) -> BotTuning:
+    """Search `bot`'s weights to maximise its edge over its fair share against `field`
+    ("self": the best weights found so far, updated every league round)."""
+    spec = get_game(game)
+    out = Path(out)
+    if trials < 1 or games < 1:
+        raise UserError(f"trials = {trials}, games = {games}: both must be at least 1")
+    space, defaults = weight_space(game, bot, weights)
+    field = _check_field(game, field)
+    sizes = sorted(set(players or [spec.players[0] if spec.players[0] > 1 else spec.players[1]]))
+    for p in sizes:
+        spec.params(rules, sets, players=p)  # refuses a table size the game does not allow
+    params = {p: spec.params(rules, sets, players=p) for p in sizes}
+    holdout_games = holdout_games or 2 * games
+    config = {"mode": "bot", "game": game, "bot": bot, "field": field, "games": games,
+              "weights": sorted(space), "players": sizes, "seed": seed,
+              "params": {str(p): flatten(params[p].model_dump(mode="json")) for p in sizes}}
+    study = _study(out, ["maximize"], config, seed)
+    if not study.trials:
+        study.enqueue_trial({k: defaults[k] for k in space})  # the default is candidate 0
+    from optuna.distributions import FloatDistribution
+
+    distributions = {k: FloatDistribution(r.low, r.high, log=r.log) for k, r in space.items()}
+    league = "self" in field
+    league_round = max(5, trials // 5)
+
+    def opponents() -> list[str]:
+        # In a league the "self" seat is the best so far, fixed for a round of trials so
+        # that the candidates of a round are compared against the same opponent.
+        if not league:
+            return field
+        completed = [t for t in study.trials if t.value is not None]
+        finished = len(completed) - len(completed) % league_round
+        champion = max(completed[:finished], key=lambda t: t.value, default=None)
+        best = {**defaults, **(champion.params if champion else {})}
+        return [_spec(bot, best) if s == "self" else s for s in field]
+
+    def evaluate(trial) -> list[float]:
+        candidate, field_now = _spec(bot, {**defaults, **trial.params}), opponents()
+        trial.set_user_attr("field", field_now)
+        wins = _field_wins(spec, params.get, candidate, field_now, sizes, games, seed, jobs)
+        return [_edge(wins, [len(t) for t in _field_tables(candidate, field_now, sizes)])]
+
+    def best_text() -> str:
+        done = [t for t in study.trials if t.value is not None]
+        if not done:
+            return ""
+        b = max(done, key=lambda t: t.value)
+        return f"best edge {100 * b.value:+.2f} points (trial {b.number})"
+
+    ran = _search(study, trials, distributions, evaluate, best_text, quiet)
+    completed = [t for t in study.trials if t.value is not None]
+    if league:
+        # Values of different league rounds were measured against different opponents:
+        # the best is taken from the last round.
+        last = completed[-(len(completed) % league_round or league_round):]
+        best_trial = max(last, key=lambda t: t.value)
+    else:
+        best_trial = max(completed, key=lambda t: t.value)
+    best = {**defaults, **best_trial.params}
+    result = _confirm_bot(spec, params, bot, best, defaults, field, sizes, holdout_games,
+                          seed ^ HOLDOUT_SALT, jobs)
+    tuning = BotTuning(
+        game=game, bot=bot, out=out, space=space, defaults=defaults, best=best,
+        best_value=float(best_trial.value),
+        trials=[{"number": t.number, "value": t.value, "params": t.params,
+                 "field": t.user_attrs.get("field")} for t in completed],
+        importances=_importances(study), ran=ran, **result)
+    _write_json(out / "best.json", {k: best[k] for k in defaults})
+    _write_json(out / "holdout.json", tuning.to_json())
+    return tuning
+
+
+def _confirm_bot(spec: GameSpec, params: dict[int, Any], bot: str, best: dict[str, float],
+                 defaults: dict[str, float], field: list[str], sizes: list[int],
+                 n_games: int, seed: int, jobs: int | None) -> dict[str, Any]:
+    """The tuned bot on held-out seeds: head to head against the default weights (one
+    tuned seat, the default in the others, against the fair share), and against the
+    field, paired with the default bot in the same seat on the same games."""
+    tuned, default = _spec(bot, best), _spec(bot, defaults)
+    holdout = []
+    for p in sizes:
+        a = play(spec, params[p], [tuned] + [default] * (p - 1), _rotation_games(n_games, p), seed, jobs)
+        w = _seat_wins(a, p, 0)
+        r = stats.rate_vs(float(w.sum()), len(w), 1 / p)
+        holdout.append({"players": p, "games": len(w), "win": r.value, "low": r.low,
+                        "high": r.high, "fair": 1 / p, "p_value": r.p_value})
+    # The field with "self" meaning the default: the tuned bot must beat the bot it replaces.
+    opponents = [default if s == "self" else s for s in field]
+    tables = _field_tables("x", opponents, sizes)
+    w_tuned = _field_wins(spec, params.get, tuned, opponents, sizes, n_games, seed, jobs)
+    w_default = _field_wins(spec, params.get, default, opponents, sizes, n_games, seed, jobs)
+    per_table = []
+    for t, wt, wd in zip(tables, w_tuned, w_default):
+        d = paired_mean(wt - wd)
+        per_table.append({"players": len(t), "opponent": t[1], "tuned": float(wt.mean()),
+                          "default": float(wd.mean()), **d})
+    diff = np.concatenate([wt - wd for wt, wd in zip(w_tuned, w_default)])
+    better = all(h["low"] > h["fair"] for h in holdout)
+    return {"holdout": holdout, "field": {"tables": per_table, **paired_mean(diff)}, "better": better}
+
+
+def paired_mean(d: np.ndarray) -> dict[str, float]:
+    """Mean of paired differences with its 95% t interval and the t test of zero."""
+    from scipy import stats as sps
+
+    n = len(d)
+    mean = float(d.mean()) if n else math.nan
+    if n < 2 or float(d.std(ddof=1)) == 0.0:
+        return {"diff": mean, "low": mean, "high": mean, "p_value": 1.0 if mean == 0 else 0.0, "n": n}
+    se = float(d.std(ddof=1)) / math.sqrt(n)
+    half = float(sps.t.ppf(1 - stats.ALPHA / 2, n - 1)) * se
+    p = float(2 * sps.t.sf(abs(mean) / se, n - 1))
+    return {"diff": mean, "low": mean - half, "high": mean + half, "p_value": p, "n": n}
+
+
+# ---- rule tuning ----
+
+@dataclass
+class RuleTuning:
+    game: str
+    out: Path
+    vary: dict[str, tuple[float, float]]
+    defaults: dict[str, Any]
+    goals: list[Goal]
+    proposal: dict[str, Any]  # the changed params only
+    search_losses: list[float]
+    confirmed: list[dict[str, Any]]  # per goal: value, interval, met
+    met: bool
+    pareto: list[dict[str, Any]]
+    trials: list[dict[str, Any]]
+    refused: list[dict[str, Any]] = field(default_factory=list)
+    ran: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["out"] = str(self.out)
+        d["goals"] = [asdict(g) for g in self.goals]
+        return d
+
+
+def _metrics(a: dict[str, np.ndarray], players: int, end_reasons: Sequence[str]) -> dict[str, Any]:
+    """Per game: the samples each goal's metric is a mean (or a spread) of."""
+    win = a["win"].reshape(-1, players).astype(np.float64)
+    pos = a["position"].reshape(-1, players)
+    by_pos = np.stack([win[pos == k] for k in range(players)])  # position x games
+    score = a["score"].reshape(-1, players).astype(np.float64)
+    rank = a["rank"].reshape(-1, players)
+    sole = (rank == 1).sum(axis=1) == 1
+    top = np.sort(score, axis=1)
+    margin = (top[:, -1] - top[:, -2])[sole] if players > 1 else top[:, -1]
+    return {"by_position": by_pos, "turns": a["turns"].astype(np.float64),
+            "end": a["end_reason"], "margin": margin, "reasons": list(end_reasons)}
+
+
+def _goal_value(goal: Goal, m: dict[str, Any], players: int) -> tuple[float, float, float]:
+    """The goal's metric with a 95% interval (points for rates)."""
+    if goal.metric == "position_balance":
+        # The largest gap of a position's win rate from the fair share, in points; its
+        # interval from the widest position interval (conservative).
+        rates = [stats.rate(float(w.sum()), len(w)) for w in m["by_position"]]
+        gaps = [100 * abs(r.value - 1 / players) for r in rates]
+        worst = int(np.argmax(gaps))
+        r = rates[worst]
+        lo, hi = sorted((100 * abs(r.low - 1 / players), 100 * abs(r.high - 1 / players)))
+        if r.low <= 1 / players <= r.high:
+            lo = 0.0
+        return gaps[worst], lo, hi
+    if goal.metric == "length":
+        t = m["turns"]
+        return stats.mean_interval(len(t), float(t.sum()), float((t * t).sum()))
+    if goal.metric == "margin":
+        x = m["margin"]
+        return stats.mean_interval(len(x), float(x.sum()), float((x * x).sum()))
+    if goal.reason not in m["reasons"]:
+        raise UserError(f"--goal {goal.text!r}: the game ends by {', '.join(m['reasons'])}, not {goal.reason!r}")
+    hits = float((m["end"] == m["reasons"].index(goal.reason)).sum())
+    r = stats.rate(hits, len(m["end"]))
+    return 100 * r.value, 100 * r.low, 100 * r.high
+
+
+def _change_cost(values: dict[str, Any], defaults: dict[str, Any],
+                 vary: dict[str, tuple[float, float]]) -> float:
+    """Number of params changed plus the changes' sizes as shares of their ranges: few
+    and small changes from the rulebook cost least."""
+    cost = 0.0
+    for k, v in values.items():
+        if v != defaults[k]:
+            lo, hi = vary[k]
+            cost += 1 + abs(v - defaults[k]) / (hi - lo)
+    return cost
+
+
+def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, float]],
+               goals: Sequence[Goal], out: Path | str, *, trials: int = 40, games: int = 2000,
+               holdout_games: int | None = None, seed: int = 0, jobs: int | None = None,
+               rules: Path | None = None, sets: dict[str, Any] | None = None,
+               quiet: bool = False) -> RuleTuning:
+    """Search the params in `vary` for house rules meeting every goal, preferring few and
+    small changes; the proposal is written as a TOML house rule (proposal.toml)."""
+    spec = get_game(game)
+    out = Path(out)
+    if trials < 1 or games < 1:
+        raise UserError(f"trials = {trials}, games = {games}: both must be at least 1")
+    if not goals:
+        raise UserError("rule tuning needs at least one --goal; the forms are " + ", ".join(GOAL_FORMS))
+    seats = list(seats)
+    base = spec.params(rules, sets, players=len(seats))
+    strategies.build_lineup(game, seats)
+    flat = flatten(base.model_dump(mode="json"))
+    for name, (lo, hi) in vary.items():
+        if name not in flat:
+            raise UserError(f"--vary {name}: unknown param; `chocosim rules {game}` lists them")
+        if isinstance(flat[name], bool) or not isinstance(flat[name], (int, float)):
+            raise UserError(f"--vary {name}: its value {flat[name]!r} is not a number")
+        if isinstance(flat[name], int) and not (isinstance(lo, int) and isinstance(hi, int)):
+            raise UserError(f"--vary {name}={lo}..{hi}: {name} is a whole number; give whole bounds")
+    defaults = {k: flat[k] for k in vary}
+    holdout_games = holdout_games or 2 * games
+    players = len(seats)
+    n = _rotation_games(games, players)
+    end_reasons = list(type(spec.new_state(base)).END_REASONS)
+    config = {"mode": "rules", "game": game, "seats": seats, "vary": {k: list(v) for k, v in vary.items()},
+              "goals": [g.text for g in goals], "games": games, "seed": seed, "params": flat}
+    study = _study(out, ["minimize"] * (len(goals) + 1), config, seed)
+    if not study.trials:
+        study.enqueue_trial(defaults)
+    from optuna.distributions import FloatDistribution, IntDistribution
+
+    distributions = {k: IntDistribution(int(lo), int(hi)) if isinstance(defaults[k], int)
+                     else FloatDistribution(float(lo), float(hi)) for k, (lo, hi) in vary.items()}
+
+    def evaluate_params(values: dict[str, Any], n_games: int, game_seed: int):
+        try:
+            params = spec.params(rules, {**(sets or {}), **values}, players=players)
+        except UserError as e:
+            return None, str(e)
+        m = _metrics(play(spec, params, seats, n_games, game_seed, jobs), players, end_reasons)
+        return [_goal_value(g, m, players) for g in goals], None
+
+    refused: list[dict[str, Any]] = []
+
+    def losses(values: dict[str, Any]) -> list[float] | None:
+        got, why = evaluate_params(values, n, seed)
+        if got is None:
+            refused.append({"params": values, "why": why})
+            return None
+        return [g.loss(v[0]) for g, v in zip(goals, got)] + [_change_cost(values, defaults, vary)]
+
+    def best_text() -> str:
+        met = [t for t in study.trials if t.values is not None and max(t.values[:-1]) == 0]
+        return f"{len(met)} trial(s) meet every goal" if met else ""
+
+    ran = _search(study, trials, distributions, lambda trial: losses(trial.params), best_text, quiet)
+    completed = [t for t in study.trials if t.values is not None]
+    met = [t for t in completed if max(t.values[:-1]) == 0]
+    chosen = min(met, key=lambda t: t.values[-1]) if met else min(completed, key=lambda t: sum(t.values[:-1]))
+    proposal = _simplify(dict(chosen.params), defaults, losses)
+    confirmed_values, _ = evaluate_params(proposal, _rotation_games(holdout_games, players), seed ^ HOLDOUT_SALT)
+    confirmed = []
+    for g, (value, low, high) in zip(goals, confirmed_values):
+        sure = g.low <= low and high <= g.high
+        confirmed.append({"goal": g.text, "value": value, "low": low, "high": high,
+                          "band": [g.low, g.high], "met": g.loss(value) == 0, "sure": sure})
+    changed = {k: v for k, v in proposal.items() if v != defaults[k]}
+    tuning = RuleTuning(
+        game=game, out=out, vary=vary, defaults=defaults, goals=list(goals), proposal=changed,
+        search_losses=list(chosen.values[:-1]), confirmed=confirmed,
+        met=all(c["met"] for c in confirmed),
+        pareto=[{"number": t.number, "params": t.params, "values": t.values} for t in study.best_trials],
+        trials=[{"number": t.number, "params": t.params, "values": t.values} for t in completed],
+        refused=refused, ran=ran)
+    _write_text(out / "proposal.toml", _toml(changed, game, goals))
+    _write_json(out / "holdout.json", tuning.to_json())
+    return tuning
+
+
+def _simplify(values: dict[str, Any], defaults: dict[str, Any],
+              losses: Callable[[dict[str, Any]], list[float] | None]) -> dict[str, Any]:
+    """Put back the rulebook value of each changed param whose change the goals do not
+    need (on the search seeds): the fewest changes that still meet what the search met."""
+    current = losses(values)
+    if current is None:
+        return values
+    for name in sorted(values, key=lambda k: values[k] == defaults[k]):
+        if values[name] == defaults[name]:
+            continue
+        trial = {**values, name: defaults[name]}
+        got = losses(trial)
+        if got is not None and sum(got[:-1]) <= sum(current[:-1]):
+            values, current = trial, got
+    return values
+
+
+def _toml(changed: dict[str, Any], game: str, goals: Sequence[Goal]) -> str:
+    lines = [f"# A house rule for {game} proposed by `chocosim tune --rules` for:"]
+    lines += [f"#   {g.text}" for g in goals]
+    if not changed:
+        lines.append("# The rulebook values already meet the goals: nothing to change.")
+
+    def emit(tree: dict[str, Any], prefix: str) -> None:
+        plain = {k: v for k, v in tree.items() if not isinstance(v, dict)}
+        if prefix and plain:
+            lines.append(f"[{prefix}]")
+        for k, v in plain.items():
+            lines.append(f"{k} = {json.dumps(v)}")
+        for k, v in tree.items():
+            if isinstance(v, dict):
+                emit(v, f"{prefix}.{k}" if prefix else k)
+
+    emit(nest(changed), "")
+    text = "\n".join(lines) + "\n"
+    tomllib.loads(text)  # what we write must read back as a house rule
+    return text
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"cannot write {path}: {e.strerror}") from None
+
+
+def _write_json(path: Path, data: Any) -> None:
+    _write_text(path, json.dumps(data, indent=2, default=float) + "\n")
+
+
+# ---- the tuning report ----
+
+def _progress_svg(values: list[float], maximize: bool, ylabel: str) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.6, 3.0))
+    x = np.arange(len(values))
+    y = np.array(values, dtype=float)
+    best = np.maximum.accumulate(y) if maximize else np.minimum.accumulate(y)
+    ax.plot(x, y, "o", ms=3, color="#7b7b7b", label="trial")
+    ax.step(x, best, where="post", color="#7b3f00", lw=1.6, label="best so far")
+    ax.set_xlabel("trial")
+    ax.set_ylabel(ylabel)
+    ax.set_title("Search progress (search seeds: optimistic for the best)")
+    ax.legend(fontsize=8)
+    return _svg_uri(fig)
+
+
+def _importance_svg(importances: dict[str, float]) -> str | None:
+    if not importances:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(importances)[:20]
+    fig, ax = plt.subplots(figsize=(7.6, 1.2 + 0.3 * len(names)))
+    ax.barh(np.arange(len(names)), [importances[n] for n in names], color="#0173b2")
+    ax.set_yticks(np.arange(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel("importance (optuna's default evaluator; shares sum to 1)")
+    ax.set_title("Weight importances")
+    return _svg_uri(fig)
+
+
+def _svg_uri(fig) -> str:
+    import base64
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode()).decode()
+
+
+def write_tune_report(tuning: BotTuning | RuleTuning, html: Path, pdf: Path | None = None) -> None:
+    """A self-contained HTML page (and PDF) of a tuning."""
+    import jinja2
+
+    from analysis.report import print_pdf
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    # Double precision underflows to 0 for the p values of thousands of games: never print "0".
+    env.filters["p"] = lambda p: "< 1e-300" if p < 1e-300 else f"{p:.2g}"
+    if isinstance(tuning, BotTuning):
+        values = [t["value"] for t in tuning.trials]
+        figures = {"progress": _progress_svg([100 * v for v in values], True, "edge over fair share (points)"),
+                   "importance": _importance_svg(tuning.importances)}
+    else:
+        values = [sum(t["values"][:-1]) for t in tuning.trials]
+        figures = {"progress": _progress_svg(values, False, "sum of goal misses"),
+                   "importance": None}
+    text = env.get_template("tune.html.j2").render(t=tuning, bot=isinstance(tuning, BotTuning),
+                                                   figures=figures, verdict=verdict(tuning))
+    html = Path(html)
+    html.parent.mkdir(parents=True, exist_ok=True)
+    _write_text(html, text)
+    if pdf is not None:
+        print_pdf(html, Path(pdf))
+
+
+def verdict(tuning: BotTuning | RuleTuning) -> str:
+    """The one-sentence result, from the held-out seeds."""
+    if isinstance(tuning, BotTuning):
+        parts = [f"{100 * h['win']:.1f}% (95% CI {100 * h['low']:.1f}–{100 * h['high']:.1f}%) at "
+                 f"{h['players']} players against a fair {100 * h['fair']:.1f}%" for h in tuning.holdout]
+        head = "; ".join(parts)
+        if tuning.better:
+            return (f"The tuned {tuning.bot} beats the default weights on held-out seeds: it wins {head}.")
+        return (f"The tuned {tuning.bot} is NOT shown better than the default weights on held-out "
+                f"seeds: it wins {head}.")
+    if not tuning.proposal:
+        lead, verb = "The rulebook values (no change)", "meet"
+    else:
+        lead, verb = "The house rule " + ", ".join(f"{k} = {v}" for k, v in tuning.proposal.items()), "meets"
+    if tuning.met:
+        sure = all(c["sure"] for c in tuning.confirmed)
+        return (f"{lead} {verb} every goal on held-out seeds"
+                + (" with the whole 95% interval inside each band." if sure
+                   else " (point estimates; some intervals reach outside a band)."))
+    missed = [c["goal"] for c in tuning.confirmed if not c["met"]]
+    return f"{lead} comes closest, but misses on held-out seeds: {'; '.join(missed)}."

@@ -1,0 +1,291 @@
+"""Faults of a run lose nothing: disk full, an output directory that cannot be created,
+truncated or corrupt parts, a user's bot that fails, the run's process killed. And the
+tallies in the parts' footers: the summary read off them equals the one read off rows."""
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import strategies
+from analysis.cli import main
+from analysis.metrics import open_run
+from analysis.summary import summarize
+from simcore import runner
+from simcore.errors import UserError
+from simcore.registry import get_game
+from simcore.runner import BotFailure, TALLY_KEY, part_name, read_tally, run
+from simcore.strategy import PythonStrategy
+
+FABRYKA = get_game("fabryka")
+RANDOM2 = ["random", "random"]
+
+
+class Raises(PythonStrategy):
+    """Fails at its first decision of the third game it plays (it tells games apart by
+    the draw pile, which only shrinks during a game)."""
+
+    def __init__(self):
+        super().__init__()
+        self.games, self.last = 0, None
+
+    def decide(self, observation, legal, rng):
+        pile = observation["pile"]
+        if self.last is None or pile > self.last:
+            self.games += 1
+        self.last = pile
+        if self.games == 3:
+            raise ValueError("boom")
+        return legal[0]
+
+
+class Illegal(PythonStrategy):
+    def decide(self, observation, legal, rng):
+        return max(legal) + 1
+
+
+RAISES = f"{__name__}:Raises"
+ILLEGAL = f"{__name__}:Illegal"
+
+
+def play(out: Path, specs=RANDOM2, **kw):
+    kw.setdefault("n_games", 60)
+    params = FABRYKA.params(players=len(specs))
+    return run(FABRYKA, params, specs, functools.partial(strategies.build_lineup, "fabryka", specs),
+               out, quiet=True, **kw)
+
+
+def table(out: Path) -> pl.DataFrame:
+    return pl.scan_parquet(sorted(out.glob("part-*.parquet"))).collect().sort("game", "seat")
+
+
+def parts(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.glob("part-*.parquet"))}
+
+
+# ---- tallies ----
+
+def test_the_summary_off_the_tallies_equals_the_summary_off_the_rows(tmp_path):
+    out = tmp_path / "r"
+    play(out, specs=["random", "greedy"], n_games=300, chunk_size=70, seed=5, seating="random")
+    assert all(read_tally(p) is not None for p in out.glob("part-*.parquet"))
+    tallied = summarize(out)
+    for p in out.glob("part-*.parquet"):  # the same parts as an older chocosim wrote them
+        pl.read_parquet(p).write_parquet(p)
+        assert read_tally(p) is None
+    scanned = summarize(out)
+    for name in ("by_seat", "by_position", "by_strategy", "draws", "end_reasons"):
+        assert_frame_equal(getattr(tallied, name), getattr(scanned, name), check_dtypes=False)
+    assert tallied.games == scanned.games == 300
+
+
+def test_the_position_table_counts_the_rows_of_each_position(tmp_path):
+    out = tmp_path / "r"
+    play(out, n_games=200, seed=2)
+    df = table(out)
+    by_position = summarize(out).by_position
+    for position in (0, 1):
+        rows = df.filter(pl.col("position") == position)
+        got = by_position.filter(pl.col("position") == position).row(0, named=True)
+        assert got["games"] == rows.height == 200
+        assert got["wins"] == pytest.approx(float(rows["win"].cast(pl.Float64).sum()))
+        assert got["mean_score"] == pytest.approx(rows["score"].mean())
+
+
+def test_a_grouping_feature_is_tallied_per_value():
+    class Job:
+        specs = ("a", "b")
+        run_id = "r1"
+
+    class State:
+        n_players = 2
+        END_REASONS = ("end",)
+
+        def feature_names(self):
+            return ["cards", "target"]
+
+    import numpy as np
+    a = {"game_index": np.arange(3), "seat_strategy": np.array([0, 1, 1, 0, 0, 1], np.int8),
+         "position": np.array([0, 1, 0, 1, 0, 1], np.int8), "end_reason": np.zeros(3, np.int8),
+         "win": np.array([1, 0, 0.5, 0.5, 0, 1], np.float32), "score": np.array([5, 3, 4, 4, 1, 6], np.int32),
+         "features": np.array([[0, 7], [0, 7], [1, 2], [1, 2], [2, 7], [2, 7]], np.int32)}
+    tally = runner._tally(Job(), State(), a, 0)
+    assert tally["group"] == {"key": "target", "cells": [[2, 2, 1.0, 8], [7, 4, 2.0, 15]]}
+    cells = {tuple(c[:4]): c[4:] for c in tally["cells"]}
+    assert cells[(0, 0, "a", "end")] == [2, 1.0, 6, 0.0]  # games 0 and 2: a in seat 0
+    assert cells[(0, 0, "b", "end")] == [1, 0.5, 4, 0.5]  # game 1: shared
+    assert (tally["run_id"], tally["first_game"], tally["games"], tally["rows"]) == ("r1", 0, 3, 6)
+
+
+# ---- damaged parts: named, and played again by a re-run ----
+
+@pytest.mark.parametrize("damage", [
+    lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),  # truncated
+    lambda p: p.write_bytes(b"not parquet at all"),
+    lambda p: p.write_bytes((p.parent / part_name(0)).read_bytes()),  # another chunk's part
+], ids=["truncated", "garbage", "wrong-chunk"])
+def test_a_rerun_plays_a_damaged_part_again(tmp_path, capsys, damage):
+    whole = tmp_path / "whole"
+    play(whole, n_games=50, chunk_size=10, seed=3)
+    out = tmp_path / "r"
+    play(out, n_games=50, chunk_size=10, seed=3)
+    damage(out / part_name(2))
+    capsys.readouterr()
+    result = play(out, n_games=50, chunk_size=10, seed=3)
+    assert (result.played, result.resumed) == (10, 40)
+    assert str(out / part_name(2)) in capsys.readouterr().err
+    assert parts(out) == parts(whole)
+
+
+def test_a_truncated_part_is_named_by_the_summary_and_the_report(tmp_path):
+    out = tmp_path / "r"
+    play(out, n_games=30, chunk_size=10)
+    p = out / part_name(1)
+    p.write_bytes(p.read_bytes()[:-100])
+    with pytest.raises(UserError, match=f"results part {p} is unreadable"):
+        summarize(out)
+    with pytest.raises(UserError, match=f"results part {p} is unreadable"):
+        open_run(out)
+
+
+# ---- disk full, no directory ----
+
+@pytest.mark.parametrize("error", [
+    OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)),
+    pl.exceptions.ComputeError("parquet: File out of specification: underlying IO error: "
+                               "No space left on device (os error 28)"),  # as polars says it
+], ids=["oserror", "polars"])
+def test_disk_full_keeps_the_finished_parts_and_a_rerun_resumes(tmp_path, monkeypatch, error):
+    whole = tmp_path / "whole"
+    play(whole, n_games=50, chunk_size=10, seed=1)
+    out = tmp_path / "r"
+    write = pl.DataFrame.write_parquet
+
+    def full_at_part_3(self, path, **kw):
+        if Path(path).name.startswith(f".{part_name(3)}"):
+            Path(path).write_bytes(b"half a part")  # what a full disk leaves
+            raise error
+        return write(self, path, **kw)
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", full_at_part_3)
+    with pytest.raises(UserError, match=f"cannot write {out / part_name(3)}: No space left on device[ ;]"):
+        play(out, n_games=50, chunk_size=10, seed=1, jobs=1)
+    assert sorted(parts(out)) == [part_name(i) for i in range(3)]
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no half part left
+    monkeypatch.undo()
+    assert play(out, n_games=50, chunk_size=10, seed=1).played == 20
+    assert parts(out) == parts(whole)
+
+
+def test_an_output_directory_that_cannot_be_created_is_a_user_error(tmp_path):
+    (tmp_path / "file").write_text("keep me")
+    with pytest.raises(UserError, match="cannot create the run directory .*file/run: Not a directory"):
+        play(tmp_path / "file" / "run")
+    assert (tmp_path / "file").read_text() == "keep me"
+
+
+# ---- a user's bot that fails ----
+
+@pytest.mark.parametrize("backend", ["processes", "threads"])
+def test_a_bot_that_raises_is_named_with_its_seat_and_game(tmp_path, backend):
+    # Rotation: game 2 has strategy i in seat i, so the Python bot sits in seat 1.
+    with pytest.raises(BotFailure) as e:
+        play(tmp_path / "r", specs=["random", RAISES], n_games=40, chunk_size=20, jobs=1,
+             backend=backend)
+    assert str(e.value) == f"bot {RAISES} (seat 1) raised ValueError: boom in game 2 of the run"
+    assert "raise ValueError(\"boom\")" in e.value.details
+
+
+def test_a_bot_that_returns_an_illegal_action_is_named(tmp_path):
+    with pytest.raises(BotFailure, match=rf"bot {ILLEGAL} \(seat 1\) returned \d+, not one of the "
+                       r"legal actions \[.*\] in game 0 of the run"):
+        play(tmp_path / "r", specs=["random", ILLEGAL], n_games=10, jobs=1)
+
+
+def test_a_failing_bot_is_one_line_and_its_traceback_only_with_debug(tmp_path, capsys):
+    argv = ["run", "fabryka", "--seats", f"random,{RAISES}", "--games", "20", "--jobs", "1",
+            "--quiet", "--out"]
+    with pytest.raises(SystemExit) as e:
+        main([*argv, str(tmp_path / "a")])
+    lines = [line for line in capsys.readouterr().err.splitlines()
+             if not line.startswith("chocosim: warning: this is the checked build")]
+    assert e.value.code == 2
+    assert lines == [f"chocosim: error: bot {RAISES} (seat 1) raised ValueError: boom in game 2 of the run"]
+    with pytest.raises(SystemExit) as e:
+        main(["--debug", *argv, str(tmp_path / "b")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "Traceback" in err and 'raise ValueError("boom")' in err
+
+
+# ---- the run's process killed ----
+
+KILLED_RUN = textwrap.dedent("""
+    import functools, sys
+    import strategies
+    from simcore.registry import get_game
+    from simcore.runner import run
+    spec = get_game("fabryka")
+    seats = ["heuristic", "heuristic"]
+    run(spec, spec.params(players=2), seats, functools.partial(strategies.build_lineup, "fabryka", seats),
+        sys.argv[1], n_games=50_000_000, jobs=2, chunk_size=20_000, quiet=True)
+""")
+
+
+def children(pid: int) -> list[int]:
+    kids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if entry.name.isdigit() and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            kids.append(int(entry.name))
+    return kids
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_end_with_a_killed_run(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(tmp_path / "r")], cwd=root,
+                            env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while len(workers) < 2 or not list((tmp_path / "r").glob("part-*.parquet")):  # playing
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.1)
+            workers = [c for c in children(proc.pid) if b"LokyProcess" in cmdline(c)]
+        workers += [c for c in children(proc.pid) if c not in workers]  # loky's resource tracker
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while any(alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [(w, cmdline(w)) for w in workers if alive(w)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
