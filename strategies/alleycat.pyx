@@ -59,7 +59,7 @@ from simcore.games.alleycat.rules cimport (
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
     S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
-    MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, G_ORDERS, BEAN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
+    MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, G_ORDERS, BEAN, S_OPEN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
     R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
     N_SIZES)
 
@@ -579,6 +579,11 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     best = v
                     pick = legal[i]
             return pick
+        if state.s.sub == S_OPEN and n > 1:
+            # Before the day's first push: the employee's action, valued once its choices
+            # are made, or the push.
+            state.copy_into(seen)
+            return self.best_move(seen, trial, scratch, seat, legal, n, True)
         return AlleyCatHeuristicV1.decide(self, state, seen, trial, scratch, seat, legal, n, rng)
 
     cdef double value(self, AlleyCatState st, int seat) noexcept nogil:

@@ -83,6 +83,23 @@ def test_monday_first_shift_runs_the_roaster_before_ending_the_shift(players):
     assert choice(state, "heuristic_v1") == "end the shift"
 
 
+def test_the_packer_doubles_the_pieces_the_first_push_would_send_out():
+    # Monday, before the first push, with the Packer: 2 Boxed left overnight on the last
+    # square. Doubled there, 4 Boxed reach the store room at the push; after it, the
+    # square the Packer could double holds only what the push moved along.
+    state = GAME.new_state(GAME.params(players=2))
+    state.new_game(3)
+    state.set_seat(0, employee="packer", belt=[[], [], [], ["boxed", "boxed"]])
+    state.enter("run", 0, day=1)
+    assert texts(state) == ["load and push the first tile", "use the packer"]
+    bot = strategies.build("alleycat", "heuristic")
+    bot.prepare(state)
+    rng = RngView.seeded(1)
+    for _ in range(2):
+        state.apply_action(bot.choose_action(state, rng))
+    assert state.observation(0)["players"][0]["store_room"] == ["boxed"] * 4
+
+
 @pytest.mark.parametrize("players", [1, 2, 4])
 def test_the_last_orders_pay_every_stage_the_store_room_can(players):
     # Saturday's orders: a payable stage is money now; after "done" nothing pays it.
