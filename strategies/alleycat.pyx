@@ -36,16 +36,17 @@ decision is taken and applied to every candidate, whatever phase a move leads to
   by the share the tracks show; an order held of a size an open orders objective names.
 
 Measured (release build, seats rotated, 95% intervals, seeds not used to set the
-weights; the revised solo cards of the assumed components set by params: Weekly Targets
-£20-£50, Demands +£5/+£5/+£10, "steps 1 x 3"):
+weights; the rules of main as merged on 23 Nov: the revised solo cards of the assumed
+components, the Agent idle on Saturday, employees acting before the first push):
 - against `heuristic_v1`, one `heuristic` and the rest `heuristic_v1`, 2,000 games a table
-  size: win share 0.693 [0.673, 0.713] at 2 players (fair 0.5), 0.515 [0.493, 0.537] at 3
-  (fair 0.333), 0.428 [0.407, 0.450] at 4 (fair 0.25), each p < 1e-57 (z-test against
-  the fair share); it scores £16.2 [14.7, 17.6],
-  £14.0 [12.9, 15.2] and £13.2 [12.1, 14.2] more than the others' mean;
-- solo, 2,000 weeks: 6.50% won [5.50%, 7.67%] at the default difficulty (£40 of Corner
-  Shop money a week, 5.8 of 8.1 objectives met), 2.80% [2.16%, 3.62%] with one more
-  Initial Demand; `heuristic_v1`: 0 of 2,000 [0%, 0.19%] in both (£27).
+  size: win share 0.701 [0.681, 0.721] at 2 players (fair 0.5), 0.525 [0.503, 0.547] at 3
+  (fair 0.333), 0.430 [0.408, 0.452] at 4 (fair 0.25), each p < 1e-58 (z-test against
+  the fair share); it scores £16.4 [15.0, 17.8], £14.2 [13.1, 15.4] and £13.0
+  [11.9, 14.1] more than the others' mean;
+- solo: 5.95% of 2,000 weeks won [5.00%, 7.07%] (6.66% [6.19%, 7.17%] of 10,000) at the
+  default difficulty, with £40 of Corner Shop money a week and 5.8 of 8.1 objectives
+  met; 2.85% [2.21%, 3.68%] of 2,000 (2.96% [2.65%, 3.31%] of 10,000) with one more
+  Initial Demand; `heuristic_v1`: 1 and 0 of 2,000 (£27).
 
 It reads only public information: factories, store rooms, coal, orders, tracks, the
 display and the face-up solo cards. Deck order matters only to moves that can end the
