@@ -1,24 +1,56 @@
 # cython: language_level=3
-"""`heuristic` for Chocolate Factory (Alley Cat Games).
+"""`heuristic` for Chocolate Factory (Alley Cat Games), and `heuristic_v1`, the first
+one, kept unchanged to measure it against.
 
 Draft: scores each card directly (a part by what its best option adds per operation, an
-employee by a weight per kind and the pieces it lets the player sell to its store) and
-places a part where it covers the least. Everything else is a one-move look-ahead on a
-copy of the state with a value function in money (a C side store is supplied only once no
-Corner Shop stage can be paid, as it pays by the day's stage money): money earned and store awards as they
-stand, each piece by its stage (more in the store room, where orders can use it), coal
-in reserve, steps on the store tracks, the part of each order's next stage already in
-the store room (and, for less, on the belt). In the solo game (Factory Manager) each
-objective of the cards face up that would hold if the week ended now is worth a bonus,
-and meeting them all a larger one, so the bot supplies chocolate orders, completes
-orders and moves along the tracks its objectives ask for; money counts as before (it
-pays the money objectives). A move that opens a chain of small decisions (a converter's option,
-inputs and outputs; a supply) is valued after completing the chain greedily. Ties keep
-the first legal move, so a move that gains nothing is not played.
+employee by a weight per kind, the pieces it lets the player sell to its store and, solo,
+the open step objectives his store could pay) and places a part where it covers the
+least; solo, an employee is also valued by the look-ahead below after hiring him. Every
+other decision is a one-move look-ahead on a copy of the state (a move that opens a chain
+of small decisions, a converter's option, inputs and outputs or a supply, is valued after
+completing the chain greedily). Ties keep the first legal move, so a move that gains
+nothing is not played. A C side store is supplied only once no Corner Shop stage can be
+paid, as it pays by the day's stage money.
 
-It reads only public information: factories, store rooms, coal, orders, tracks and the
-display. Deck order matters only to moves that can end the day; for those the copy is
-determinized for its seat first."""
+The value of a position is money at the end of this game, in one currency set where the
+decision is taken and applied to every candidate, whatever phase a move leads to:
+- money earned, and (2-4 players) the store awards, the £12 and the diversity as they
+  stand; steps on the tracks;
+- the pieces that reach the store room before the seat's orders of the day (the store
+  room, the belt squares that the pushes left today bring in, the whole belt on
+  Saturday) first pay the Corner Shop stages and, solo, the chocolate orders they can:
+  `ready` of the stage's money (or of an objective), and no more once the seat's orders
+  of the day are over; then the next stage of every order is credited by the share of its
+  pieces at hand, those on the belt after today for less;
+- the pieces left: today's store supply, if still to come, by the steps it could take;
+  the rest by stage, in the store room only the `keep` best (the others become coal);
+- a coal and a piece are worth their use (the weights) while the game goes on; on the
+  last day their end value takes over as the last shift nears: £1 each at 2-4 players,
+  nothing solo. So the bot does not trade Saturday's order pieces for coal, and keeps
+  coal at the end that buys less than £1;
+- the beans still to load today are counted, so ending a shift is no gain by itself and
+  a part runs whenever it gains more than it costs;
+- solo: every objective of the face-up cards that holds, all of them, and, at `ready`,
+  those that would also hold once today's payable stages, chocolate orders and planned
+  supply are made (judged by the engine on the scratch copy); step objectives not met
+  by the share the tracks show; an order held of a size an open orders objective names.
+
+Measured (release build, seats rotated, 95% intervals, seeds not used to set the
+weights; the rules of main as merged on 23 Nov: the revised solo cards of the assumed
+components, the Agent idle on Saturday, employees acting before the first push):
+- against `heuristic_v1`, one `heuristic` and the rest `heuristic_v1`, 2,000 games a table
+  size: win share 0.701 [0.681, 0.721] at 2 players (fair 0.5), 0.525 [0.503, 0.547] at 3
+  (fair 0.333), 0.430 [0.408, 0.452] at 4 (fair 0.25), each p < 1e-58 (z-test against
+  the fair share); it scores £16.4 [15.0, 17.8], £14.2 [13.1, 15.4] and £13.0
+  [11.9, 14.1] more than the others' mean;
+- solo: 5.95% of 2,000 weeks won [5.00%, 7.07%] (6.66% [6.19%, 7.17%] of 10,000) at the
+  default difficulty, with £40 of Corner Shop money a week and 5.8 of 8.1 objectives
+  met; 2.85% [2.21%, 3.68%] of 2,000 (2.96% [2.65%, 3.31%] of 10,000) with one more
+  Initial Demand; `heuristic_v1`: 1 and 0 of 2,000 (£27).
+
+It reads only public information: factories, store rooms, coal, orders, tracks, the
+display and the face-up solo cards. Deck order matters only to moves that can end the
+day; for those the copy is determinized for its seat first."""
 from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_ACTIONS
 from simcore.strategy cimport Strategy
@@ -28,7 +60,9 @@ from simcore.games.alleycat.rules cimport (
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
     S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
-    MAX_GOALS, AcCard, AcGoal, G_STEPS)
+    MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, G_ORDERS, BEAN, S_OPEN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
+    R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
+    N_SIZES)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -52,6 +86,31 @@ cdef enum:
     MAX_CHAIN = 64        # small decisions completed after a look-ahead move
 
 
+# Where a tuner may search each weight, and on which scale: (low, high, "linear" | "log").
+RANGES = {
+    **{k: (0.0, 6.0, "linear") for k in ("bean", "cocoa", "bar", "wrapped", "boxed")},
+    "store_room": (0.0, 3.0, "linear"),
+    "ready": (0.5, 1.0, "linear"),
+    "coal": (0.0, 3.0, "linear"),
+    "store_step": (0.0, 6.0, "linear"),
+    "order_progress": (0.0, 3.0, "linear"),
+    **{f"order_{z}": (-3.0, 3.0, "linear") for z in ("small", "medium", "large")},
+    "part": (0.0, 3.0, "linear"),
+    "cover": (0.0, 3.0, "linear"),
+    "square": (0.0, 2.0, "linear"),
+    "store_access": (0.0, 2.0, "linear"),
+    "chute": (0.0, 8.0, "linear"),
+    "order_belt": (0.0, 1.0, "linear"),
+    **{f"employee_{e}": (0.0, 6.0, "linear") for e in EMPLOYEES},
+    "objective": (1.0, 40.0, "log"),
+    "win": (1.0, 100.0, "log"),
+    "store_goal": (0.0, 20.0, "linear"),
+    "complete": (0.0, 15.0, "linear"),
+    "store_plan": (0.0, 2.0, "linear"),
+    "order_goal": (0.0, 1.0, "linear"),
+}
+
+
 cdef inline bint in_chain(int sub) noexcept nogil:
     # Decisions that only finish a move already chosen.
     return (sub == S_TARGET or sub == S_OPTION or sub == S_INPUT or sub == S_OUTPUT
@@ -61,11 +120,19 @@ cdef inline bint in_chain(int sub) noexcept nogil:
             or sub == S_AS_STORE or sub == S_FREE_SLOT)
 
 
-cdef class AlleyCatHeuristic(Strategy):
-    NAME = "heuristic"
+cdef class AlleyCatHeuristicV1(Strategy):
+    """The first heuristic, kept unchanged to measure its successor against. Its
+    look-ahead values a position in money: money earned and store awards as they stand,
+    each piece by its stage whatever the phase (more in the store room), coal in reserve,
+    steps, the part of each order's next stage in the store room (and, for less, on the
+    belt); on Saturday's last orders the final score. Solo, each objective that would
+    hold if the week ended now is a bonus. Its currency changes at the last orders, so it
+    trades Saturday's order pieces for coal, and it credits the next shift's free bean to
+    ending a shift, so it ends shifts idle."""
+    NAME = "heuristic_v1"
     GAMES = ("alleycat",)
-    DESCRIPTION = ("drafts by card value, then a one-move look-ahead valuing pieces by stage, "
-                   "coal, store steps and order progress in money")
+    DESCRIPTION = ("the first heuristic (kept for comparison): drafts by card value, then a one-move "
+                   "look-ahead valuing pieces by stage, coal, store steps and order progress")
     WEIGHTS = {
         # A piece by stage. A refined piece must be worth less than the money an order
         # pays for it (less the progress credit), or the bot would never sell.
@@ -90,6 +157,7 @@ cdef class AlleyCatHeuristic(Strategy):
         # Solo draft: per open step objective the employee's store could help pay.
         "store_goal": 2.0,
     }
+    WEIGHT_RANGES = {k: RANGES[k] for k in WEIGHTS}
 
     cdef GameState seen     # the state as this seat may know it
     cdef GameState trial    # `seen` after a candidate move
@@ -395,4 +463,460 @@ cdef class AlleyCatHeuristic(Strategy):
         return m
 
 
-STRATEGIES = (AlleyCatHeuristic,)
+STRATEGIES = (AlleyCatHeuristic, AlleyCatHeuristicV1)
+
+
+cdef enum:
+    W_READY = 5           # the new heuristic's use of slot 5 (the first one's store_room)
+    W_COMPLETE = 40
+    W_STORE_PLAN = 41
+    W_ORDER_GOAL = 42
+
+
+cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
+    NAME = "heuristic"
+    GAMES = ("alleycat",)
+    DESCRIPTION = ("drafts by card value, then a one-move look-ahead valued in money at the end of this "
+                   "game: the orders and objectives its pieces can pay, what is left by stage, coal, steps")
+    # Slots 0-39 keep the first heuristic's order (the draft reads them by position);
+    # slot 5 is `ready` here.
+    WEIGHTS = {
+        # A piece no order or objective takes, by stage, on top of what it is worth at
+        # the end (2-4 players: £1 a chocolate; solo: nothing).
+        "bean": 0.3, "cocoa": 0.9, "bar": 1.5, "wrapped": 2.2, "boxed": 2.8,
+        "ready": 0.9,          # share of a stage's money its pieces at hand earn before it is paid
+        "coal": 0.5,           # a coal, on top of its end value
+        "store_step": 3.0,     # a step on a Department Store track before the last orders
+        "order_progress": 1.6, # share of a stage's money per piece of it at hand (stage not yet payable)
+        "order_small": 0.0, "order_medium": 0.5, "order_large": 1.0,  # holding an order of that size
+        "part": 1.0, "cover": 1.0, "square": 0.3, "store_access": 0.4, "chute": 3.0,
+        "order_belt": 0.8,     # a piece on the belt that reaches the store room after today
+        **{f"employee_{e}": v for e, v in zip(EMPLOYEES, (
+            3.0, 1.4, 0.8, 2.0, 1.5, 1.5, 1.5, 2.0, 2.8, 1.6, 2.0, 3.0, 2.5, 2.5, 2.5, 1.2,
+            2.0, 1.5, 1.8))},
+        # Solo: an objective met, all of them, and (draft) an employee per open step
+        # objective his store could pay.
+        "objective": 18.0, "win": 20.0, "store_goal": 10.0,
+        "complete": 5.0,       # a payable stage that completes its order
+        "store_plan": 0.5,     # share of the steps today's store could take from the pieces at hand
+        "order_goal": 0.2,     # solo: share of an open orders objective per order held of its size
+    }
+    WEIGHT_RANGES = {k: RANGES[k] for k in WEIGHTS}
+
+    # The currency of the decision at hand, set from the position where it is taken and
+    # applied to every candidate: the same money whatever phase a move leads to.
+    cdef double cv            # a coal
+    cdef double gv[N_PIECES]  # a piece no order takes, by kind
+    cdef double progress      # share of a stage's money per piece while it is not payable
+    cdef double steps         # a step on a track
+    cdef double coal_piece    # a chocolate turned into coal (at cleanup, or traded)
+    cdef int keep             # chocolates kept overnight; -1 on the last day (no night)
+    # What the pieces at hand would pay today, as found by the last value(): money,
+    # orders completed, chocolate orders supplied (solo).
+    cdef int h_money
+    cdef int h_n
+    cdef int h_done[MAX_HELD_ORDERS]
+    cdef bint h_goal[MAX_SOLO_CARDS]
+    # Solo: in the draft and the run nothing the objectives are judged on changes before
+    # the orders, so the judgement of the position now is made once per decision, and
+    # the last judgement of a plan is kept for the next candidate with the same plan.
+    cdef int sizes_wanted      # solo: bit z, an orders objective of size z is open
+    cdef bint fixed
+    cdef int f_now
+    cdef double f_progress
+    cdef bint m_valid
+    cdef int m_money, m_n, m_store, m_gain, m_later
+    cdef int m_done[MAX_HELD_ORDERS]
+    cdef bint m_goal[MAX_SOLO_CARDS]
+    cdef double m_progress
+
+    cdef void set_currency(self, AlleyCatState st, int seat) noexcept nogil:
+        # `left`: how much of the game is still ahead to use a piece or a coal. Only on
+        # the last day does it run out: at its last shift, and after it, pieces and coal
+        # are worth what the final scoring pays.
+        cdef const AcConfig* c = &st.cfg
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef double left = 1.0, end_piece = 0.0 if c.solo else c.per_choc
+        cdef double end_coal = 0.0 if c.solo else c.per_coal
+        cdef int t
+        cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
+        if st.s.day == c.days - 1:
+            if st.s.phase == PH_RUN and st.s.to_move == seat and st.s.sub != S_ASSIGN:
+                left = min(1.0, a.shifts_left / <double>max(1, a.tiles - 1))
+            elif st.s.phase > PH_RUN:
+                left = 0.0
+            self.keep = -1
+        else:
+            self.keep = c.keep
+        # While the game goes on a coal or a piece is worth its use (the weights); the
+        # end value takes over as the last shift nears.
+        self.cv = (1.0 - left) * end_coal + left * self.w[W_COAL]
+        self.coal_piece = self.cv * c.coal_per_choc
+        for t in range(N_PIECES):
+            self.gv[t] = (1.0 - left) * end_piece + left * self.w[W_STAGE + stage_of(t)]
+        self.progress = left * self.w[W_ORDER]
+        self.steps = left * self.w[W_STEP]
+        self.fixed = c.solo and st.s.phase <= PH_RUN
+        self.m_valid = False
+        self.sizes_wanted = 0
+        if c.solo:
+            self.f_now = st.judge(met)
+            self.f_progress = self.steps_progress(st, met)
+            self.sizes_wanted = self.open_sizes(st, met)
+
+    cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
+                    AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
+        cdef int i, pick = legal[0]
+        cdef double v, best = -1e18
+        self.set_currency(state, seat)
+        if state.cfg.solo and state.s.sub == S_PICK and state.s.p_packet >= state.cfg.n and n > 1:
+            # Solo: an employee also by what his store's supply today would add to the
+            # objectives (the look-ahead's planned steps).
+            for i in range(n):
+                state.copy_into(trial)
+                trial.apply(legal[i])
+                v = self.card_value(state, seat, state.s.p_packet, legal[i] - A_PICK) + self.value(trial, seat)
+                if v > best:
+                    best = v
+                    pick = legal[i]
+            return pick
+        if state.s.sub == S_OPEN and n > 1:
+            # Before the day's first push: the employee's action, valued once its choices
+            # are made, or the push.
+            state.copy_into(seen)
+            return self.best_move(seen, trial, scratch, seat, legal, n, True)
+        return AlleyCatHeuristicV1.decide(self, state, seen, trial, scratch, seat, legal, n, rng)
+
+    cdef double value(self, AlleyCatState st, int seat) noexcept nogil:
+        cdef const AcConfig* c = &st.cfg
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef int parts[6]
+        cdef int pool[N_PIECES]      # in the store room before today's orders
+        cdef int later[N_PIECES]     # on the belt after them
+        cdef int t, q, z, e, pushes, gain
+        cdef double v
+        cdef bint today
+        st.score_now(seat, parts)
+        # Money, and (2-4 players) the store awards, the £12 and the diversity as they stand.
+        v = parts[0] + parts[1] + parts[2] + parts[3]
+        for z in range(N_STORES):
+            v += self.steps * a.track[z]
+        # A piece on square q reaches the store room after squares - q pushes; the
+        # pushes left today are the tiles still at the entrance while the seat runs its
+        # factory, and all of them before its run. Saturday sweeps the belt in.
+        pushes = 0
+        if st.s.phase == PH_DRAFT or (st.s.phase == PH_RUN and not self.ran(st, seat)):
+            pushes = c.shifts
+        elif st.s.phase == PH_RUN and st.s.to_move == seat:
+            pushes = a.shifts_left
+        for t in range(N_PIECES):
+            pool[t] = a.store[t]
+            later[t] = 0
+            for q in range(c.squares):
+                if st.s.day == c.days - 1 or c.squares - q <= pushes:
+                    pool[t] += a.belt[q][t]
+                else:
+                    later[t] += a.belt[q][t]
+        if st.s.phase == PH_RUN and st.s.to_move == seat:
+            # Beans still to load today: the push that ends a shift is no gain by itself.
+            v += self.gv[BEAN] * a.shifts_left * (c.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR
+                                               else c.beans)
+        v += a.coal * self.cv
+        today = self.orders_ahead(st, seat)
+        if c.solo:
+            v += self.goals_value(st, pool, today)
+        v += self.orders_value(st, seat, pool, later, today)
+        # Today's supply, if still to come, from what the orders leave.
+        e = a.employee
+        gain = 0
+        if today and e >= 0 and c.emp_store[e] >= 0 and not a.supplied:
+            gain = self.supply_estimate(st.side_of(c.emp_store[e]), pool)
+            if st.emp_kind(seat) == E_DIRECTOR:
+                gain *= c.director_mult
+            v += self.w[W_STORE_PLAN] * self.w[W_STEP] * gain
+        if c.solo:
+            v += self.objectives_now_and_planned(st, c.emp_store[e] if gain > 0 else -1, gain)
+        v += self.rest_value(pool, later)
+        if st.s.sub == S_SUPPLY and st.s.to_move == seat:
+            v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
+        return v
+
+    cdef bint orders_ahead(self, AlleyCatState st, int seat) noexcept nogil:
+        # Whether `seat` still fulfils orders today (or is doing so).
+        if st.s.phase != PH_ORDERS:
+            return st.s.phase < PH_ORDERS
+        return st.s.to_move == seat or not self.ran(st, seat)
+
+    cdef bint ran(self, AlleyCatState st, int seat) noexcept nogil:
+        # Whether `seat` has had its turn of the phase (PH_RUN or PH_ORDERS) today.
+        cdef int i
+        for i in range(st.s.turn + 1):
+            if st.seat_at(i) == seat:
+                return True
+        return False
+
+    cdef double orders_value(self, AlleyCatState st, int seat, int* pool, int* later, bint today) noexcept nogil:
+        # With orders still to fulfil `today`, the stages the pieces at hand pay, dearest
+        # first, at `ready` of their money (an order they complete at `complete` more);
+        # then the next stage of each order, by the share of its pieces at hand (and,
+        # for less, on the belt). The pieces counted leave the pools.
+        cdef const AcConfig* c = &st.cfg
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef const AcOrder* o
+        cdef int stage[MAX_HELD_ORDERS]
+        cdef int i, t, best, k, m
+        cdef double v = 0.0, have
+        cdef bint ok
+        self.h_money = 0
+        self.h_n = 0
+        for i in range(st.s.n_held):
+            stage[i] = a.stage[i]
+            if a.order[i] >= 0:
+                v += self.w[W_SIZE + c.orders[a.order[i]].size]
+                if i < c.n_start and (self.sizes_wanted >> c.orders[a.order[i]].size) & 1:
+                    v += self.w[W_ORDER_GOAL] * self.w[W_OBJECTIVE]
+        while today:
+            best = -1
+            for i in range(st.s.n_held):
+                if a.order[i] < 0 or stage[i] >= c.orders[a.order[i]].n_stages:
+                    continue
+                o = &c.orders[a.order[i]]
+                ok = True
+                for t in range(N_PIECES):
+                    if pool[t] < o.need[stage[i]][t]:
+                        ok = False
+                        break
+                if ok and (best < 0 or o.money[stage[i]] > c.orders[a.order[best]].money[stage[best]]):
+                    best = i
+            if best < 0:
+                break
+            o = &c.orders[a.order[best]]
+            for t in range(N_PIECES):
+                pool[t] -= o.need[stage[best]][t]
+            v += self.w[W_READY] * o.money[stage[best]]
+            self.h_money += o.money[stage[best]]
+            stage[best] += 1
+            if stage[best] == o.n_stages:
+                v += self.w[W_READY] * self.w[W_COMPLETE]
+                self.h_done[self.h_n] = a.order[best]
+                self.h_n += 1
+        for i in range(st.s.n_held):
+            if a.order[i] < 0 or stage[i] >= c.orders[a.order[i]].n_stages:
+                continue
+            o = &c.orders[a.order[i]]
+            k = stage[i]
+            have = 0.0
+            for t in range(N_PIECES):
+                m = min(pool[t], o.need[k][t])
+                pool[t] -= m
+                have += m
+                m = min(later[t], o.need[k][t] - m)
+                later[t] -= m
+                have += self.w[W_ORDER_BELT] * m
+            v += self.progress * o.money[k] * have / o.n_pieces[k]
+        return v
+
+    cdef double goals_value(self, AlleyCatState st, int* pool, bint today) noexcept nogil:
+        # Solo: the chocolate order of each face-up card not supplied yet, as a stage
+        # worth an objective: planned if the pieces at hand supply it `today`, else by
+        # the share of its pieces at hand. Its pieces leave the pool.
+        cdef const AcCard* k
+        cdef const AcGoal* g
+        cdef int j, t, best, have, need
+        cdef double v = 0.0
+        for j in range(st.s.revealed):
+            k = st.card(j)
+            self.h_goal[j] = False
+            if k.supply < 0 or st.s.goal_supplied[j]:
+                continue
+            g = &k.goal[k.supply]
+            have = 0
+            need = 0
+            if g.rule == SR_EXACT:
+                for t in range(N_PIECES):
+                    have += min(pool[t], g.need[t])
+                    need += g.need[t]
+                    pool[t] -= min(pool[t], g.need[t])
+            elif g.rule == SR_SAME:
+                need = g.amount
+                best = -1
+                for t in range(N_PIECES):
+                    if (g.mask >> t) & 1 and (best < 0 or pool[t] > pool[best]):
+                        best = t
+                if best >= 0:
+                    have = min(pool[best], need)
+                    pool[best] -= have
+            else:
+                need = g.amount
+                for t in range(N_PIECES):
+                    if (g.mask >> t) & 1 and pool[t] > 0 and have < need:
+                        have += 1
+                        pool[t] -= 1
+            if need > 0 and have == need and today:
+                self.h_goal[j] = True
+            elif need > 0:
+                v += self.w[W_OBJECTIVE] * self.progress * have / need
+        return v
+
+    cdef double steps_progress(self, AlleyCatState st, bint (*met)[MAX_GOALS]) noexcept nogil:
+        # Solo: each step objective not met, by the share of it the tracks already show
+        # (stores far enough along, or the named store's steps), at `order_progress`.
+        cdef const AcSeat* a = &st.s.seat[0]
+        cdef const AcCard* k
+        cdef const AcGoal* g
+        cdef int j, i, z, far
+        cdef double v = 0.0
+        for j in range(st.s.revealed):
+            k = st.card(j)
+            for i in range(k.n_goals):
+                g = &k.goal[i]
+                if g.kind != G_STEPS or met[j][i]:
+                    continue
+                if g.store >= 0:
+                    v += min(a.track[g.store], g.amount) / <double>g.amount
+                else:
+                    far = 0
+                    for z in range(N_STORES):
+                        far += a.track[z] >= g.amount
+                    v += min(far, g.stores) / <double>g.stores
+        return self.progress * self.w[W_OBJECTIVE] * v
+
+    cdef int open_sizes(self, AlleyCatState st, bint (*met)[MAX_GOALS]) noexcept nogil:
+        cdef const AcCard* k
+        cdef int j, i, out = 0
+        for j in range(st.s.revealed):
+            k = st.card(j)
+            for i in range(k.n_goals):
+                if k.goal[i].kind == G_ORDERS and not met[j][i]:
+                    out |= (1 << k.goal[i].size) if k.goal[i].size >= 0 else 7
+        return out
+
+    cdef double objectives_now_and_planned(self, AlleyCatState st, int store, int gain) noexcept nogil:
+        # Solo: the objectives of the face-up cards that hold now, and at `ready` those
+        # that would also hold once today's payable stages are paid, the chocolate
+        # orders at hand supplied and `gain` steps taken at `store` (-1: none), judged
+        # by the engine on this scratch copy, then put back.
+        cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
+        cdef int now, later, all = st.goal_count(), j
+        cdef bint planned = self.h_money > 0 or gain > 0
+        cdef double v, progress
+        if self.fixed:
+            now = self.f_now
+        else:
+            now = st.judge(met)
+        v = self.w[W_OBJECTIVE] * now + (self.w[W_WIN] if now == all else 0.0)
+        for j in range(st.s.revealed):
+            planned = planned or self.h_goal[j]
+        if not planned:
+            return v + (self.f_progress if self.fixed else self.steps_progress(st, met))
+        if self.fixed and self.same_plan(st, store, gain):
+            later, progress = self.m_later, self.m_progress
+        else:
+            later = self.judge_plan(st, store, gain, &progress)
+            if self.fixed:
+                self.keep_plan(st, store, gain, later, progress)
+        return v + progress + self.w[W_READY] * (
+            self.w[W_OBJECTIVE] * (later - now) + (self.w[W_WIN] if later == all and now != all else 0.0))
+
+    cdef int judge_plan(self, AlleyCatState st, int store, int gain, double* progress) noexcept nogil:
+        # The objectives met once the plan is carried out, judged by the engine on this
+        # scratch copy (put back after), and the step objectives' progress then.
+        cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
+        cdef AcSeat* a = &st.s.seat[0]
+        cdef int money = a.money, n_done = a.n_done, track = 0, later, j, i
+        cdef int done_size[N_SIZES]
+        cdef bint supplied[MAX_SOLO_CARDS]
+        for i in range(N_SIZES):
+            done_size[i] = a.done_size[i]
+        for j in range(st.s.revealed):
+            supplied[j] = st.s.goal_supplied[j]
+            st.s.goal_supplied[j] = supplied[j] or self.h_goal[j]
+        a.money += self.h_money
+        for i in range(self.h_n):
+            if a.n_done < MAX_DONE:
+                a.done[a.n_done] = self.h_done[i]
+                a.n_done += 1
+                a.done_size[st.cfg.orders[self.h_done[i]].size] += 1
+        if store >= 0:
+            track = a.track[store]
+            a.track[store] = min(st.cfg.track, track + gain)
+        later = st.judge(met)
+        progress[0] = self.steps_progress(st, met)
+        if store >= 0:
+            a.track[store] = track
+        a.money = money
+        a.n_done = n_done
+        for i in range(N_SIZES):
+            a.done_size[i] = done_size[i]
+        for j in range(st.s.revealed):
+            st.s.goal_supplied[j] = supplied[j]
+        return later
+
+    cdef bint same_plan(self, AlleyCatState st, int store, int gain) noexcept nogil:
+        cdef int i
+        if not (self.m_valid and self.m_money == self.h_money and self.m_n == self.h_n
+                and self.m_store == store and self.m_gain == gain):
+            return False
+        for i in range(self.h_n):
+            if self.m_done[i] != self.h_done[i]:
+                return False
+        for i in range(st.s.revealed):
+            if self.m_goal[i] != self.h_goal[i]:
+                return False
+        return True
+
+    cdef void keep_plan(self, AlleyCatState st, int store, int gain, int later, double progress) noexcept nogil:
+        cdef int i
+        self.m_valid = True
+        self.m_money, self.m_n, self.m_store, self.m_gain = self.h_money, self.h_n, store, gain
+        for i in range(self.h_n):
+            self.m_done[i] = self.h_done[i]
+        for i in range(st.s.revealed):
+            self.m_goal[i] = self.h_goal[i]
+        self.m_later, self.m_progress = later, progress
+
+    cdef double rest_value(self, int* pool, int* later) noexcept nogil:
+        # Pieces no order takes: on the belt by stage; in the store room only the
+        # `keep` best survive the night, the rest become coal (or can be traded for it).
+        cdef double v = 0.0
+        cdef int t, m, left = self.keep
+        for t in range(N_PIECES):
+            v += later[t] * self.gv[t]
+        if self.keep < 0:
+            for t in range(N_PIECES):
+                v += pool[t] * self.gv[t]
+            return v
+        for t in range(N_PIECES - 1, -1, -1):
+            # Kinds by stage, best first (pieces are numbered by stage).
+            m = min(pool[t], left)
+            left -= m
+            v += m * max(self.gv[t], self.coal_piece) + (pool[t] - m) * self.coal_piece
+        return v
+
+    cdef int supply_estimate(self, const AcSide* d, const int* pool) noexcept nogil:
+        # Steps a supply by side `d`'s rule could take from `pool` (rules that need a
+        # choice made elsewhere count nothing).
+        cdef int t, j, n = 0, most = 0, kinds = 0, steps = 0
+        for t in range(N_PIECES):
+            if (d.mask >> t) & 1:
+                n += pool[t]
+                most = max(most, pool[t])
+                kinds += pool[t] > 0
+        if d.rule == R_EACH:
+            return n
+        if d.rule == R_SAME:
+            return most
+        if d.rule == R_DIFFERENT:
+            return kinds
+        if d.rule == R_SETS:
+            return n // d.per
+        if d.rule == R_PAIR:
+            for j in range(d.n_pairs):
+                n = 0
+                for t in range(N_PIECES):
+                    if (d.pair_mask[j] >> t) & 1:
+                        n += pool[t]
+                if n >= 2:
+                    steps = max(steps, d.pair_steps[j])
+            return steps
+        return 0
