@@ -131,6 +131,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
     ending a shift, so it ends shifts idle."""
     NAME = "heuristic_v1"
     GAMES = ("alleycat",)
+    DEFAULT_TABLES = False  # a yardstick for the heuristic, not a player the balance stands for
     DESCRIPTION = ("the first heuristic (kept for comparison): drafts by card value, then a one-move "
                    "look-ahead valuing pieces by stage, coal, store steps and order progress")
     WEIGHTS = {
