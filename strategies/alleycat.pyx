@@ -477,6 +477,7 @@ cdef enum:
 cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     NAME = "heuristic"
     GAMES = ("alleycat",)
+    DEFAULT_TABLES = True
     DESCRIPTION = ("drafts by card value, then a one-move look-ahead valued in money at the end of this "
                    "game: the orders and objectives its pieces can pay, what is left by stage, coal, steps")
     # Slots 0-39 keep the first heuristic's order (the draft reads them by position);
