@@ -17,6 +17,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+import simcore
 import strategies
 from analysis.cli import main
 from analysis.metrics import open_run
@@ -269,9 +270,11 @@ def alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_end_with_a_killed_run(tmp_path):
-    root = Path(__file__).resolve().parents[1]
-    proc = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(tmp_path / "r")], cwd=root,
-                            env={**os.environ, "PYTHONPATH": str(root)})
+    # The compiled package this test imports (the installed one, or a source tree built in
+    # place): the repository root of an installed copy holds no compiled modules.
+    where = Path(simcore.__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(tmp_path / "r")], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(where)})
     try:
         deadline = time.monotonic() + 60
         workers: list[int] = []
