@@ -42,7 +42,11 @@ def tune_command(
     holdout: Annotated[int | None, typer.Option(
         "--holdout-games", min=1, help="Games per table on fresh seeds for the winner (default: 2 x --games).")] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the search games.")] = 0,
-    jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Threads playing at once (default: every core).")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Chunks played at once (default: every "
+                                            "core, or every thread of the dask cluster).")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="threads (the game loop releases the GIL), "
+                                         "processes, or dask (needs --scheduler).")] = "threads",
+    scheduler: Annotated[str | None, typer.Option("--scheduler", help="Address of the dask scheduler.")] = None,
     rules_file: Annotated[Path | None, typer.Option("--rules", help="House rules TOML the games are played under.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override one param: key=value; repeatable.")] = None,
     pdf: Annotated[Path | None, typer.Option("--pdf", help="Also print the report to this PDF.")] = None,
@@ -59,14 +63,15 @@ def tune_command(
             result = tune.tune_rules(
                 game, strategies.split_specs(seats), tune.parse_vary(vary or []),
                 [tune.parse_goal(g) for g in goal or []], out, trials=trials, games=n_games,
-                holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file, sets=sets, quiet=quiet)
+                holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file, sets=sets, quiet=quiet,
+                backend=backend, scheduler=scheduler)
         else:
             sizes = [int(p) for p in players.split(",")] if players else None
             result = tune.tune_bot(
                 game, bot, strategies.split_specs(against), out, trials=trials, games=n_games,
                 weights=[w.strip() for w in weights.split(",")] if weights else None,
                 players=sizes, holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file,
-                sets=sets, quiet=quiet)
+                sets=sets, quiet=quiet, backend=backend, scheduler=scheduler)
     except KeyboardInterrupt:
         print(f"chocosim: interrupted; the finished trials are kept in {out}: run the same "
               "command again to continue", file=sys.stderr)

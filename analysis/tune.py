@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, cpu_count, delayed
+from joblib import Parallel, delayed
 
 import strategies
 from analysis import stats
@@ -35,7 +35,7 @@ from simcore.batch import play_batch, result_arrays
 from simcore.errors import UserError
 from simcore.params import flatten, nest
 from simcore.registry import GameSpec, get_game
-from simcore.runner import seat_orders
+from simcore.runner import BACKENDS, seat_orders, workers
 
 __all__ = ["WeightRange", "weight_space", "Goal", "parse_goal", "parse_vary", "play",
            "tune_bot", "tune_rules", "BotTuning", "RuleTuning", "HOLDOUT_SALT"]
@@ -158,26 +158,46 @@ def parse_goal(text: str) -> Goal:
 
 # ---- playing ----
 
+@dataclass(frozen=True)
+class Pool:
+    """Where candidates' games are played: `jobs` chunks at once on the runner's backend
+    (threads: the loop releases the GIL; processes; or a dask cluster at `scheduler`)."""
+
+    jobs: int | None = None
+    backend: str = "threads"
+    scheduler: str | None = None
+
+
+def _play_chunk(game: GameSpec, params: Any, specs: Sequence[str], perms: np.ndarray,
+                seed: int, i0: int, i1: int) -> dict[str, np.ndarray]:
+    st = game.new_state(params)
+    bots = strategies.build_lineup(game.name, list(specs))
+    a = result_arrays(st, i1 - i0)
+    play_batch(st, bots, perms, 0, seed, i0, i1, **a)
+    return a
+
+
 def play(game: GameSpec, params: Any, specs: Sequence[str], n_games: int, seed: int,
-         jobs: int | None = None) -> dict[str, np.ndarray]:
+         pool: Pool = Pool()) -> dict[str, np.ndarray]:
     """Games [0, n_games) of the lineup `specs` (seats rotated) with run seed `seed`,
     played in memory; the result arrays of simcore.batch, whole."""
     state = game.new_state(params)
     perms = seat_orders(state.n_players, "rotate")
-    jobs = jobs or cpu_count()
-    size = max(1, math.ceil(n_games / (jobs * CHUNKS_PER_JOB)))
-    bounds = [(i0, min(i0 + size, n_games)) for i0 in range(0, n_games, size)]
-
-    def chunk(i0: int, i1: int) -> dict[str, np.ndarray]:
-        st = game.new_state(params)
-        bots = strategies.build_lineup(game.name, list(specs))
-        a = result_arrays(st, i1 - i0)
-        play_batch(st, bots, perms, 0, seed, i0, i1, **a)
-        return a
-
-    parts = Parallel(n_jobs=min(jobs, len(bounds)), backend="threading")(
-        delayed(chunk)(i0, i1) for i0, i1 in bounds)
+    with workers(pool.backend, pool.jobs, pool.scheduler) as n_workers:
+        size = max(1, math.ceil(n_games / (n_workers * CHUNKS_PER_JOB)))
+        bounds = [(i0, min(i0 + size, n_games)) for i0 in range(0, n_games, size)]
+        parts = Parallel(n_jobs=min(n_workers, len(bounds)))(
+            delayed(_play_chunk)(game, params, tuple(specs), perms, seed, i0, i1) for i0, i1 in bounds)
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def _pool(jobs: int | None, backend: str, scheduler: str | None) -> Pool:
+    if backend not in BACKENDS:
+        raise UserError(f"backend = {backend!r}: allowed are {', '.join(BACKENDS)}")
+    if (backend == "dask") != (scheduler is not None):
+        raise UserError("a dask scheduler address goes with backend 'dask' and only with it "
+                        f"(backend = {backend!r}, scheduler = {scheduler!r})")
+    return Pool(jobs, backend, scheduler)
 
 
 def _rotation_games(n_games: int, players: int) -> int:
@@ -311,12 +331,12 @@ def _field_tables(candidate: str, field: Sequence[str], players: Sequence[int]) 
 
 def _field_wins(game: GameSpec, params_of: Callable[[int], Any], candidate: str,
                 field: Sequence[str], players: Sequence[int], n_games: int, seed: int,
-                jobs: int | None) -> list[np.ndarray]:
+                pool: Pool) -> list[np.ndarray]:
     """Per table of _field_tables, the candidate's win share in each game."""
     out = []
     for table in _field_tables(candidate, field, players):
         p = len(table)
-        a = play(game, params_of(p), table, _rotation_games(n_games, p), seed, jobs)
+        a = play(game, params_of(p), table, _rotation_games(n_games, p), seed, pool)
         out.append(_seat_wins(a, p, 0))
     return out
 
@@ -340,13 +360,15 @@ def tune_bot(game: str, bot: str, field: Sequence[str], out: Path | str, *, tria
              games: int = 2000, weights: Sequence[str] | None = None,
              players: Sequence[int] | None = None, holdout_games: int | None = None,
              seed: int = 0, jobs: int | None = None, rules: Path | None = None,
-             sets: dict[str, Any] | None = None, quiet: bool = False) -> BotTuning:
+             sets: dict[str, Any] | None = None, quiet: bool = False, backend: str = "threads",
+             scheduler: str | None = None) -> BotTuning:
     """Search `bot`'s weights to maximise its edge over its fair share against `field`
     ("self": the best weights found so far, updated every league round)."""
     spec = get_game(game)
     out = Path(out)
     if trials < 1 or games < 1:
         raise UserError(f"trials = {trials}, games = {games}: both must be at least 1")
+    pool = _pool(jobs, backend, scheduler)
     space, defaults = weight_space(game, bot, weights)
     field = _check_field(game, field)
     sizes = sorted(set(players or [spec.players[0] if spec.players[0] > 1 else spec.players[1]]))
@@ -380,7 +402,7 @@ def tune_bot(game: str, bot: str, field: Sequence[str], out: Path | str, *, tria
     def evaluate(trial) -> list[float]:
         candidate, field_now = _spec(bot, {**defaults, **trial.params}), opponents()
         trial.set_user_attr("field", field_now)
-        wins = _field_wins(spec, params.get, candidate, field_now, sizes, games, seed, jobs)
+        wins = _field_wins(spec, params.get, candidate, field_now, sizes, games, seed, pool)
         return [_edge(wins, [len(t) for t in _field_tables(candidate, field_now, sizes)])]
 
     def best_text() -> str:
@@ -401,7 +423,7 @@ def tune_bot(game: str, bot: str, field: Sequence[str], out: Path | str, *, tria
         best_trial = max(completed, key=lambda t: t.value)
     best = {**defaults, **best_trial.params}
     result = _confirm_bot(spec, params, bot, best, defaults, field, sizes, holdout_games,
-                          seed ^ HOLDOUT_SALT, jobs)
+                          seed ^ HOLDOUT_SALT, pool)
     tuning = BotTuning(
         game=game, bot=bot, out=out, space=space, defaults=defaults, best=best,
         best_value=float(best_trial.value),
@@ -415,14 +437,14 @@ def tune_bot(game: str, bot: str, field: Sequence[str], out: Path | str, *, tria
 
 def _confirm_bot(spec: GameSpec, params: dict[int, Any], bot: str, best: dict[str, float],
                  defaults: dict[str, float], field: list[str], sizes: list[int],
-                 n_games: int, seed: int, jobs: int | None) -> dict[str, Any]:
+                 n_games: int, seed: int, pool: Pool) -> dict[str, Any]:
     """The tuned bot on held-out seeds: head to head against the default weights (one
     tuned seat, the default in the others, against the fair share), and against the
     field, paired with the default bot in the same seat on the same games."""
     tuned, default = _spec(bot, best), _spec(bot, defaults)
     holdout = []
     for p in sizes:
-        a = play(spec, params[p], [tuned] + [default] * (p - 1), _rotation_games(n_games, p), seed, jobs)
+        a = play(spec, params[p], [tuned] + [default] * (p - 1), _rotation_games(n_games, p), seed, pool)
         w = _seat_wins(a, p, 0)
         r = stats.rate_vs(float(w.sum()), len(w), 1 / p)
         holdout.append({"players": p, "games": len(w), "win": r.value, "low": r.low,
@@ -430,8 +452,8 @@ def _confirm_bot(spec: GameSpec, params: dict[int, Any], bot: str, best: dict[st
     # The field with "self" meaning the default: the tuned bot must beat the bot it replaces.
     opponents = [default if s == "self" else s for s in field]
     tables = _field_tables("x", opponents, sizes)
-    w_tuned = _field_wins(spec, params.get, tuned, opponents, sizes, n_games, seed, jobs)
-    w_default = _field_wins(spec, params.get, default, opponents, sizes, n_games, seed, jobs)
+    w_tuned = _field_wins(spec, params.get, tuned, opponents, sizes, n_games, seed, pool)
+    w_default = _field_wins(spec, params.get, default, opponents, sizes, n_games, seed, pool)
     per_table = []
     for t, wt, wd in zip(tables, w_tuned, w_default):
         d = paired_mean(wt - wd)
@@ -537,13 +559,14 @@ def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, flo
                goals: Sequence[Goal], out: Path | str, *, trials: int = 40, games: int = 2000,
                holdout_games: int | None = None, seed: int = 0, jobs: int | None = None,
                rules: Path | None = None, sets: dict[str, Any] | None = None,
-               quiet: bool = False) -> RuleTuning:
+               quiet: bool = False, backend: str = "threads", scheduler: str | None = None) -> RuleTuning:
     """Search the params in `vary` for house rules meeting every goal, preferring few and
     small changes; the proposal is written as a TOML house rule (proposal.toml)."""
     spec = get_game(game)
     out = Path(out)
     if trials < 1 or games < 1:
         raise UserError(f"trials = {trials}, games = {games}: both must be at least 1")
+    pool = _pool(jobs, backend, scheduler)
     if not goals:
         raise UserError("rule tuning needs at least one --goal; the forms are " + ", ".join(GOAL_FORMS))
     seats = list(seats)
@@ -577,7 +600,7 @@ def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, flo
             params = spec.params(rules, {**(sets or {}), **values}, players=players)
         except UserError as e:
             return None, str(e)
-        m = _metrics(play(spec, params, seats, n_games, game_seed, jobs), players, end_reasons)
+        m = _metrics(play(spec, params, seats, n_games, game_seed, pool), players, end_reasons)
         return [_goal_value(g, m, players) for g in goals], None
 
     refused: list[dict[str, Any]] = []

@@ -48,7 +48,7 @@ from simcore.strategy import PythonStrategy, Strategy
 
 __all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY", "BUILD",
            "seat_orders", "bytes_per_game", "default_chunk_size", "part_name", "read_tally",
-           "TALLY_KEY", "TALLY_CELLS", "GROUPING", "BotFailure", "rotation_size"]
+           "TALLY_KEY", "TALLY_CELLS", "GROUPING", "BotFailure", "rotation_size", "workers"]
 
 SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, in order
 BACKENDS = ("processes", "threads", "dask")
@@ -368,7 +368,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
             soft_wrap=True, markup=False, highlight=False)
     perms = seat_orders(state.n_players, seating)
     row_bytes = bytes_per_game(state.n_players, state.n_features, state.n_interim)
-    with _workers(backend, jobs, scheduler) as n_workers:
+    with workers(backend, jobs, scheduler) as n_workers:
         fresh = {
             "run_id": _run_id(identity),
             **identity,
@@ -424,7 +424,7 @@ def _part_done(out: Path, index: int, i0: int, i1: int, n_players: int) -> bool:
 
 
 @contextmanager
-def _workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[int]:
+def workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[int]:
     """Point joblib at the backend's workers; yield how many chunks run at once."""
     # joblib imported here: a third of what `chocosim summary` would spend importing.
     from joblib import cpu_count, parallel_config

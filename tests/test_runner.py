@@ -517,7 +517,7 @@ def test_a_short_default_run_starts_no_workers_and_a_long_one_does(tmp_path, mon
         return real(*args, **kwargs)
 
     monkeypatch.setattr(joblib, "Parallel", counting)
-    monkeypatch.setattr(runner, "_workers", lambda *a: nullcontext(2))  # two cores
+    monkeypatch.setattr(runner, "workers", lambda *a: nullcontext(2))  # two cores
     play(tmp_path / "short", n_games=400, seed=5)  # milliseconds: workers would not pay
     assert started == []
     monkeypatch.setattr(runner, "WORKERS_START_S", 0.0)  # as if every run were long

@@ -73,7 +73,7 @@ def test_tuned_fabryka_heuristic_beats_the_default():
         tune.get_game("fabryka"), {2: tune.get_game("fabryka").params(players=2)}, "heuristic",
         {**strategies.available("fabryka")["heuristic"].WEIGHTS, "collect_threshold": 12.0},
         dict(strategies.available("fabryka")["heuristic"].WEIGHTS), ["heuristic", "random"], [2],
-        6000, 99, 2)
+        6000, 99, tune.Pool(jobs=2))
     assert result["better"] and result["holdout"][0]["low"] > 0.5
 
 
@@ -164,3 +164,23 @@ def test_self_play_league_plays_each_round_against_the_last_champion(tmp_path):
     assert all(t["field"] == [expected] for t in second_round)
     # The winner comes from the last round, and is confirmed against the default.
     assert result.best["collect_threshold"] in [t["params"]["collect_threshold"] for t in second_round]
+
+
+def test_candidates_play_the_same_games_on_every_backend():
+    """Threads, processes and a dask cluster deal game i from seed f(seed, i) alike."""
+    import distributed
+    import numpy as np
+
+    spec = tune.get_game("fabryka")
+    params = spec.params(players=2)
+    lineup = ["heuristic", "random"]
+    base = tune.play(spec, params, lineup, 60, 5, tune.Pool(jobs=1))
+    for pool in (tune.Pool(jobs=2), tune.Pool(jobs=2, backend="processes")):
+        other = tune.play(spec, params, lineup, 60, 5, pool)
+        assert all(np.array_equal(base[k], other[k]) for k in base)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        other = tune.play(spec, params, lineup, 60, 5, tune.Pool(backend="dask", scheduler=cluster.scheduler_address))
+    assert all(np.array_equal(base[k], other[k]) for k in base)
+    with pytest.raises(tune.UserError, match="goes with backend 'dask'"):
+        tune.tune_bot("fabryka", "heuristic", ["random"], "unused", backend="dask")
