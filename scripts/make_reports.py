@@ -38,10 +38,10 @@ TABLES = {"fabryka": (2,), "enemy_chocolatier": (2, 4, 6), "manfredini": (2, 3, 
           "alleycat": (1, 2, 3, 4)}
 # Skill reports: games per run and the bot whose components restricted play measures.
 # The search bot costs seconds a game in the slower games, hence only these two.
-# Manfredini's search bot plays about a game a second, hence few games there; Alley
-# Cat's takes about 10 s a game, too slow for a bundled skill report.
+# The search bot plays about a game a second in Manfredini and takes about 10 s a game
+# in Alley Cat, hence few games there: wide intervals, but the ladder's order shows.
 SKILL = {"fabryka": {"n_games": 2000}, "enemy_chocolatier": {"n_games": 400},
-         "manfredini": {"n_games": 40}}
+         "manfredini": {"n_games": 40}, "alleycat": {"n_games": 12, "players": 2}}
 
 
 def bots(name: str) -> list[str]:
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                 rungs = ["random", "greedy", "heuristic", *(["heuristic(weights=tuned)"] if best != "heuristic" else []), "mcts"]
                 skill(name, SKILL[name]["n_games"], args.runs, html,
                       pdf=None if args.no_pdf else html.with_suffix(".pdf"), jobs=args.jobs, quiet=True,
-                      restricted=best, ladder=rungs)
+                      restricted=best, ladder=rungs, players=SKILL[name].get("players"))
                 print(f"{name}: skill report in {time.perf_counter() - t2:.1f} s -> {html}", flush=True)
     except UserError as e:
         print(f"make_reports: error: {e}", file=sys.stderr)

@@ -349,6 +349,8 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     bots = list(lineup())
     if len(bots) != len(specs):
         raise ValueError(f"the lineup factory made {len(bots)} bots for {len(specs)} specs")
+    for bot in bots:
+        bot.bind(state)  # a bot that cannot play this game (a bad forbid=) fails here, in one line
 
     identity = {
         "game": game.name,

@@ -122,10 +122,11 @@ def build(game: str, spec: str) -> Strategy:
     it never takes that component of the game; see Strategy.bind)."""
     cls = resolve(game, spec)
     _, kwargs = parse_spec(spec)
-    if "forbid" in kwargs:
-        # Checked here too so that a bad name fails before a run starts (bind checks it
-        # again against the built state).
-        names = tuple(get_game(game).state_cls.COMPONENTS)
+    names = tuple(get_game(game).state_cls.COMPONENTS)
+    if "forbid" in kwargs and names:
+        # Checked here too so that a bad name fails at once; a game whose components
+        # depend on its params (Alley Cat's parts) is checked by bind against the state
+        # built for the run, before the run starts.
         if kwargs["forbid"] not in names:
             allowed = ", ".join(names) or "none (this game names no components)"
             raise UserError(f"strategy {spec!r}: forbid={kwargs['forbid']!r} is not a component "

@@ -182,3 +182,22 @@ def test_forbidding_a_worthless_kind_changes_nothing_within_its_interval():
     drop, half = paired_drop(params, "heuristic(forbid=pink)", "heuristic", 4000)
     assert abs(drop) <= half, (drop, half)
     assert half < 0.03
+
+
+def test_components_that_depend_on_the_params_are_checked_before_a_run_starts(tmp_path):
+    """Alley Cat names its parts per params (the expansion adds some): a spec is checked
+    against the state built for the run, before anything is written."""
+    import functools
+
+    from simcore.runner import run
+
+    spec = get_game("alleycat")
+    specs = ["heuristic(forbid=nope)", "random"]
+    with pytest.raises(UserError, match=r"forbid='nope' is not a component of this game \(allowed: part_"):
+        run(spec, spec.params(players=2), specs, functools.partial(strategies.build_lineup, "alleycat", specs),
+            tmp_path / "r", n_games=2, jobs=1, quiet=True)
+    assert not (tmp_path / "r").exists()
+    specs = ["random(forbid=part_Roaster)", "random"]
+    run(spec, spec.params(players=2), specs, functools.partial(strategies.build_lineup, "alleycat", specs),
+        tmp_path / "ok", n_games=2, jobs=1, quiet=True)
+    assert list((tmp_path / "ok").glob("part-*.parquet"))
