@@ -1,4 +1,4 @@
-"""Fabryka Czekolady against its rulebook (shared/rules/fabryka-czekolady.txt).
+"""Fabryka Czekolady against its rulebook (Shimamura and Dogen, Nasza Księgarnia 2018).
 
 Every expected number here is worked out by hand from the printed rules: majorities
 biscuits 5, blueberries 6, strawberries 7, almonds 8 (strictly most; a tie pays nobody);
