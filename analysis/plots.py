@@ -207,30 +207,25 @@ def margins(o: Outcomes) -> str:
     return _svg(fig)
 
 
-def score_distribution(o: Outcomes) -> str:
+def _histogram_with_mean(h: Histogram, color, title: str, xlabel: str) -> str:
     fig, ax = plt.subplots(figsize=(WIDTH, 3.0))
-    _hist_bars(ax, o.scores, _PALETTE[2])
-    mean, low, high = o.scores.mean()
+    _hist_bars(ax, h, color)
+    mean, low, high = h.mean()
     ax.axvline(mean, color="black", ls="--", lw=1, label=f"mean {mean:.1f} (95% CI {low:.2f}–{high:.2f})")
-    ax.set_title("Final score distribution")
-    ax.set_xlabel("final score (points)")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("share of games")
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.legend(fontsize=8)
     return _svg(fig)
+
+
+def score_distribution(o: Outcomes) -> str:
+    return _histogram_with_mean(o.scores, _PALETTE[2], "Final score distribution", "final score (points)")
 
 
 def game_length(o: Outcomes) -> str:
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.0))
-    _hist_bars(ax, o.turns, _PALETTE[0])
-    mean, low, high = o.turns.mean()
-    ax.axvline(mean, color="black", ls="--", lw=1, label=f"mean {mean:.1f} (95% CI {low:.2f}–{high:.2f})")
-    ax.set_title("Game length")
-    ax.set_xlabel("turns (decisions taken, all players)")
-    ax.set_ylabel("share of games")
-    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.legend(fontsize=8)
-    return _svg(fig)
+    return _histogram_with_mean(o.turns, _PALETTE[0], "Game length", "turns (decisions taken, all players)")
 
 
 def end_reasons(o: Outcomes) -> str:
