@@ -11,6 +11,7 @@ import pytest
 
 from simcore.batch import play_batch, result_arrays
 from simcore.errors import UserError
+from simcore.games.manfredini.params import SPECIALISTS
 from simcore.games.manfredini.rules import ACTION_BASES as A, GOODS
 from simcore.registry import get_game
 from simcore.state import CHECKED_BUILD
@@ -42,7 +43,6 @@ def play(st, *actions):
         st.apply_action(a)
 
 
-SPECIALISTS = ("temp", "lift_operator", "sorter", "runner", "trucker", "machinist", "packer")
 
 
 def batch(players, variant, n_games, bots="random", seed=11):

@@ -10,20 +10,9 @@ import pytest
 
 from simcore.errors import UserError
 from simcore.games.manfredini.rules import ACTION_BASES as A, GOODS
-from simcore.registry import get_game
+from simcore.games.manfredini.params import RECIPES, SPECIALISTS
+from test_manfredini import SPEC, card, new
 
-SPEC = get_game("manfredini")
-SPECIALISTS = ("temp", "lift_operator", "sorter", "runner", "trucker", "machinist", "packer")
-RECIPES = ("chocolate_peanuts", "chocolate_pretzels", "lollipops", "chocolate_bar", "gumdrops",
-           "truffles", "toffee", "fudge", "caramels", "bonbons")
-
-
-def new(players=2, variant="full", **sets):
-    return SPEC.new_state(SPEC.params(players=players, sets={"variant": variant, **sets}))
-
-
-def card(name):
-    return A["card"] + (int(name) - 1 if name.isdigit() else 16 + SPECIALISTS.index(name))
 
 
 def make(recipe):
