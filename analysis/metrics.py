@@ -29,6 +29,7 @@ from analysis import stats
 from analysis.stats import Difference, Matchups, Rate, Ratings
 from simcore.errors import UserError
 from simcore.registry import FeatureRoles, games as registered_games
+from simcore.parts import check_part, list_parts, read_part, scan_parts
 from simcore.runner import MANIFEST
 
 __all__ = ["RunData", "open_run", "analyze", "RunAnalysis", "SeatBalance", "Strategies",
@@ -65,7 +66,7 @@ class RunData:
         return [f for f in self.features if self.roles.role(f) in roles]
 
     def scan(self) -> pl.LazyFrame:
-        return pl.scan_parquet(self.parts)
+        return scan_parts(self.parts)
 
 
 def _fail_unreadable(path: Path, error: Exception) -> UserError:
@@ -92,17 +93,15 @@ def open_run(path: Path | str, roles: FeatureRoles | None = None) -> RunData:
         players = int(manifest["players"])
     except (TypeError, KeyError, ValueError):
         raise UserError(f"run directory {path}: {MANIFEST} lacks or garbles players or strategies") from None
-    parts = sorted(path.glob("part-*.parquet"))
-    if not parts:
-        raise UserError(f"run directory {path} has no results (no part-*.parquet)")
+    parts = list_parts(path)
     for part in parts:  # a truncated or corrupt part is named (its footer does not read)
         try:
-            pl.read_parquet_metadata(part)
+            check_part(part)
         except (pl.exceptions.PolarsError, OSError) as e:
             raise UserError(f"results part {part} is unreadable ({str(e).splitlines()[0]}); "
                             "running the run's command again plays its games again") from None
     try:
-        schema = pl.scan_parquet(parts).collect_schema()
+        schema = scan_parts(parts).collect_schema()
     except (pl.exceptions.PolarsError, OSError) as e:
         raise _fail_unreadable(path, e) from None
     missing = [c for c in BASE_COLUMNS if c not in schema]
@@ -526,9 +525,9 @@ class _Tally:
 
 
 def _codes(column: pl.Series) -> tuple[np.ndarray, list[str]]:
-    """A string or categorical column as int codes and the labels they index: read
-    through the categorical's physical codes (casting every row to strings is slow)."""
-    if column.dtype != pl.Categorical:
+    """A string, categorical or enum column as int codes and the labels they index: read
+    through the physical codes (casting every row to strings is slow)."""
+    if not isinstance(column.dtype, pl.Categorical | pl.Enum):
         column = column.cast(pl.String).cast(pl.Categorical)
     physical = column.to_physical().to_numpy()
     present = column.unique()
@@ -542,7 +541,7 @@ def _part_arrays(run: RunData, part: Path, columns: list[str]) -> dict[str, Any]
     """The columns of one part as (games, seats) arrays; strategy as the index into
     run.strategies; end_reason per game as codes into "end_labels"."""
     try:
-        df = pl.read_parquet(part, columns=columns)
+        df = read_part(part, columns)
     except (pl.exceptions.PolarsError, OSError) as e:
         raise _fail_unreadable(run.path, e) from None
     n = run.players
@@ -770,7 +769,7 @@ _CACHE_VERSION = 1
 
 
 def _cache_path(part: Path) -> Path:
-    # A hidden name that can never match part-*.parquet.
+    # A hidden name that can never match a part's.
     return part.with_name(f".tally-{part.stem.removeprefix('part-')}.json")
 
 
@@ -836,9 +835,9 @@ def _part_tally(run: RunData, part: Path, checkpoints: list[str]) -> _Tally:
 
 
 def _games_tally(run: RunData, checkpoints: list[str]) -> _Tally:
-    """One pass: tally the parts on threads (parquet reads and numpy release the GIL), each into
+    """One pass: tally the parts on threads (part reads and numpy release the GIL), each into
     its own tally, merged as they finish: at most `workers` parts in memory at once. A
-    part's tally is cached beside it, so a second report of the same run reads no parquet."""
+    part's tally is cached beside it, so a second report of the same run reads no rows."""
     def one(part: Path) -> _Tally:
         return _part_tally(run, part, checkpoints)
 

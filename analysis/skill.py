@@ -47,6 +47,7 @@ import strategies
 from simcore.errors import UserError
 from simcore.params import Params, flatten, parse_set
 from simcore.registry import GameSpec, get_game
+from simcore.parts import list_parts, read_part
 from simcore.runner import MANIFEST, run
 
 if TYPE_CHECKING:
@@ -274,10 +275,7 @@ def _open(path: Path) -> tuple[RunTally, list[Path]]:
         raise UserError(f"{path} is not a run directory (no {MANIFEST})") from None
     except (OSError, ValueError, TypeError, KeyError) as e:
         raise UserError(f"run directory {path}: {MANIFEST} is unreadable or incomplete ({e})") from None
-    parts = sorted(path.glob("part-*.parquet"))
-    if not parts:
-        raise UserError(f"run directory {path} has no results (no part-*.parquet)")
-    return t, parts
+    return t, list_parts(path)
 
 
 _COLUMNS = ["game", "seat", "strategy", "rank", "win", "position"]
@@ -291,7 +289,7 @@ def tally(path: Path | str) -> RunTally:
     labels, n = t.labels, t.players
     for part in parts:
         try:
-            df = pl.read_parquet(part, columns=_COLUMNS).sort("game", "seat")
+            df = read_part(part, _COLUMNS).sort("game", "seat")
             codes = df["strategy"].cast(pl.String).replace_strict(
                 {s: i for i, s in enumerate(labels)}, return_dtype=pl.Int64)
         except (pl.exceptions.PolarsError, OSError) as e:

@@ -19,7 +19,8 @@ import polars as pl
 from numpy.typing import ArrayLike
 
 from simcore.errors import UserError
-from simcore.runner import GROUPING, MANIFEST, TALLY_CELLS, read_tally
+from simcore.parts import list_parts, read_tally, scan_parts
+from simcore.runner import GROUPING, MANIFEST, TALLY_CELLS
 
 __all__ = ["Summary", "summarize", "wilson", "scan_run", "GROUPING"]
 
@@ -75,18 +76,9 @@ def wilson(successes: ArrayLike, n: ArrayLike) -> tuple[Any, Any]:
     return (low[()], high[()]) if low.ndim == 0 else (low, high)
 
 
-def _parts(out: Path) -> list[Path]:
-    # Listed by pathlib rather than a polars glob: a directory name may hold glob
-    # characters ("runs/[test]") that polars would expand.
-    parts = sorted(Path(out).glob("part-*.parquet"))
-    if not parts:
-        raise UserError(f"run directory {out} has no results (no part-*.parquet)")
-    return parts
-
-
 def scan_run(out: Path | str) -> pl.LazyFrame:
     """The results table of a run directory, lazily."""
-    return pl.scan_parquet(_parts(Path(out)), glob=False)
+    return scan_parts(list_parts(Path(out)))
 
 
 def _unreadable(part: Path, e: Exception) -> UserError:
@@ -95,8 +87,9 @@ def _unreadable(part: Path, e: Exception) -> UserError:
 
 
 def _tally_rows(part: Path) -> tuple[pl.DataFrame, pl.DataFrame | None, str | None]:
-    """The tally of a part written without one, from its rows."""
-    lazy = pl.scan_parquet(part, glob=False)
+    """The tally of a part written without one (by hand, or by an older chocosim), from
+    its rows."""
+    lazy = scan_parts([part])
     names = lazy.collect_schema().names()
     win = pl.col("win").cast(pl.Float64)
     position = pl.col("position").cast(pl.Int64) if "position" in names else pl.lit(None, pl.Int64)
@@ -120,7 +113,7 @@ def _tallies(out: Path) -> tuple[pl.DataFrame, pl.DataFrame | None, str | None]:
     """Every part's tally: the cells (TALLY_CELLS with their sums) and the per-value
     counts of the grouping feature, each summed over parts."""
     cells, groups, key = [], [], None
-    for part in _parts(out):
+    for part in list_parts(out):
         try:
             tally = read_tally(part)
             if tally is None:

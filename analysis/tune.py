@@ -188,7 +188,9 @@ def play(game: GameSpec, params: Any, specs: Sequence[str], n_games: int, seed: 
         bounds = [(i0, min(i0 + size, n_games)) for i0 in range(0, n_games, size)]
         parts = Parallel(n_jobs=min(n_workers, len(bounds)))(
             delayed(_play_chunk)(game, params, tuple(specs), perms, seed, i0, i1) for i0, i1 in bounds)
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    # Row-per-seat arrays join along their last axis: features and interim are stored
+    # one row per feature (see simcore.batch.result_arrays).
+    return {k: np.concatenate([p[k] for p in parts], axis=-1) for k in parts[0]}
 
 
 def _pool(jobs: int | None, backend: str, scheduler: str | None) -> Pool:

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """The batch loop: plays games [i0, i1) of a run without the GIL and writes one row per
 game x seat into preallocated arrays (struct of arrays)."""
-from libc.stdint cimport uint64_t, int64_t, int8_t, int32_t
+from libc.stdint cimport uint64_t, int64_t, int8_t, int16_t, int32_t
 
 from simcore.batchjob cimport BatchJob
 from simcore.rng cimport Rng, rng_seed, rng_below, game_seed, bot_seed, seating_seed
@@ -57,8 +57,9 @@ def result_arrays(GameState state, int64_t n_games):
         "win": np.zeros(rows, np.float32),
         "first": np.zeros(rows, np.int8),
         "position": np.zeros(rows, np.int8),
-        "features": np.zeros((rows, state.n_features), np.int32),
-        "interim": np.zeros((rows, state.n_interim), np.int32),
+        # Column by column (feature f of every row is features[f]), int16.
+        "features": np.zeros((state.n_features, rows), np.int16),
+        "interim": np.zeros((state.n_interim, rows), np.int16),
     }
 
 
@@ -68,9 +69,10 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
                int8_t[::1] end_reason, int8_t[::1] seat_strategy,
                int32_t[::1] score, int8_t[::1] rank, float[::1] win, int8_t[::1] first,
                int8_t[::1] position,
-               int32_t[:, ::1] features, int32_t[:, ::1] interim, bint generic=False):
+               int16_t[:, ::1] features, int16_t[:, ::1] interim, bint generic=False):
     """Play games [i0, i1). Row (g - i0) * n_players + seat of the seat arrays, row g - i0
-    of the game arrays. `perms` lists seat orders (row r: strategy index of each seat);
+    of the game arrays; `features` and `interim` hold one row per feature, one column per
+    seat row. `perms` lists seat orders (row r: strategy index of each seat);
     seating 0 = rotate through the rows by game index, 1 = fixed (row 0), 2 = random row.
     Holds the GIL only if a strategy is written in Python. `generic` plays with the loop
     every game shares (virtual calls) instead of the game's own compiled loop; both give
@@ -90,13 +92,14 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
                             ("turns", turns, games), ("end_reason", end_reason, games),
                             ("seat_strategy", seat_strategy, games * n), ("score", score, games * n),
                             ("rank", rank, games * n), ("win", win, games * n),
-                            ("first", first, games * n), ("position", position, games * n),
-                            ("features", features, games * n),
-                            ("interim", interim, games * n)):
+                            ("first", first, games * n), ("position", position, games * n)):
         if arr.shape[0] < rows:
             raise ValueError(f"{name} has {arr.shape[0]} rows; the batch needs {rows}")
-    if features.shape[1] < nf or interim.shape[1] < ni:
-        raise ValueError(f"features/interim have {features.shape[1]}/{interim.shape[1]} columns; "
+    if features.shape[1] < games * n or interim.shape[1] < games * n:
+        raise ValueError(f"features/interim have {features.shape[1]}/{interim.shape[1]} seat rows; "
+                         f"the batch needs {games * n}")
+    if features.shape[0] < nf or interim.shape[0] < ni:
+        raise ValueError(f"features/interim have {features.shape[0]}/{interim.shape[0]} columns; "
                          f"this game writes {nf}/{ni}")
     for s in strategies:
         (<Strategy?>s).bind(state)
@@ -124,11 +127,17 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
     job.win = &win[0]
     job.first = &first[0]
     job.position = &position[0]
-    job.features = &features[0, 0] if features.shape[1] > 0 else NULL
+    job.features = &features[0, 0] if nf > 0 else NULL
     job.features_stride = features.shape[1]
-    job.interim = &interim[0, 0] if interim.shape[1] > 0 else NULL
+    job.interim = &interim[0, 0] if ni > 0 else NULL
     job.interim_stride = interim.shape[1]
+    job.overflow_row = -1
     with nogil:
         # A game that compiles the loop for its own class plays faster (see loop.pxi).
         if generic or not state.play_batch(lineup, &job):
             play_games(state, lineup, &job)
+    if job.overflow_row >= 0:
+        names = [*state.feature_names(), *(f"interim_{x}" for x in state.interim_names())]
+        raise OverflowError(f"{type(state).__name__}: {names[job.overflow_column]} = {job.overflow_value} "
+                            f"(row {job.overflow_row} of the batch) does not fit the int16 that results "
+                            "store features and interim scores in")

@@ -1,6 +1,6 @@
 # What the batch loop (simcore/loop.pxi) needs to play a range of games: plain C, so a
 # GameState can take it in a nogil call without knowing the strategy classes.
-from libc.stdint cimport uint64_t, int64_t, int8_t, int32_t
+from libc.stdint cimport uint64_t, int64_t, int8_t, int16_t, int32_t
 
 
 cdef struct BatchJob:
@@ -22,7 +22,14 @@ cdef struct BatchJob:
     float* win
     int8_t* first
     int8_t* position             # turn position at the start (0 = acts first)
-    int32_t* features            # features_stride ints per seat row
+    # Features and interim scores column by column (feature f of row r at
+    # f * features_stride + r), as int16: the layout and width of a result part's
+    # columns, so the runner stores them without a copy.
+    int16_t* features
     int64_t features_stride
-    int32_t* interim             # interim_stride ints per seat row
+    int16_t* interim
     int64_t interim_stride
+    # The first value int16 cannot hold, if any (overflow_row -1: none).
+    int64_t overflow_row
+    int overflow_column          # index into the features, then the interim scores
+    int overflow_value

@@ -8,11 +8,11 @@
 # The calls to reset, legal_actions and apply are then direct and the C compiler inlines
 # them into the loop; simcore/batch.pyx compiles the same loop for the GameState base
 # (virtual calls), which plays any game that does not include it.
-from libc.stdint cimport uint64_t, int64_t, int8_t, int32_t
+from libc.stdint cimport uint64_t, int64_t, int8_t, int16_t, int32_t
 
 from simcore.batchjob cimport BatchJob
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_scale, rng_below, game_seed, bot_seed, seating_seed
-from simcore.state cimport CHECKED, MAX_PLAYERS, MAX_ACTIONS
+from simcore.state cimport CHECKED, MAX_PLAYERS, MAX_ACTIONS, MAX_FEATURES, MAX_INTERIM
 from simcore.strategy cimport Lineup, drop_component
 
 
@@ -52,6 +52,7 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
     cdef int nf = state.n_features
     cdef int ni = state.n_interim
     cdef int buf[MAX_ACTIONS]
+    cdef int values[MAX_FEATURES + MAX_INTERIM]  # one seat's features, then its interim scores
     cdef const int* legal = buf
     cdef const int* kept = state.kept_legal
     cdef const int* kept_n = state.kept_n_legal
@@ -66,7 +67,7 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
     cdef Rng seat_rng
     cdef int64_t g, row, perm_row
     cdef uint64_t seed
-    cdef int p, nl, na, a, n_winners, first_seat
+    cdef int p, nl, na, a, n_winners, first_seat, f
     cdef bint all_uniform
     cdef float share
     cdef int32_t n_turns
@@ -150,8 +151,16 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
             j.first[row] = p == first_seat
             j.position[row] = <int8_t>state.turn_position(p)
             if nf > 0:
-                state.features(p, <int*>&j.features[row * j.features_stride])
+                state.features(p, values)
             if ni > 0:
-                state.interim(p, <int*>&j.interim[row * j.interim_stride])
+                state.interim(p, &values[nf])
+            for f in range(nf + ni):
+                if values[f] != <int16_t>values[f] and j.overflow_row < 0:
+                    j.overflow_row, j.overflow_column, j.overflow_value = row, f, values[f]
+            for f in range(nf):
+                j.features[f * j.features_stride + row] = <int16_t>values[f]
+            for f in range(ni):
+                j.interim[f * j.interim_stride + row] = <int16_t>values[nf + f]
             row += 1
+    job.overflow_row, job.overflow_column, job.overflow_value = j.overflow_row, j.overflow_column, j.overflow_value
     return 1

@@ -1,9 +1,9 @@
 """The runner: plays a run of many games in chunks, in parallel, and streams the results
 to a run directory (DESIGN.md, "Runner and outputs"):
 
-    <out>/manifest.json       what the run is (game, params, strategies, seating, seed...)
-    <out>/part-XXXXX.parquet  one table per finished chunk, one row per game x seat;
-                              its footer holds the chunk's tally (TALLY_KEY)
+    <out>/manifest.json          what the run is (game, params, strategies, seating, seed...)
+    <out>/part-XXXXX.arrow       one table per finished chunk, one row per game x seat
+    <out>/part-XXXXX.tally.json  the chunk's tally (see simcore.parts)
 
 Workers build their own state and bots and write their part themselves, so the parent
 only ever holds small counts and memory stays bounded however many games a run has.
@@ -16,6 +16,8 @@ table, so the results do not depend on the chunk size, the number of jobs or the
 from __future__ import annotations
 
 import collections
+import ctypes
+import functools
 import hashlib
 import itertools
 import json
@@ -42,13 +44,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from simcore.batch import SEATING_MODES, play_batch, result_arrays
 from simcore.errors import UserError
 from simcore.params import Params, flatten
+from simcore.parts import LEGACY_GLOB, part_name, read_tally, scan_parts, tally_path, write_atomic, write_part
 from simcore.registry import GameSpec
 from simcore.state import CHECKED_BUILD, GameState
 from simcore.strategy import PythonStrategy, Strategy
 
 __all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY", "BUILD",
-           "seat_orders", "bytes_per_game", "default_chunk_size", "part_name", "read_tally",
-           "TALLY_KEY", "TALLY_CELLS", "GROUPING", "BotFailure", "rotation_size", "workers"]
+           "seat_orders", "bytes_per_game", "default_chunk_size", "TALLY_CELLS", "GROUPING",
+           "BotFailure", "rotation_size", "workers"]
 
 SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, in order
 BACKENDS = ("processes", "threads", "dask")
@@ -64,10 +67,8 @@ DEFAULT_CHUNK_SIZE = 100_000
 CHUNKS_PER_JOB = 4  # enough chunks that no worker idles while another finishes the tail
 CHUNK_BYTES = 64 * 2**20  # result arrays of one chunk, so a worker's memory is bounded
 DASK_TIMEOUT = 10  # seconds to reach a dask scheduler
-# The key of a part's parquet metadata that holds its tally: counts per cell of
-# TALLY_CELLS (and per value of a GROUPING feature), enough for a run's summary without
-# reading a row. In the footer, so a part and its tally are written (and lost) together.
-TALLY_KEY = "chocosim.tally"
+# A part's tally counts per cell of TALLY_CELLS (and per value of a GROUPING feature):
+# enough for a run's summary without reading a row.
 TALLY_CELLS = ("seat", "position", "strategy", "end_reason")
 # Feature columns that name the scenario a game was dealt (e.g. a solo game's goal
 # card); the tally counts wins per value of the first one a game has.
@@ -114,13 +115,9 @@ def seat_orders(n_players: int, seating: str) -> np.ndarray:
     return np.ascontiguousarray(rows, dtype=np.int32)
 
 
-def part_name(index: int) -> str:
-    return f"part-{index:05d}.parquet"
-
-
 def bytes_per_game(n_players: int, n_features: int, n_interim: int) -> int:
     """The size of one game's rows in play_batch's result arrays."""
-    per_seat = 1 + 4 + 1 + 4 + 1 + 1 + 4 * (n_features + n_interim)
+    per_seat = 1 + 4 + 1 + 4 + 1 + 1 + 2 * (n_features + n_interim)
     return 8 + 8 + 4 + 1 + n_players * per_seat
 
 
@@ -203,18 +200,6 @@ def _package_version() -> str | None:
         return None
 
 
-def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """Write through a temp file in the same directory, then rename it into place, so a
-    reader (or a resumed run) never sees a half-written file. The temp name never
-    matches *.parquet, so readers of the directory skip it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def _describe_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     diffs = []
     for key in IDENTITY:
@@ -240,8 +225,8 @@ def _describe_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]
 
 
 def _leftovers(out: Path) -> list[Path]:
-    """Temp files of an interrupted run (see _write_atomic): a manifest or parts that
-    were being written."""
+    """Temp files of an interrupted run (see write_atomic): a manifest, parts or tallies
+    that were being written."""
     return [p for p in out.glob(".*.tmp")
             if p.name.startswith((f".{MANIFEST}.", ".part-"))]
 
@@ -267,11 +252,15 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
             or manifest["chunk_size"] < 1:
         raise UserError(f"run directory {out}: {MANIFEST} is not a chocosim manifest "
                         "(no positive chunk_size)")
+    if next(out.glob(LEGACY_GLOB), None) is not None:
+        raise UserError(f"run directory {out} holds Parquet parts of an older chocosim: summary and "
+                        "report still read it, but it cannot be resumed or extended; choose another "
+                        "output directory")
     return manifest
 
 
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-    _write_atomic(out / MANIFEST, lambda p: p.write_text(json.dumps(manifest, indent=2) + "\n"))
+    write_atomic(out / MANIFEST, lambda p: p.write_text(json.dumps(manifest, indent=2) + "\n"))
 
 
 def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
@@ -403,22 +392,25 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
 
 
 def _part_done(out: Path, index: int, i0: int, i1: int, n_players: int) -> bool:
-    """Whether part `index` is on disk whole: its footer reads and it holds the games of
-    its chunk. A truncated or corrupt part is said so (stderr) and played again."""
+    """Whether part `index` is on disk whole: its tally holds the part's size and the
+    games of its chunk, and the part's rows read and start at game i0. A truncated or
+    corrupt part, another chunk's part, or one without its tally is said so (stderr) and
+    played again."""
     path = out / part_name(index)
     if not path.exists():
         return False
     try:
         tally = read_tally(path)
-        if tally is not None:
-            # Not its run_id: a run extended to more games may be given a new one.
-            whole = (tally.get("first_game"), tally.get("games")) == (i0, i1 - i0)
-        else:  # a part of an older chocosim: its row count, from the footer
-            whole = pl.scan_parquet(path, glob=False).select(pl.len()).collect().item() == (i1 - i0) * n_players
+        if tally is None:
+            raise ValueError(f"its tally {tally_path(path).name} is missing")
+        # The rows' game column only (memory-mapped): cheap, and it tells parts apart.
+        first, rows = scan_parts([path]).select(pl.col("game").first(), pl.len()).collect().row(0)
     except (OSError, ValueError, pl.exceptions.PolarsError) as e:
         print(f"chocosim: {path} is unreadable ({str(e).splitlines()[0]}): playing its games again",
               file=sys.stderr)
         return False
+    # Not its run_id: a run extended to more games may be given a new one.
+    whole = (tally.get("first_game"), tally.get("games"), first, rows) == (i0, i1 - i0, i0, (i1 - i0) * n_players)
     if not whole:
         print(f"chocosim: {path} does not hold games {i0}-{i1 - 1} of this run: playing them again",
               file=sys.stderr)
@@ -484,7 +476,7 @@ def _execute(job: _Job, todo: list[tuple[int, int, int]], n_workers: int, n_game
 def _pool(job: _Job, queue: collections.deque, n_workers: int, help_start: bool,
           advance: Callable[[int], None]) -> int:
     """Play the queued chunks on the workers; with `help_start`, a thread of this process
-    plays them too until the workers return their first part (play_batch and the parquet
+    plays them too until the workers return their first part (play_batch and the part
     writer release the GIL). Who plays a chunk does not change its part."""
     from joblib import Parallel, delayed
 
@@ -595,8 +587,23 @@ def _watch_parent(parent: int) -> None:
 _watching = False
 
 
+@functools.cache
+def _keep_freed_memory() -> None:
+    """Have glibc keep the memory a chunk frees for the next chunk. By default it hands
+    each large block (a chunk's result arrays, its columns) back to the kernel when
+    freed, and the next chunk faults every page in again: a fifth of a fast game's run
+    went to that. Memory stays bounded by one chunk's peak. A no-op off glibc."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(-3, 32 * 2**20)   # M_MMAP_THRESHOLD: glibc's largest; blocks below come from the heap
+    mallopt(-1, 512 * 2**20)  # M_TRIM_THRESHOLD: free heap kept before it is handed back
+
+
 def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     """Worker: play games [i0, i1), write part `index`; return the number of games."""
+    _keep_freed_memory()
     state = job.game.new_state(job.params)
     bots = list(job.lineup())
     for bot, spec in zip(bots, job.specs, strict=True):
@@ -613,13 +620,9 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
         raise BotFailure(f"bot {e.spec} (seat {e.seat}) {e.what} in game {g} of the run",
                          e.details) from None
     table = _table(job, state, a)
-    tally = json.dumps(_tally(job, state, a, i0), separators=(",", ":"))
     path = job.out / part_name(index)
     try:
-        # lz4 without column statistics: encoding dominates a part's cost, and zstd or
-        # statistics add a third to it; nothing reads the statistics (no row filters).
-        _write_atomic(path, lambda p: table.write_parquet(
-            p, compression="lz4", statistics=False, metadata={TALLY_KEY: tally}))
+        write_part(path, table, _tally(job, state, a, i0))
     except (OSError, pl.exceptions.PolarsError) as e:
         # polars reports a failed write (a full disk) as its own error around the OS one.
         reason = e.strerror if isinstance(e, OSError) and e.strerror else \
@@ -631,15 +634,6 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
 
 def _categorical(labels: Sequence[str], codes: np.ndarray) -> pl.Series:
     return pl.Series(list(labels), dtype=pl.Categorical).gather(codes)
-
-
-def _columns(matrix: np.ndarray) -> np.ndarray:
-    """The columns of a (rows, k) array as the rows of a (k, rows) one, transposed in
-    blocks that fit the cache (a plain transposed copy is six times slower)."""
-    out = np.empty((matrix.shape[1], matrix.shape[0]), matrix.dtype)
-    for r in range(0, matrix.shape[0], 4096):
-        out[:, r:r + 4096] = matrix[r:r + 4096].T
-    return out
 
 
 def _labels(job: _Job) -> tuple[list[str], np.ndarray]:
@@ -654,8 +648,9 @@ def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFram
     n = state.n_players
     games = len(a["game_index"])
     labels, label_of_index = _labels(job)
+    reasons = type(state).END_REASONS
     columns: dict[str, pl.Series | np.ndarray] = {
-        "run_id": _categorical([job.run_id], np.zeros(games * n, np.int64)),
+        "run_id": pl.Series([job.run_id], dtype=pl.Categorical).new_from_index(0, games * n),
         "game": np.repeat(a["game_index"], n),
         "seed": np.repeat(a["seeds"], n),
         "seat": np.tile(np.arange(n, dtype=np.int8), games),
@@ -666,13 +661,14 @@ def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFram
         "first": a["first"].astype(bool),
         "position": a["position"],
         "turns": np.repeat(a["turns"], n),
-        "end_reason": _categorical(type(state).END_REASONS, np.repeat(a["end_reason"], n).astype(np.int64)),
+        # An enum: a game's end reasons are fixed, and it is written at a quarter of the
+        # cost of a categorical.
+        "end_reason": pl.Series(list(reasons), dtype=pl.Enum(reasons)).gather(np.repeat(a["end_reason"], n)),
     }
-    features, interim = _columns(a["features"]), _columns(a["interim"])
     for j, name in enumerate(state.feature_names()):
-        columns[name] = features[j]
+        columns[name] = a["features"][j]
     for j, name in enumerate(state.interim_names()):
-        columns[f"interim_{name}"] = interim[j]
+        columns[f"interim_{name}"] = a["interim"][j]
     return pl.DataFrame(columns)
 
 
@@ -703,20 +699,12 @@ def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int) -> di
     names = list(state.feature_names())
     key_name = next((g for g in GROUPING if g in names), None)
     if key_name is not None:
-        values, inverse = np.unique(a["features"][:, names.index(key_name)], return_inverse=True)
+        values, inverse = np.unique(a["features"][names.index(key_name)], return_inverse=True)
         tally["group"] = {"key": key_name, "cells": [
             [int(v), int(r), float(w), int(sc)] for v, r, w, sc in zip(
                 values, np.bincount(inverse), np.bincount(inverse, win), np.bincount(inverse, score),
                 strict=True)]}
     return tally
-
-
-def read_tally(path: Path) -> dict[str, Any] | None:
-    """The tally in a part's footer; None for a part written without one (by an older
-    chocosim). OSError or polars' error for a part that is missing, truncated or not
-    parquet."""
-    text = pl.read_parquet_metadata(path).get(TALLY_KEY)
-    return None if text is None else json.loads(text)
 
 
 BASE_COLUMNS = ("run_id", "game", "seed", "seat", "strategy", "score", "rank", "win", "first",

@@ -827,8 +827,8 @@ def test_scores_are_the_money_by_source_and_interim_ends_with_it():
     out = run_batch(state, bots, 100, run_seed=3)
     names = state.feature_names()
     money = [i for i, n in enumerate(names) if n.startswith("money_")]
-    assert (out["features"][:, money].sum(axis=1) == out["score"]).all()
-    assert (out["interim"][:, -1] == out["score"]).all()
+    assert (out["features"].T[:, money].sum(axis=1) == out["score"]).all()
+    assert (out["interim"].T[:, -1] == out["score"]).all()
 
 
 def test_heuristic_beats_random():
@@ -850,7 +850,7 @@ def test_features_record_each_day_s_part_and_employee():
     bots = [strategies.build("alleycat", "random") for _ in range(4)]
     out = run_batch(state, bots, 50, run_seed=8)
     names = state.feature_names()
-    f = {n: out["features"][:, i] for i, n in enumerate(names)}
+    f = {n: out["features"].T[:, i] for i, n in enumerate(names)}
     days = range(1, 7)
     assert all((f[f"day{d}_slot"] >= 1).all() and (f[f"day{d}_employee"] >= 1).all() for d in days)
     taken = np.stack([f[n] for n in names if n.startswith("part_")], axis=1)
@@ -861,4 +861,4 @@ def test_features_record_each_day_s_part_and_employee():
     # A part placed on a slot that already held one covered it.
     covered = sum(f[n] for n in names if n.startswith("covered_"))
     assert (covered <= 6).all()
-    assert out["interim"].shape == (200, 6)  # one standing per day and seat
+    assert out["interim"].T.shape == (200, 6)  # one standing per day and seat

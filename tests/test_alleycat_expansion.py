@@ -303,7 +303,7 @@ def test_heuristic_uses_the_new_stores_and_parts():
     bots = [strategies.build("alleycat", "heuristic"), strategies.build("alleycat", "random")]
     out = run_batch(state, bots, 100, run_seed=4)
     names = state.feature_names()
-    f = out["features"].reshape(100, 2, -1)[:, 0]
+    f = out["features"].T.reshape(100, 2, -1)[:, 0]
     supplies = sum(f[:, names.index(f"store_{s}_supplies")] for s in TITLES)
     assert supplies.mean() > 1
     taken = sum((f[:, names.index(f"part_{p}_day")] > 0) for p in ("A16", "A17", "B16", "B17"))

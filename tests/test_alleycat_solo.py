@@ -291,7 +291,7 @@ def test_solo_batch_is_deterministic_and_features_tell_the_verdict():
     b = run_batch(state, bots, 60, run_seed=7)
     for key in a:
         assert np.array_equal(a[key], b[key]), key
-    f = {n: a["features"][:, i] for i, n in enumerate(state.feature_names())}
+    f = {n: a["features"].T[:, i] for i, n in enumerate(state.feature_names())}
     n_targets, n_demands = len(state.params.solo.targets), len(state.params.solo.demands)
     assert ((f["target"] >= 1) & (f["target"] <= n_targets)).all()
     drawn = np.stack([f[f"demand_{j}"] for j in range(1, 8)], axis=1)
@@ -313,7 +313,7 @@ def test_heuristic_aims_at_its_objectives():
     out = {bot: run_batch(state, [strategies.build("alleycat", bot)], 200, run_seed=5)
            for bot in ("random", "heuristic")}
     names = state.feature_names()
-    met = {bot: out[bot]["features"][:, names.index("objectives_met")].mean() for bot in out}
+    met = {bot: out[bot]["features"].T[:, names.index("objectives_met")].mean() for bot in out}
     assert met["heuristic"] > met["random"] + 1.5
     assert out["heuristic"]["score"].mean() > 5 * out["random"]["score"].mean()
     # The assumed Weekly Targets (£40-70) are beyond it; an easier week is won at times.

@@ -92,7 +92,7 @@ def test_confounded_feature_is_not_a_finding_and_a_within_bot_effect_is(tmp_path
     a = analyze(path)
     c = {r["feature"]: r for r in a.components.iter_rows(named=True)}
     # Pooled over the bots (the old analysis) the confounded feature looks strong ...
-    df = pl.read_parquet(path / "part-00000.parquet")
+    df = pl.read_ipc(path / "part-00000.arrow")
     has = df.filter(pl.col("feat_confounded") == 1)["win"]
     hasnt = df.filter(pl.col("feat_confounded") == 0)["win"]
     pooled = stats.difference(has.sum(), len(has), hasnt.sum(), len(hasnt))
@@ -336,16 +336,16 @@ def test_part_tallies_are_cached_beside_the_parts_and_refreshed_when_a_part_chan
     first = analyze(path)
     caches = sorted(p.name for p in path.iterdir() if p.name.startswith(".tally-"))
     assert caches == [".tally-00000.json"]
-    assert sorted(path.glob("part-*.parquet")) == [path / "part-00000.parquet"]  # never mistaken for a part
+    assert sorted(path.glob("part-*.arrow")) == [path / "part-00000.arrow"]  # never mistaken for a part
     again = analyze(path)
     assert again.seats.positions.win == first.seats.positions.win
     assert again.components.equals(first.components)
     assert again.strategies.matchups.wins.tolist() == first.strategies.matchups.wins.tolist()
     # A rewritten part (here: every win flipped to the other seat) is tallied afresh.
-    part = path / "part-00000.parquet"
-    df = pl.read_parquet(part)
+    part = path / "part-00000.arrow"
+    df = pl.read_ipc(part)
     flipped = df.with_columns(win=(1 - pl.col("win")).cast(pl.Float32),
                               rank=(3 - pl.col("rank")).cast(pl.Int8))
-    flipped.write_parquet(part)
+    flipped.write_ipc(part)
     redone = analyze(path)
     assert redone.seats.win[0].successes == first.seats.win[1].successes

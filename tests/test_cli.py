@@ -13,7 +13,7 @@ import strategies
 from analysis.summary import summarize
 from simcore.errors import UserError
 from simcore.registry import get_game
-from simcore.runner import part_name
+from simcore.parts import part_name
 from helpers import cli
 
 @pytest.fixture(autouse=True)
@@ -94,7 +94,7 @@ def test_run_writes_the_directory_prints_the_summary_and_resumes(capsys, tmp_pat
     assert "played 40 games" in out
     for heading in ("by seat", "by strategy", "shared victories", "end reasons"):
         assert heading in out
-    assert len(list(out_dir.glob("part-*.parquet"))) == 4
+    assert len(list(out_dir.glob("part-*.arrow"))) == 4
     manifest = json.loads((out_dir / "manifest.json").read_text())
     assert (manifest["seed"], manifest["n_games"], manifest["seating"]) == (3, 40, "rotate")
 
@@ -262,7 +262,7 @@ def test_play_json_is_game_0_of_a_fixed_run(capsys, tmp_path):
     code, _, _ = cli(capsys, "run", "fabryka", "--seats", seats, "--seed", "7", "--seating", "fixed",
                      "--games", "2", "--out", str(tmp_path / "r"), "--quiet")
     assert code == 0
-    game0 = pl.read_parquet(tmp_path / "r" / part_name(0)).filter(pl.col("game") == 0).sort("seat")
+    game0 = pl.read_ipc(tmp_path / "r" / part_name(0)).filter(pl.col("game") == 0).sort("seat")
     assert game0["score"].to_list() == trace["scores"]
     assert game0["rank"].to_list() == trace["ranks"]
     assert game0["seed"][0] == trace["game_seed"]

@@ -112,7 +112,7 @@ def test_lead_changes_of_hand_built_games():
 
 def test_game_columns_of_hand_built_games(runs):
     info = open_info(runs / "base")
-    rows = pl.read_parquet(sorted((runs / "base").glob("part-*.parquet"))[0]).head(4)
+    rows = pl.read_ipc(sorted((runs / "base").glob("part-*.arrow"))[0]).head(4)
     cols = game_columns(info, rows)
     score = rows["score"].to_numpy().reshape(2, 2)
     assert cols["margin"].tolist() == np.abs(score[:, 0] - score[:, 1]).tolist()
@@ -154,9 +154,9 @@ def test_compare_plays_the_rulebook_against_variants_and_resumes(capsys, tmp_pat
     assert "rounds = 2 shortens the game" in err and "rounds = 3 shortens the game" in err
     where = tmp_path / "runs" / "fabryka" / "random_random"
     assert sorted(p.name for p in where.iterdir()) == ["rounds=2", "rulebook", "three"]
-    before = {p: p.stat().st_mtime_ns for p in where.rglob("part-*.parquet")}
+    before = {p: p.stat().st_mtime_ns for p in where.rglob("part-*.arrow")}
     assert cli(capsys, *argv)[0] == 0
-    assert {p: p.stat().st_mtime_ns for p in where.rglob("part-*.parquet")} == before
+    assert {p: p.stat().st_mtime_ns for p in where.rglob("part-*.arrow")} == before
 
 
 @pytest.mark.parametrize("argv, needle", [

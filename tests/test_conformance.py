@@ -306,7 +306,7 @@ def test_batch_is_reproducible_and_independent_of_chunking(case):
     tail = run_batch(state, case.lineup(), 17, run_seed=21, i0=13, **rotate)
     for key, value in whole.items():
         assert np.array_equal(value, again[key]), key
-        assert np.array_equal(value, np.concatenate([head[key], tail[key]])), key
+        assert np.array_equal(value, np.concatenate([head[key], tail[key]], axis=-1)), key
     other = run_batch(state, case.lineup(), 30, run_seed=22)
     assert not np.array_equal(whole["seeds"], other["seeds"])
 

@@ -463,7 +463,7 @@ def test_random_games_keep_the_invariants_and_end_properly(players, bot, games):
     # In the checked build the batch loop asserts every invariant after every move.
     st, out = run_batch(players, bot, games)
     names = st.feature_names()
-    f = out["features"].reshape(games, players, -1)
+    f = out["features"].T.reshape(games, players, -1)
     rank = out["rank"].reshape(games, players)
     won = f[:, :, names.index("won_points")] + f[:, :, names.index("won_recipe")]
     capped = out["end_reason"] == 2
@@ -481,7 +481,7 @@ def test_random_games_keep_the_invariants_and_end_properly(players, bot, games):
     assert np.all(col["nbhds_held"] == col["nbhds_closed"] - col["nbhds_lost"])
     # Interim values: points then recipe progress per round, never decreasing points.
     R = st.n_interim // 2
-    interim = out["interim"].reshape(games, players, 2 * R)
+    interim = out["interim"].T.reshape(games, players, 2 * R)
     assert np.all(np.diff(interim[:, :, :R], axis=2) >= 0)
     assert np.all(interim[:, :, R:] <= 19)
 

@@ -321,7 +321,7 @@ def check_random_batch(n, run_seed):
     state = SPEC.new_state()
     out = run_batch(state, [RandomStrategy(), RandomStrategy()], n, run_seed=run_seed)
     names = state.feature_names()
-    f = {name: out["features"][:, i].reshape(n, 2) for i, name in enumerate(names)}
+    f = {name: out["features"].T[:, i].reshape(n, 2) for i, name in enumerate(names)}
     score, rank, win = (out[k].reshape(n, 2) for k in ("score", "rank", "win"))
     scoring = out["end_reason"] == 0
     white = out["end_reason"] == 1

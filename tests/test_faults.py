@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import json
 import os
 import signal
 import subprocess
@@ -25,7 +26,8 @@ from analysis.summary import summarize
 from simcore import runner
 from simcore.errors import UserError
 from simcore.registry import get_game
-from simcore.runner import BotFailure, TALLY_KEY, part_name, read_tally, run
+from simcore.parts import TALLY_KEY, part_name, read_tally, tally_path
+from simcore.runner import BotFailure, run
 from simcore.strategy import PythonStrategy
 
 FABRYKA = get_game("fabryka")
@@ -67,11 +69,11 @@ def play(out: Path, specs=RANDOM2, **kw):
 
 
 def table(out: Path) -> pl.DataFrame:
-    return pl.scan_parquet(sorted(out.glob("part-*.parquet"))).collect().sort("game", "seat")
+    return pl.scan_ipc(sorted(out.glob("part-*.arrow"))).collect().sort("game", "seat")
 
 
 def parts(out: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(out.glob("part-*.parquet"))}
+    return {p.name: p.read_bytes() for p in sorted(out.glob("part-*"))}  # parts and tallies
 
 
 # ---- tallies ----
@@ -79,15 +81,36 @@ def parts(out: Path) -> dict[str, bytes]:
 def test_the_summary_off_the_tallies_equals_the_summary_off_the_rows(tmp_path):
     out = tmp_path / "r"
     play(out, specs=["random", "greedy"], n_games=300, chunk_size=70, seed=5, seating="random")
-    assert all(read_tally(p) is not None for p in out.glob("part-*.parquet"))
+    arrow = sorted(out.glob("part-*.arrow"))
+    assert all(read_tally(p) is not None for p in arrow)
     tallied = summarize(out)
-    for p in out.glob("part-*.parquet"):  # the same parts as an older chocosim wrote them
-        pl.read_parquet(p).write_parquet(p)
+    for p in arrow:  # parts without their tally, as when made by hand
+        tally_path(p).unlink()
         assert read_tally(p) is None
     scanned = summarize(out)
+    for p in arrow:  # the same rows as an older chocosim wrote them: Parquet, no tally
+        pl.read_ipc(p).write_parquet(p.with_suffix(".parquet"))
+        p.unlink()
+    legacy = summarize(out)
     for name in ("by_seat", "by_position", "by_strategy", "draws", "end_reasons"):
         assert_frame_equal(getattr(tallied, name), getattr(scanned, name), check_dtypes=False)
-    assert tallied.games == scanned.games == 300
+        assert_frame_equal(getattr(tallied, name), getattr(legacy, name), check_dtypes=False)
+    assert tallied.games == scanned.games == legacy.games == 300
+
+
+def test_a_legacy_parquet_part_is_read_with_the_tally_in_its_footer(tmp_path):
+    out = tmp_path / "r"
+    play(out, n_games=60, chunk_size=30)
+    for p in sorted(out.glob("part-*.arrow")):
+        tally = read_tally(p)
+        pl.read_ipc(p).write_parquet(p.with_suffix(".parquet"), metadata={TALLY_KEY: json.dumps(tally)})
+        p.unlink()
+        tally_path(p).unlink()
+        assert read_tally(p.with_suffix(".parquet")) == tally
+    assert summarize(out).games == 60
+    assert open_run(out).parts == sorted(out.glob("part-*.parquet"))
+    with pytest.raises(UserError, match="Parquet parts of an older chocosim: .* cannot be resumed"):
+        play(out, n_games=90, chunk_size=30)
 
 
 def test_the_position_table_counts_the_rows_of_each_position(tmp_path):
@@ -119,7 +142,7 @@ def test_a_grouping_feature_is_tallied_per_value():
     a = {"game_index": np.arange(3), "seat_strategy": np.array([0, 1, 1, 0, 0, 1], np.int8),
          "position": np.array([0, 1, 0, 1, 0, 1], np.int8), "end_reason": np.zeros(3, np.int8),
          "win": np.array([1, 0, 0.5, 0.5, 0, 1], np.float32), "score": np.array([5, 3, 4, 4, 1, 6], np.int32),
-         "features": np.array([[0, 7], [0, 7], [1, 2], [1, 2], [2, 7], [2, 7]], np.int32)}
+         "features": np.array([[0, 0, 1, 1, 2, 2], [7, 7, 2, 2, 7, 7]], np.int16)}  # one row per feature
     tally = runner._tally(Job(), State(), a, 0)
     assert tally["group"] == {"key": "target", "cells": [[2, 2, 1.0, 8], [7, 4, 2.0, 15]]}
     cells = {tuple(c[:4]): c[4:] for c in tally["cells"]}
@@ -132,7 +155,7 @@ def test_a_grouping_feature_is_tallied_per_value():
 
 @pytest.mark.parametrize("damage", [
     lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),  # truncated
-    lambda p: p.write_bytes(b"not parquet at all"),
+    lambda p: p.write_bytes(b"not a part at all"),
     lambda p: p.write_bytes((p.parent / part_name(0)).read_bytes()),  # another chunk's part
 ], ids=["truncated", "garbage", "wrong-chunk"])
 def test_a_rerun_plays_a_damaged_part_again(tmp_path, capsys, damage):
@@ -163,14 +186,14 @@ def test_a_truncated_part_is_named_by_the_summary_and_the_report(tmp_path):
 
 @pytest.mark.parametrize("error", [
     OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)),
-    pl.exceptions.ComputeError("parquet: File out of specification: underlying IO error: "
+    pl.exceptions.ComputeError("ipc: File out of specification: underlying IO error: "
                                "No space left on device (os error 28)"),  # as polars says it
 ], ids=["oserror", "polars"])
 def test_disk_full_keeps_the_finished_parts_and_a_rerun_resumes(tmp_path, monkeypatch, error):
     whole = tmp_path / "whole"
     play(whole, n_games=50, chunk_size=10, seed=1)
     out = tmp_path / "r"
-    write = pl.DataFrame.write_parquet
+    write = pl.DataFrame.write_ipc
 
     def full_at_part_3(self, path, **kw):
         if Path(path).name.startswith(f".{part_name(3)}"):
@@ -178,10 +201,10 @@ def test_disk_full_keeps_the_finished_parts_and_a_rerun_resumes(tmp_path, monkey
             raise error
         return write(self, path, **kw)
 
-    monkeypatch.setattr(pl.DataFrame, "write_parquet", full_at_part_3)
+    monkeypatch.setattr(pl.DataFrame, "write_ipc", full_at_part_3)
     with pytest.raises(UserError, match=f"cannot write {out / part_name(3)}: No space left on device[ ;]"):
         play(out, n_games=50, chunk_size=10, seed=1, jobs=1)
-    assert sorted(parts(out)) == [part_name(i) for i in range(3)]
+    assert sorted(parts(out)) == sorted(n for i in range(3) for n in (part_name(i), tally_path(Path(part_name(i))).name))
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no half part left
     monkeypatch.undo()
     assert play(out, n_games=50, chunk_size=10, seed=1).played == 20
@@ -278,7 +301,7 @@ def test_workers_end_with_a_killed_run(tmp_path):
     try:
         deadline = time.monotonic() + 60
         workers: list[int] = []
-        while len(workers) < 2 or not list((tmp_path / "r").glob("part-*.parquet")):  # playing
+        while len(workers) < 2 or not list((tmp_path / "r").glob("part-*.arrow")):  # playing
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.1)
             workers = [c for c in children(proc.pid) if b"LokyProcess" in cmdline(c)]

@@ -567,11 +567,11 @@ def test_features_and_interims_are_named():
     st, out = batch(4, "full", 200)
     names = st.feature_names()
     assert len(names) == st.n_features and st.interim_names() == ["transition", "end"]
-    f = out["features"]
+    f = out["features"].T
     coins = f[:, names.index("coins")]
     assert (coins >= 0).all() and f[:, names.index("seat_turns")].min() >= 8
     # The end interim is the final score.
-    assert np.array_equal(out["interim"][:, 1], out["score"])
+    assert np.array_equal(out["interim"].T[:, 1], out["score"])
 
 
 @pytest.mark.parametrize("variant", ["full", "plantation", "candy"])

@@ -123,7 +123,7 @@ def test_same_seed_same_games_whatever_the_chunking():
     tail = run_batch(state, lineup(), 3, run_seed=4, i0=3, **rotate)
     for key, rows in (("score", 2), ("rank", 2), ("features", 2), ("turns", 1)):
         assert np.array_equal(whole[key], again[key])
-        assert np.array_equal(whole[key][3 * rows:], tail[key])
+        assert np.array_equal(whole[key][..., 3 * rows:], tail[key])
     other = run_batch(state, lineup(), 6, run_seed=5, **rotate)
     assert not np.array_equal(whole["score"], other["score"])
 

@@ -44,7 +44,7 @@ def write_run(path: Path, specs: list[str], games: list[list[dict[str, Any]]],
         pl.col("seat", "rank", "position").cast(pl.Int8), pl.col("win").cast(pl.Float32),
         pl.col("score", "turns").cast(pl.Int32),
         pl.col(r"^(interim_.*|feat_.*)$").cast(pl.Int32))
-    df.write_parquet(path / "part-00000.parquet")
+    df.write_ipc(path / "part-00000.arrow")
     return path
 
 
@@ -70,11 +70,11 @@ def duel(tmp_path: Path) -> Path:
     ]
     path = write_run(tmp_path / "duel", ["a", "b"], games)
     # g2 ended by white chocolate: rewrite its end reason.
-    part = path / "part-00000.parquet"
-    df = pl.read_parquet(part).with_columns(
+    part = path / "part-00000.arrow"
+    df = pl.read_ipc(part).with_columns(
         end_reason=pl.when(pl.col("game") == 2).then(pl.lit("white_chocolate"))
         .otherwise(pl.col("end_reason").cast(pl.String)).cast(pl.Categorical))
-    df.write_parquet(part)
+    df.write_ipc(part)
     return path
 
 
@@ -219,7 +219,7 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, duel: Path) -> None:
     with pytest.raises(UserError, match="garbles"):
         analyze(empty)
     shutil.copy(duel / "manifest.json", empty / "manifest.json")
-    (empty / "part-00000.parquet").write_bytes(b"not parquet at all")
+    (empty / "part-00000.arrow").write_bytes(b"not a part at all")
     with pytest.raises(UserError, match="unreadable") as e:
         analyze(empty)
     assert "\n" not in str(e.value)
@@ -254,7 +254,7 @@ def test_balance_command_plays_and_reports(tmp_path: Path) -> None:
                                          "--quiet"])
     assert result.exit_code == 0, result.output
     assert 'id="components-r0"' in out.read_text()
-    parts = list((tmp_path / "runs" / "fabryka" / "random-vs-heuristic-600").glob("part-*.parquet"))
+    parts = list((tmp_path / "runs" / "fabryka" / "random-vs-heuristic-600").glob("part-*.arrow"))
     assert parts
 
 

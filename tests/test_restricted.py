@@ -141,7 +141,7 @@ def test_no_restriction_leaves_the_games_unchanged():
     white = feats.index("cards_white")
     # Seat 0 (restricted) takes white only when forced (its last turn of a round):
     # well under half as many as seat 1.
-    assert restricted["features"][0::2, white].sum() * 2 < restricted["features"][1::2, white].sum()
+    assert restricted["features"].T[0::2, white].sum() * 2 < restricted["features"].T[1::2, white].sum()
 
 
 # ---- importance: paired on the same seeds, seats rotated ----
@@ -200,4 +200,4 @@ def test_components_that_depend_on_the_params_are_checked_before_a_run_starts(tm
     specs = ["random(forbid=part_Roaster)", "random"]
     run(spec, spec.params(players=2), specs, functools.partial(strategies.build_lineup, "alleycat", specs),
         tmp_path / "ok", n_games=2, jobs=1, quiet=True)
-    assert list((tmp_path / "ok").glob("part-*.parquet"))
+    assert list((tmp_path / "ok").glob("part-*.arrow"))

@@ -23,8 +23,9 @@ from simcore.errors import UserError
 from simcore.games.fabryka.rules import FabrykaState
 from simcore.play import play_game
 from simcore.registry import get_game
+from simcore.parts import part_name, tally_path
 from simcore.runner import (CHUNK_BYTES, DEFAULT_CHUNK_SIZE, bytes_per_game, check_columns, default_chunk_size,
-                            part_name, run, seat_orders)
+                            run, seat_orders)
 from simcore.state import CHECKED_BUILD
 from simcore.strategy import PythonStrategy
 
@@ -51,7 +52,7 @@ def play(out: Path, specs=RANDOM2, sets=None, **kw):
 
 
 def table(out: Path) -> pl.DataFrame:
-    return pl.scan_parquet(out / "*.parquet").collect().sort("game", "seat")
+    return pl.scan_ipc(out / "*.arrow").collect().sort("game", "seat")
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
@@ -74,7 +75,7 @@ def test_results_do_not_depend_on_jobs_backend_or_chunks(tmp_path, specs):
     assert tables["one_job"].height == 60 * 2
     for name in ("two_processes", "two_threads"):
         assert_frame_equal(tables["one_job"], tables[name])
-    assert len(list((tmp_path / "two_processes").glob("part-*.parquet"))) == 9  # ceil(60 / 7)
+    assert len(list((tmp_path / "two_processes").glob("part-*.arrow"))) == 9  # ceil(60 / 7)
 
 
 def test_different_seeds_give_different_games(tmp_path):
@@ -124,15 +125,16 @@ def test_dask_not_installed_is_a_user_error(tmp_path, monkeypatch):
 
 def test_schema_as_polars_reads_it(tmp_path):
     play(tmp_path / "r", n_games=4)
-    schema = pl.scan_parquet(tmp_path / "r" / "*.parquet").collect_schema()
+    schema = pl.scan_ipc(tmp_path / "r" / "*.arrow").collect_schema()
     state = FABRYKA.new_state(FABRYKA.params(players=2))
     fixed = {
         "run_id": pl.Categorical, "game": pl.Int64, "seed": pl.UInt64, "seat": pl.Int8,
         "strategy": pl.Categorical, "score": pl.Int32, "rank": pl.Int8, "win": pl.Float32,
-        "first": pl.Boolean, "position": pl.Int8, "turns": pl.Int32, "end_reason": pl.Categorical,
+        "first": pl.Boolean, "position": pl.Int8, "turns": pl.Int32,
+        "end_reason": pl.Enum(type(state).END_REASONS),
     }
-    features = {name: pl.Int32 for name in state.feature_names()}
-    interim = {f"interim_{name}": pl.Int32 for name in state.interim_names()}
+    features = {name: pl.Int16 for name in state.feature_names()}
+    interim = {f"interim_{name}": pl.Int16 for name in state.interim_names()}
     assert dict(schema) == fixed | features | interim
     assert list(schema) == list(fixed) + list(features) + list(interim)
 
@@ -244,7 +246,8 @@ def test_rerun_resumes_and_equals_an_uninterrupted_run(tmp_path):
 
     result = play(resumed, n_games=50, chunk_size=10, seed=9)
     assert (result.played, result.resumed) == (20, 30)
-    assert sorted(p.name for p in resumed.iterdir()) == ["manifest.json"] + [part_name(i) for i in range(5)]
+    assert sorted(p.name for p in resumed.iterdir()) == sorted(
+        ["manifest.json"] + [n for i in range(5) for n in (part_name(i), tally_path(Path(part_name(i))).name)])
     assert {n: d for n, d in snapshot(resumed).items() if n in kept} == kept  # finished parts untouched
     assert_frame_equal(table(whole), table(resumed))
 
@@ -291,7 +294,7 @@ def test_resume_keeps_the_directory_chunk_size(tmp_path):
     (tmp_path / "r" / part_name(2)).unlink()
     result = play(tmp_path / "r", n_games=30, chunk_size=7, jobs=2)
     assert (result.played, result.manifest["chunk_size"]) == (10, 10)
-    assert len(list((tmp_path / "r").glob("part-*.parquet"))) == 3
+    assert len(list((tmp_path / "r").glob("part-*.arrow"))) == 3
 
 
 # ---- extension ----
@@ -372,7 +375,7 @@ def test_an_empty_directory_is_used(tmp_path):
 def test_a_run_interrupted_while_writing_its_manifest_starts_afresh(tmp_path):
     (tmp_path / ".manifest.json.99-1.tmp").write_text("{")
     assert play(tmp_path, n_games=4, chunk_size=4).played == 4
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", part_name(0)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", part_name(0), "part-00000.tally.json"]
 
 
 def test_a_manifest_that_is_not_ours_is_refused(tmp_path):
@@ -419,8 +422,8 @@ def write_run(out: Path, rows: dict, n_games: int) -> None:
     (out / "manifest.json").write_text(json.dumps({"game": "toy", "n_games": n_games, "seed": 0}))
     df = pl.DataFrame(rows).with_columns(pl.col("strategy", "end_reason").cast(pl.Categorical),
                                          pl.col("seat").cast(pl.Int8), pl.col("win").cast(pl.Float32))
-    df.head(4).write_parquet(out / part_name(0))
-    df.slice(4).write_parquet(out / part_name(1))
+    df.head(4).write_ipc(out / part_name(0))
+    df.slice(4).write_ipc(out / part_name(1))
 
 
 def test_summary_known_answers(tmp_path):
@@ -476,7 +479,7 @@ def test_summary_matches_the_table(tmp_path):
 
 
 @pytest.mark.parametrize("damage, message", [
-    (lambda out: (out / part_name(0)).write_bytes(b"not parquet"), "unreadable"),
+    (lambda out: (out / part_name(0)).write_bytes(b"not a part"), "unreadable"),
     (lambda out: [p.unlink() for p in out.glob("part-*")], "no results"),
     (lambda out: (out / "manifest.json").unlink(), "not a run directory"),
     (lambda out: (out / "manifest.json").write_text("{"), "manifest.json is unreadable"),
@@ -525,7 +528,7 @@ def test_a_short_default_run_starts_no_workers_and_a_long_one_does(tmp_path, mon
     assert started == [2]
     assert_frame_equal(table(tmp_path / "short"), table(tmp_path / "long"))
     # The first chunk was played here, the other seven by the workers.
-    assert len(list((tmp_path / "long").glob("part-*.parquet"))) == 8
+    assert len(list((tmp_path / "long").glob("part-*.arrow"))) == 8
 
 
 def test_wilson_is_the_interval_of_statsmodels():

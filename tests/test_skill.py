@@ -43,7 +43,7 @@ def write_run(path: Path, specs: list[str], seat_wins: np.ndarray) -> Path:
             dict(enumerate(labels)), return_dtype=pl.String).cast(pl.Categorical),
         "rank": np.where(win > 0, 1, 2).astype(np.int8), "win": win.astype(np.float32),
         "position": seat.astype(np.int8),
-    }).write_parquet(path / "part-00000.parquet")
+    }).write_ipc(path / "part-00000.arrow")
     return path
 
 
@@ -294,7 +294,7 @@ def test_three_player_ahead_share_averages_the_pairs_of_a_game(tmp_path):
                                                     "strategies": [{"spec": "a"}, {"spec": "b"}, {"spec": "a"}]}))
     pl.DataFrame({"game": [0, 0, 0, 1, 1, 1], "seat": [0, 1, 2, 0, 1, 2],
                   "strategy": ["a", "b", "a", "a", "b", "a"], "rank": [1, 2, 3, 1, 2, 2],
-                  "win": [1.0, 0, 0, 1, 0, 0], "position": [0, 1, 2, 0, 1, 2]}).write_parquet(path / "part-00000.parquet")
+                  "win": [1.0, 0, 0, 1, 0, 0], "position": [0, 1, 2, 0, 1, 2]}).write_ipc(path / "part-00000.arrow")
     h = skill.head_to_head("a", "b", [skill.tally(path)])
     assert list(h.per_game) == [0.5, 0.75]
     assert h.share.successes == 1.25 and h.share.n == 2

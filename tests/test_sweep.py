@@ -48,7 +48,7 @@ def test_a_refused_point_is_reported_and_the_rest_run(rounds_sweep):
 
 
 def test_every_point_plays_the_same_seeds(rounds_sweep):
-    seeds = [pl.scan_parquet(sorted(p.path.glob("part-*.parquet"))).select("game", "seed").unique()
+    seeds = [pl.scan_ipc(sorted(p.path.glob("part-*.arrow"))).select("game", "seed").unique()
              .sort("game").collect() for p in rounds_sweep.points if not p.refused]
     assert all(s.equals(seeds[0]) for s in seeds[1:])
 
@@ -71,7 +71,7 @@ def test_rerunning_finishes_only_what_is_missing(tmp_path):
     first = api.sweep("fabryka", SEATS, {"rounds": [2, 3]}, 400, out)
     assert first.played == 800
     victim = next(p for p in first.points if p.values["rounds"] == 3)
-    next(victim.path.glob("part-*.parquet")).unlink()
+    next(victim.path.glob("part-*.arrow")).unlink()
     again = api.sweep("fabryka", SEATS, {"rounds": [2, 3]}, 400, out)
     assert 0 < again.played < 400
     assert api.sweep("fabryka", SEATS, {"rounds": [2, 3]}, 400, out).played == 0
@@ -107,7 +107,7 @@ def planted_point(path, advantage: float, games: int, rng) -> None:
                                                     "strategies": [{"spec": "a"}, {"spec": "b"}]}))
     first = (rng.random(games) < 0.5 + advantage).astype(np.float32)
     pl.DataFrame({"game": np.repeat(np.arange(games), 2), "position": np.tile([0, 1], games).astype(np.int8),
-                  "win": np.column_stack([first, 1 - first]).ravel()}).write_parquet(path / "part-00000.parquet")
+                  "win": np.column_stack([first, 1 - first]).ravel()}).write_ipc(path / "part-00000.arrow")
 
 
 def test_the_fair_point_of_a_sweep_recovers_a_planted_crossing(tmp_path):
