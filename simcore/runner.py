@@ -619,6 +619,8 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
         g = i0 + int(np.argmin(a["seeds"] != 0)) if (a["seeds"] == 0).any() else i1 - 1
         raise BotFailure(f"bot {e.spec} (seat {e.seat}) {e.what} in game {g} of the run",
                          e.details) from None
+    except OverflowError as e:  # a game's counter beyond what the part stores (see play_batch)
+        raise UserError(str(e)) from None
     table = _table(job, state, a)
     path = job.out / part_name(index)
     try:
