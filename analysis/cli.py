@@ -161,13 +161,13 @@ def run_command(
         "multiple of players!); fixed: seat i gets spec i; random: an order per game.")]
         = Seating["rotate"],
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", min=1, help="Chunks played at once [default: every core (a run too "
-        "short to repay starting workers plays in this process), or every thread of the "
-        "dask cluster].", show_default=False)] = None,
+        "--jobs", min=1, help="Chunks played at once [default: every core (with process "
+        "workers, a run too short to repay starting them plays in this process), or every "
+        "thread of the dask cluster].", show_default=False)] = None,
     backend: Annotated[Backend, typer.Option(
-        "--backend", help="processes (joblib loky), threads (the game loop releases the "
-        "GIL) or dask (a cluster; needs chocosim[dask], --scheduler and a shared "
-        "filesystem).")] = Backend["processes"],
+        "--backend", help="auto: threads, or processes when a bot is written in Python; "
+        "processes (joblib loky); threads (the game loop releases the GIL); dask (a cluster; "
+        "needs chocosim[dask], --scheduler and a shared filesystem).")] = Backend["auto"],
     scheduler: Annotated[str | None, typer.Option(
         "--scheduler", help="Address of the dask scheduler, e.g. tcp://10.0.0.5:8786.")] = None,
     chunk_size: Annotated[int | None, typer.Option(

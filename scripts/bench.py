@@ -2,8 +2,9 @@
 """Speed of the engine: games/s and ns/decision on one core for every game, bot and
 table size, Fabryka against the same rules written by hand in C (fabryka_ref.c), then
 the whole `chocosim run` command end to end (results on disk, summary printed) with
---jobs 1 on one core against that C version, with --jobs 2, `chocosim summary` of the
-run, a short run with --jobs 1 and with the default, and peak memory.
+--jobs 1 on one core against that C version, with --jobs 2, `chocosim summary` and
+`chocosim report` of the run, a short run with --jobs 1 and with the default, and peak
+memory.
 
     python scripts/bench.py                      # everything, ~1 s per configuration
     python scripts/bench.py --game fabryka --seconds 3
@@ -179,18 +180,21 @@ def tree_rss(root: int) -> int:
     return total
 
 
-def chocosim(*argv: str, cpus: str | None = None, cwd: str) -> tuple[float, float, int]:
+def chocosim(*argv: str, cpus: str | None = None, cwd: str, polars_threads: int | None = None
+             ) -> tuple[float, float, int]:
     """Seconds and peak memory (the whole process tree) of one `chocosim` command, run
     as a user runs it. It imports the engine this script imported (an installed copy or
-    an in-place build), not the uncompiled source tree of the current directory; polars
-    gets one thread per process, so --jobs 1 uses one core and a speed-up is the
-    runner's own. Returns wall seconds, CPU seconds and peak bytes."""
+    an in-place build), not the uncompiled source tree of the current directory;
+    `polars_threads` caps polars' thread pool (one for --jobs 1 on one core, so that
+    its idle threads do not share that core). Returns wall seconds, CPU seconds and
+    peak bytes."""
     root = Path(simcore.__file__).resolve().parents[1]
     cmd = [sys.executable, "-c", "from analysis.cli import main; main()", *argv]
     if cpus is not None and shutil.which("taskset"):
         cmd = ["taskset", "-c", cpus, *cmd]
-    env = {**os.environ, "POLARS_MAX_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    if polars_threads is not None:
+        env["POLARS_MAX_THREADS"] = str(polars_threads)
     t, cpu = time.perf_counter(), children_cpu()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
@@ -214,8 +218,9 @@ def end_to_end(game: str, seats: str, n_games: int, memory_games: int, small_gam
           f"load average {load:.1f} on {os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as tmp:
         def run(n: int, name: str, *jobs: str, cpus: str | None = None) -> tuple[float, float, int]:
+            threads = int(jobs[1]) if jobs else None  # polars: a thread per job
             return chocosim("run", game, "--seats", seats, "--games", str(n), "--out", name,
-                            "--quiet", *jobs, cpus=cpus, cwd=tmp)
+                            "--quiet", *jobs, cpus=cpus, cwd=tmp, polars_threads=threads)
 
         if n_games:
             t1, c1, m1 = run(n_games, "one", "--jobs", "1", cpus="0")
@@ -229,6 +234,10 @@ def end_to_end(game: str, seats: str, n_games: int, memory_games: int, small_gam
                   f"{t1 / t2:.2f}x --jobs 1, peak memory {m2 / 2**20:,.0f} MB")
             ts, cs, ms = chocosim("summary", "two", cwd=tmp)
             print(f"  `chocosim summary` of that run: {ts:.2f} s, CPU {cs:.2f} s, peak memory {ms / 2**20:,.0f} MB")
+            for when in ("first", "again (part tallies cached)"):
+                tr, cr, mr = chocosim("report", "two", "-o", "report.html", cwd=tmp)
+                print(f"  `chocosim report` of that run, {when}: {tr:.2f} s, CPU {cr:.2f} s, "
+                      f"peak memory {mr / 2**20:,.0f} MB")
             shutil.rmtree(os.path.join(tmp, "two"))
         if small_games:
             ta, ca, _ = run(small_games, "small1", "--jobs", "1")

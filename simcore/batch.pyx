@@ -15,7 +15,7 @@ ctypedef fused Game:
     GameState
 include "simcore/loop.pxi"
 
-__all__ = ["play_batch", "result_arrays", "SEATING_MODES", "seed_of_game", "seed_of_bot", "seating_row"]
+__all__ = ["play_batch", "result_arrays", "tally_size", "SEATING_MODES", "seed_of_game", "seed_of_bot", "seating_row"]
 
 SEATING_MODES = ("rotate", "fixed", "random")
 
@@ -63,16 +63,24 @@ def result_arrays(GameState state, int64_t n_games):
     }
 
 
+def tally_size(GameState state):
+    """The length of the tally array play_batch adds a batch's counts to."""
+    n = state.n_players
+    return n * n * n * len(type(state).END_REASONS) * 4
+
+
 def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int seating,
                uint64_t run_seed, int64_t i0, int64_t i1,
                int64_t[::1] game_index, uint64_t[::1] seeds, int32_t[::1] turns,
                int8_t[::1] end_reason, int8_t[::1] seat_strategy,
                int32_t[::1] score, int8_t[::1] rank, float[::1] win, int8_t[::1] first,
                int8_t[::1] position,
-               int16_t[:, ::1] features, int16_t[:, ::1] interim, bint generic=False):
+               int16_t[:, ::1] features, int16_t[:, ::1] interim, bint generic=False,
+               double[::1] tally=None):
     """Play games [i0, i1). Row (g - i0) * n_players + seat of the seat arrays, row g - i0
     of the game arrays; `features` and `interim` hold one row per feature, one column per
-    seat row. `perms` lists seat orders (row r: strategy index of each seat);
+    seat row. `tally`, if given (tally_size(state) zeros), gains the batch's counts per cell:
+    see BatchJob.tally. `perms` lists seat orders (row r: strategy index of each seat);
     seating 0 = rotate through the rows by game index, 1 = fixed (row 0), 2 = random row.
     Holds the GIL only if a strategy is written in Python. `generic` plays with the loop
     every game shares (virtual calls) instead of the game's own compiled loop; both give
@@ -132,6 +140,12 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
     job.interim = &interim[0, 0] if ni > 0 else NULL
     job.interim_stride = interim.shape[1]
     job.overflow_row = -1
+    job.n_reasons = len(type(state).END_REASONS)
+    job.tally = NULL
+    if tally is not None:
+        if tally.shape[0] != tally_size(state):
+            raise ValueError(f"tally has {tally.shape[0]} values; this game's needs {tally_size(state)}")
+        job.tally = &tally[0]
     with nogil:
         # A game that compiles the loop for its own class plays faster (see loop.pxi).
         if generic or not state.play_batch(lineup, &job):

@@ -29,6 +29,12 @@ cdef struct BatchJob:
     int64_t features_stride
     int16_t* interim
     int64_t interim_stride
+    # Counts the loop adds up when not NULL: per cell (seat, turn position, strategy
+    # index, end reason), in that order of nesting with n_players, n_players,
+    # n_players, n_reasons values, 4 doubles: seat rows, wins, score sum, shared-victory
+    # wins. What a part's tally holds, without another pass over the rows.
+    double* tally
+    int n_reasons
     # The first value int16 cannot hold, if any (overflow_row -1: none).
     int64_t overflow_row
     int overflow_column          # index into the features, then the interim scores

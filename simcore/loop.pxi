@@ -70,6 +70,7 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
     cdef int p, nl, na, a, n_winners, first_seat, f
     cdef bint all_uniform
     cdef float share
+    cdef double* cell
     cdef int32_t n_turns
     for g in range(j.i0, j.i1):
         seed = game_seed(j.run_seed, <uint64_t>g)
@@ -150,6 +151,14 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
             j.win[row] = share if rk[p] == 1 else 0.0
             j.first[row] = p == first_seat
             j.position[row] = <int8_t>state.turn_position(p)
+            if j.tally != NULL:
+                cell = &j.tally[4 * (((p * n + j.position[row]) * n + who[p]) * j.n_reasons
+                                     + j.end_reason[g - j.i0])]
+                cell[0] += 1
+                cell[1] += j.win[row]
+                cell[2] += sc[p]
+                if 0 < j.win[row] < 1:
+                    cell[3] += j.win[row]
             if nf > 0:
                 state.features(p, values)
             if ni > 0:

@@ -41,7 +41,7 @@ import polars as pl
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from simcore.batch import SEATING_MODES, play_batch, result_arrays
+from simcore.batch import SEATING_MODES, play_batch, result_arrays, tally_size
 from simcore.errors import UserError
 from simcore.params import Params, flatten
 from simcore.parts import LEGACY_GLOB, part_name, read_tally, scan_parts, tally_path, write_atomic, write_part
@@ -54,7 +54,10 @@ __all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY", "
            "BotFailure", "rotation_size", "workers"]
 
 SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, in order
-BACKENDS = ("processes", "threads", "dask")
+# "auto": threads when every bot is compiled (the game loop, the part writer and most of
+# the rest release the GIL, and threads start at once), processes when one is written
+# in Python (it holds the GIL while it decides).
+BACKENDS = ("auto", "processes", "threads", "dask")
 MANIFEST = "manifest.json"
 # What makes two runs the same run: a directory is resumed (or extended to more games)
 # only if all of these match. The number of games is not part of it: game i of a run is
@@ -310,7 +313,7 @@ def _record_resume(out: Path, manifest: dict[str, Any], fresh: dict[str, Any]) -
 def run(game: GameSpec, params: Params, specs: Sequence[str],
         lineup: Callable[[], Sequence[Strategy]], out: Path | str, *, n_games: int,
         seed: int = 0, seating: str = "rotate", jobs: int | None = None,
-        backend: str = "processes", scheduler: str | None = None,
+        backend: str = "auto", scheduler: str | None = None,
         chunk_size: int | None = None, quiet: bool = False) -> RunResult:
     """Play games [0, n_games) of the run with `seed` into the run directory `out`.
 
@@ -320,7 +323,8 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     cycles game by game through every seat order (all equally often when n_games is a
     multiple of n_players!), "fixed" puts strategy i in seat i, "random" draws an order
     per game from the game's seed. `jobs` chunks run at once (default: every core, or
-    every thread of the dask cluster at the address `scheduler`). A directory that
+    every thread of the dask cluster at the address `scheduler`), on `backend` (see
+    BACKENDS). A directory that
     already holds this run is resumed (its own chunk size is kept), or extended when
     n_games is more than it holds (game i keeps its seed); one that holds anything else
     is refused (UserError). With seating "rotate", n_games is rounded up to a whole
@@ -340,6 +344,8 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         raise ValueError(f"the lineup factory made {len(bots)} bots for {len(specs)} specs")
     for bot in bots:
         bot.bind(state)  # a bot that cannot play this game (a bad forbid=) fails here, in one line
+    if backend == "auto":
+        backend = "processes" if any(isinstance(b, PythonStrategy) for b in bots) else "threads"
 
     identity = {
         "game": game.name,
@@ -419,7 +425,8 @@ def _part_done(out: Path, index: int, i0: int, i1: int, n_players: int) -> bool:
 
 @contextmanager
 def workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[int]:
-    """Point joblib at the backend's workers; yield how many chunks run at once."""
+    """Point joblib at the backend's workers; yield how many chunks run at once. "auto"
+    is threads here: run() first makes it processes for a lineup with a Python bot."""
     # joblib imported here: a third of what `chocosim summary` would spend importing.
     from joblib import cpu_count, parallel_config
 
@@ -428,7 +435,7 @@ def workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[i
         with parallel_config(backend="loky", initializer=_watch_parent, initargs=(os.getpid(),)):
             yield jobs or cpu_count()
         return
-    if backend == "threads":
+    if backend in ("threads", "auto"):
         with parallel_config(backend="threading"):
             yield jobs or cpu_count()  # joblib counts the cores this process may use (cgroups)
         return
@@ -611,8 +618,9 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
             _guard(bot, spec)
     games = i1 - i0
     a = result_arrays(state, games)
+    counts = np.zeros(tally_size(state))
     try:
-        play_batch(state, bots, job.perms, job.seating, job.seed, i0, i1, **a)
+        play_batch(state, bots, job.perms, job.seating, job.seed, i0, i1, **a, tally=counts)
     except _BotRaised as e:
         # The loop stores a game's row when it ends: the first unset row is the game
         # that was being played (a stored seed is a hash, 0 with probability 2**-64).
@@ -624,7 +632,7 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     table = _table(job, state, a)
     path = job.out / part_name(index)
     try:
-        write_part(path, table, _tally(job, state, a, i0))
+        write_part(path, table, _tally(job, state, a, i0, counts))
     except (OSError, pl.exceptions.PolarsError) as e:
         # polars reports a failed write (a full disk) as its own error around the OS one.
         reason = e.strerror if isinstance(e, OSError) and e.strerror else \
@@ -674,37 +682,30 @@ def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFram
     return pl.DataFrame(columns)
 
 
-def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int) -> dict[str, Any]:
-    """Which games of which run a part holds, and its counts per cell of TALLY_CELLS (rows, wins, score sum, shared-victory
-    wins; only cells that occur), and per value of the game's GROUPING feature."""
+def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int, counts: np.ndarray) -> dict[str, Any]:
+    """Which games of which run a part holds, and its counts per cell of TALLY_CELLS
+    (rows, wins, score sum, shared-victory wins; only cells that occur) from the counts
+    play_batch added up per strategy index, and per value of the game's GROUPING feature."""
     n = state.n_players
     labels, label_of_index = _labels(job)
     reasons = type(state).END_REASONS
-    seat = np.tile(np.arange(n, dtype=np.int64), len(a["game_index"]))
-    sizes = (n, n, len(labels), len(reasons))
-    codes = (seat, a["position"].astype(np.int64), label_of_index[a["seat_strategy"]],
-             np.repeat(a["end_reason"], n).astype(np.int64))
-    key = np.ravel_multi_index(codes, sizes)
-    win = a["win"].astype(np.float64)
-    score = a["score"].astype(np.float64)
-    size = math.prod(sizes)
-    sums = (np.bincount(key, minlength=size), np.bincount(key, win, size),
-            np.bincount(key, score, size), np.bincount(key, np.where((win > 0) & (win < 1), win, 0), size))
-    cells = []
-    for k in np.flatnonzero(sums[0]):
-        s, p, st, r = np.unravel_index(k, sizes)
-        cells.append([int(s), int(p), labels[st], reasons[r], int(sums[0][k]), float(sums[1][k]),
-                      int(sums[2][k]), float(sums[3][k])])
+    by_index = counts.reshape(n, n, n, len(reasons), 4)
+    by_label = np.zeros((n, n, len(labels), len(reasons), 4))
+    np.add.at(by_label, (slice(None), slice(None), label_of_index), by_index)  # a spec seated twice is one label
+    cells = [[int(s), int(p), labels[st], reasons[r], int(c[0]), float(c[1]), int(c[2]), float(c[3])]
+             for s, p, st, r in zip(*np.nonzero(by_label[..., 0]), strict=True)
+             for c in (by_label[s, p, st, r],)]
     tally: dict[str, Any] = {"run_id": job.run_id, "first_game": i0,
-                             "games": len(a["game_index"]), "rows": len(win), "cells": cells,
+                             "games": len(a["game_index"]), "rows": len(a["win"]), "cells": cells,
                              "group": None}
     names = list(state.feature_names())
     key_name = next((g for g in GROUPING if g in names), None)
     if key_name is not None:
+        win = a["win"].astype(np.float64)
         values, inverse = np.unique(a["features"][names.index(key_name)], return_inverse=True)
         tally["group"] = {"key": key_name, "cells": [
             [int(v), int(r), float(w), int(sc)] for v, r, w, sc in zip(
-                values, np.bincount(inverse), np.bincount(inverse, win), np.bincount(inverse, score),
+                values, np.bincount(inverse), np.bincount(inverse, win), np.bincount(inverse, a["score"]),
                 strict=True)]}
     return tally
 

@@ -204,7 +204,7 @@ BAD_TOML = "[deck\nalmonds = 9\n"
     (("run", "fabryka", "--seats", "random,random", "--games", "5", "--seating", "diagonal",
       "--out", "{tmp}/r"), "'diagonal' is not one of 'rotate', 'fixed', 'random'"),
     (("run", "fabryka", "--seats", "random,random", "--games", "5", "--backend", "gpu",
-      "--out", "{tmp}/r"), "'gpu' is not one of 'processes', 'threads', 'dask'"),
+      "--out", "{tmp}/r"), "'gpu' is not one of 'auto', 'processes', 'threads', 'dask'"),
     (("run", "fabryka", "--seats", "random,random", "--games", "5", "--scheduler", "tcp://x:1",
       "--out", "{tmp}/r"), "scheduler address goes with backend 'dask' and only with it"),
     (("play", "fabryka", "--seats", "random,random", "--seed", "-1"), "'--seed'"),

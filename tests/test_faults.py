@@ -14,6 +14,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -24,6 +25,7 @@ from analysis.cli import main
 from analysis.metrics import open_run
 from analysis.summary import summarize
 from simcore import runner
+from simcore.batch import play_batch, result_arrays, tally_size
 from simcore.errors import UserError
 from simcore.registry import get_game
 from simcore.parts import TALLY_KEY, part_name, read_tally, tally_path
@@ -78,9 +80,10 @@ def parts(out: Path) -> dict[str, bytes]:
 
 # ---- tallies ----
 
-def test_the_summary_off_the_tallies_equals_the_summary_off_the_rows(tmp_path):
+@pytest.mark.parametrize("specs", [["random", "greedy"], ["greedy", "greedy"]])  # one label for two seats
+def test_the_summary_off_the_tallies_equals_the_summary_off_the_rows(tmp_path, specs):
     out = tmp_path / "r"
-    play(out, specs=["random", "greedy"], n_games=300, chunk_size=70, seed=5, seating="random")
+    play(out, specs=specs, n_games=300, chunk_size=70, seed=5, seating="random")
     arrow = sorted(out.glob("part-*.arrow"))
     assert all(read_tally(p) is not None for p in arrow)
     tallied = summarize(out)
@@ -126,6 +129,35 @@ def test_the_position_table_counts_the_rows_of_each_position(tmp_path):
         assert got["mean_score"] == pytest.approx(rows["score"].mean())
 
 
+def counts_of_rows(a: dict, n: int, n_reasons: int) -> np.ndarray:
+    """What play_batch's tally should hold, counted from the rows it wrote."""
+    counts = np.zeros((n, n, n, n_reasons, 4))
+    seat = np.tile(np.arange(n), len(a["game_index"]))
+    cell = (seat, a["position"], a["seat_strategy"], np.repeat(a["end_reason"], n))
+    win = a["win"].astype(np.float64)
+    for k, values in enumerate((np.ones_like(win), win, a["score"], np.where((win > 0) & (win < 1), win, 0))):
+        np.add.at(counts[..., k], cell, values)
+    return counts.ravel()
+
+
+@pytest.mark.parametrize("game, specs, params", [
+    ("fabryka", ["random", "greedy"], {}),
+    ("enemy_chocolatier", ["heuristic", "random", "heuristic"], {"players": 3}),
+    ("manfredini", ["random", "random"], {}),
+    ("alleycat", ["heuristic"], {"players": 1}),
+], ids=["fabryka", "enemy-3p", "manfredini", "alleycat-solo"])
+def test_the_loop_tally_equals_a_count_of_its_rows(game, specs, params):
+    spec = get_game(game)
+    state = spec.new_state(spec.params(**params))
+    n = state.n_players
+    a = result_arrays(state, 60)
+    counts = np.zeros(tally_size(state))
+    play_batch(state, strategies.build_lineup(game, specs), runner.seat_orders(n, "rotate"), 2, 9, 0, 60,
+               **a, tally=counts)
+    assert np.array_equal(counts, counts_of_rows(a, n, len(type(state).END_REASONS)))
+    assert counts[0::4].sum() == 60 * n
+
+
 def test_a_grouping_feature_is_tallied_per_value():
     class Job:
         specs = ("a", "b")
@@ -138,12 +170,11 @@ def test_a_grouping_feature_is_tallied_per_value():
         def feature_names(self):
             return ["cards", "target"]
 
-    import numpy as np
     a = {"game_index": np.arange(3), "seat_strategy": np.array([0, 1, 1, 0, 0, 1], np.int8),
          "position": np.array([0, 1, 0, 1, 0, 1], np.int8), "end_reason": np.zeros(3, np.int8),
          "win": np.array([1, 0, 0.5, 0.5, 0, 1], np.float32), "score": np.array([5, 3, 4, 4, 1, 6], np.int32),
          "features": np.array([[0, 0, 1, 1, 2, 2], [7, 7, 2, 2, 7, 7]], np.int16)}  # one row per feature
-    tally = runner._tally(Job(), State(), a, 0)
+    tally = runner._tally(Job(), State(), a, 0, counts_of_rows(a, 2, 1))
     assert tally["group"] == {"key": "target", "cells": [[2, 2, 1.0, 8], [7, 4, 2.0, 15]]}
     cells = {tuple(c[:4]): c[4:] for c in tally["cells"]}
     assert cells[(0, 0, "a", "end")] == [2, 1.0, 6, 0.0]  # games 0 and 2: a in seat 0
@@ -261,7 +292,7 @@ KILLED_RUN = textwrap.dedent("""
     spec = get_game("fabryka")
     seats = ["heuristic", "heuristic"]
     run(spec, spec.params(players=2), seats, functools.partial(strategies.build_lineup, "fabryka", seats),
-        sys.argv[1], n_games=50_000_000, jobs=2, chunk_size=20_000, quiet=True)
+        sys.argv[1], n_games=50_000_000, jobs=2, backend="processes", chunk_size=20_000, quiet=True)
 """)
 
 

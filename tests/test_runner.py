@@ -387,9 +387,9 @@ def test_a_manifest_that_is_not_ours_is_refused(tmp_path):
 
 @pytest.mark.parametrize("kw, message", [
     (dict(seating="diagonal"), "seating = 'diagonal': allowed are rotate, fixed, random"),
-    (dict(backend="gpu"), "backend = 'gpu': allowed are processes, threads, dask"),
+    (dict(backend="gpu"), "backend = 'gpu': allowed are auto, processes, threads, dask"),
     (dict(backend="dask"), "scheduler address goes with backend 'dask' and only with it"),
-    (dict(scheduler="tcp://localhost:8786"), "backend = 'processes', scheduler = 'tcp://localhost:8786'"),
+    (dict(scheduler="tcp://localhost:8786"), "backend = 'auto', scheduler = 'tcp://localhost:8786'"),
     (dict(n_games=0), "n_games = 0: must be at least 1"),
     (dict(jobs=0), "jobs = 0: must be at least 1"),
     (dict(seed=-1), "seed = -1"),
@@ -509,9 +509,23 @@ def test_a_feature_that_shadows_a_base_column_is_refused():
         check_columns(Shadowing())
 
 
-# ---- default workers: a short run plays in this process ----
+# ---- default workers: threads for compiled bots; a short run plays in this process ----
 
-def test_a_short_default_run_starts_no_workers_and_a_long_one_does(tmp_path, monkeypatch):
+def test_auto_plays_compiled_bots_on_threads_and_a_python_bot_on_processes(tmp_path, monkeypatch):
+    used = []
+    real = runner.workers
+
+    def recording(backend, jobs, scheduler):
+        used.append(backend)
+        return real(backend, jobs, scheduler)
+
+    monkeypatch.setattr(runner, "workers", recording)
+    play(tmp_path / "compiled", n_games=40)
+    play(tmp_path / "python", specs=["random", FIRST_LEGAL], n_games=4, jobs=1)
+    assert used == ["threads", "processes"]
+
+
+def test_a_short_default_process_run_starts_no_workers_and_a_long_one_does(tmp_path, monkeypatch):
     started = []
     real = joblib.Parallel
 
@@ -521,10 +535,10 @@ def test_a_short_default_run_starts_no_workers_and_a_long_one_does(tmp_path, mon
 
     monkeypatch.setattr(joblib, "Parallel", counting)
     monkeypatch.setattr(runner, "workers", lambda *a: nullcontext(2))  # two cores
-    play(tmp_path / "short", n_games=400, seed=5)  # milliseconds: workers would not pay
+    play(tmp_path / "short", n_games=400, seed=5, backend="processes")  # milliseconds: workers would not pay
     assert started == []
     monkeypatch.setattr(runner, "WORKERS_START_S", 0.0)  # as if every run were long
-    play(tmp_path / "long", n_games=400, seed=5)
+    play(tmp_path / "long", n_games=400, seed=5, backend="processes")
     assert started == [2]
     assert_frame_equal(table(tmp_path / "short"), table(tmp_path / "long"))
     # The first chunk was played here, the other seven by the workers.
