@@ -3,12 +3,12 @@ the CLI registers (`app.command("report")(report_command)`), so they can be call
 tested without the CLI module."""
 from __future__ import annotations
 
-import ctypes
 import functools
+import importlib
 import itertools
 import math
 import re
-import sys
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -16,9 +16,10 @@ import typer
 from rich.console import Console
 
 import strategies
+from simcore.errors import UserError
 from simcore.params import parse_set
 from simcore.registry import get_game
-from simcore.runner import run
+from simcore.runner import keep_freed_memory, run
 
 __all__ = ["report_command", "balance_command", "default_lineups", "balance"]
 
@@ -35,31 +36,25 @@ MinEffectOpt = Annotated[float, typer.Option(
          "needs, besides significance, to be stated as a finding.")]
 
 
-def _keep_freed_memory() -> None:
-    """glibc hands every large freed array back to the system and faults it in again
-    for the next one: the report's per-part temporaries then cost a third of its time
-    in page faults. Let it keep freed blocks (up to 32 MB each, 256 MB in all) for reuse."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3  # from glibc's malloc.h
-    libc.mallopt(m_mmap_threshold, 32 << 20)
-    libc.mallopt(m_trim_threshold, 256 << 20)
-
-
 # The default is analysis.metrics.MIN_EFFECT, written out: importing it would load the
 # statistics stack into every CLI command.
 def report_command(run_dirs: RunDirsArg, out: HtmlOpt, pdf: PdfOpt = None, min_effect: MinEffectOpt = 0.02) -> None:
     """Analyse run directories and write a self-contained HTML balance report (and PDF)."""
-    # Imported here: the plotting stack takes a second to load, which every other
-    # command (and every worker process) would pay.
-    from analysis.report import write_report
+    # Imported here, not at the top: the plotting stack takes a second or two to load,
+    # which every other command (and every worker process) would pay. It loads on a
+    # thread while the runs are analysed, which mostly waits on numpy.
+    from analysis.metrics import analyze
 
-    _keep_freed_memory()
-    analyses = write_report(run_dirs, out, pdf, min_effect)
+    keep_freed_memory()
+    loader = threading.Thread(target=importlib.import_module, args=("analysis.report",), daemon=True)
+    loader.start()
+    if not run_dirs:
+        raise UserError("no run directory given")
+    analyses = [analyze(d, min_effect) for d in run_dirs]
+    loader.join()
+    from analysis.report import write_analyses
+
+    write_analyses(analyses, out, pdf)
     games = sum(a.games for a in analyses)
     written = f"{out}" + (f" and {pdf}" if pdf else "")
     _console.print(f"report of {len(analyses)} run(s), {games:,} games: {written}", soft_wrap=True)

@@ -456,9 +456,15 @@ def _cells(keys: list[np.ndarray], weights: list[np.ndarray], sizes: list[int | 
     sizes = sizes or [None] * len(keys)
     los = [0 if size else int(k.min()) for k, size in zip(keys, sizes)]
     spans = [size or int(k.max()) - lo + 1 for k, lo, size in zip(keys, los, sizes)]
-    index = np.zeros(len(keys[0]), dtype=np.int64)
-    for k, lo, span in zip(keys, los, spans):
-        index = index * span + (k.astype(np.int64) - lo)
+    # Built in place: one int64 array, not a temporary per step (this runs per feature
+    # per part, and allocation and memory traffic were most of its cost).
+    index = keys[0].astype(np.int64)
+    for i, (k, lo, span) in enumerate(zip(keys, los, spans)):
+        if i:
+            index *= span
+            index += k
+        if lo:
+            index -= lo
     size = int(np.prod(spans))
     counts = np.bincount(index, minlength=size)
     seen = np.flatnonzero(counts)

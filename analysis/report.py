@@ -258,10 +258,15 @@ def write_report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | s
     if not run_dirs:
         raise UserError("no run directory given")
     analyses = [analyze(d, min_effect) for d in run_dirs]
+    write_analyses(analyses, html, pdf)
+    return analyses
+
+
+def write_analyses(analyses: Sequence[RunAnalysis], html: Path | str, pdf: Path | str | None = None) -> None:
+    """Write the HTML report (and its PDF) of runs already analysed."""
     html = Path(html)
-    _write_text(html, render_html(analyses))
+    _write_text(html, render_html(list(analyses)))
     if pdf is not None:
         Path(pdf).parent.mkdir(parents=True, exist_ok=True)
         print_pdf(html, Path(pdf))
-    return analyses
 

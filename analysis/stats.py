@@ -265,11 +265,11 @@ def bradley_terry(m: Matchups) -> Ratings | None:
     likelihood (a binomial GLM in statsmodels, strategy 0 as the reference), then
     centre the strengths on their mean, carrying the covariance along so the standard
     errors are those of the centred ratings."""
-    import statsmodels.api as sm  # heavy import, only needed here
-
     k = len(m.names)
     if k < 2 or not _connected(m.games):
         return None
+    import statsmodels.api as sm  # a second to import, and only needed here
+
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k) if m.games[i, j] > 0]
     design = np.zeros((len(pairs), k))
     endog = np.zeros((len(pairs), 2))

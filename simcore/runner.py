@@ -51,7 +51,7 @@ from simcore.strategy import PythonStrategy, Strategy
 
 __all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY", "BUILD",
            "seat_orders", "bytes_per_game", "default_chunk_size", "TALLY_CELLS", "GROUPING",
-           "BotFailure", "rotation_size", "workers"]
+           "BotFailure", "rotation_size", "workers", "keep_freed_memory"]
 
 SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, in order
 # "auto": threads when every bot is compiled (the game loop, the part writer and most of
@@ -595,22 +595,23 @@ _watching = False
 
 
 @functools.cache
-def _keep_freed_memory() -> None:
-    """Have glibc keep the memory a chunk frees for the next chunk. By default it hands
-    each large block (a chunk's result arrays, its columns) back to the kernel when
-    freed, and the next chunk faults every page in again: a fifth of a fast game's run
-    went to that. Memory stays bounded by one chunk's peak. A no-op off glibc."""
+def keep_freed_memory() -> None:
+    """Have glibc keep the large blocks a process frees for its next ones. By default it
+    hands each one (a chunk's result arrays, a report's per-part temporaries) back to
+    the kernel, and the next one faults every page in again: a fifth of a fast game's
+    run, a third of a report went to that. Memory stays bounded by the largest working
+    set. A no-op off glibc."""
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return
     mallopt(-3, 32 * 2**20)   # M_MMAP_THRESHOLD: glibc's largest; blocks below come from the heap
-    mallopt(-1, 512 * 2**20)  # M_TRIM_THRESHOLD: free heap kept before it is handed back
+    mallopt(-1, 256 * 2**20)  # M_TRIM_THRESHOLD: free heap kept before it is handed back
 
 
 def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     """Worker: play games [i0, i1), write part `index`; return the number of games."""
-    _keep_freed_memory()
+    keep_freed_memory()
     state = job.game.new_state(job.params)
     bots = list(job.lineup())
     for bot, spec in zip(bots, job.specs, strict=True):
