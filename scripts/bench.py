@@ -21,6 +21,7 @@ import argparse
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -135,25 +136,27 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def c_reference(engine_games_per_s: float) -> tuple[float, float] | None:
-    """The yardstick of the Fabryka target: scripts/fabryka_ref.c, the same rules written
-    straight in C, compiled here with gcc -O3 and run on this core just after. Its games
-    per second and per CPU-second (on a busy machine the second is the steadier)."""
+def c_reference_exe(tmp: str) -> str | None:
+    """scripts/fabryka_ref.c, the Fabryka rules written straight in C, compiled with
+    gcc -O3 into `tmp`; None without gcc."""
     gcc = shutil.which("gcc")
     if gcc is None:
-        print("\nno gcc: the hand-written C reference is not measured")
         return None
-    with tempfile.TemporaryDirectory() as tmp:
-        exe = os.path.join(tmp, "fabryka_ref")
-        subprocess.run([gcc, "-O3", "-o", exe, str(Path(__file__).with_name("fabryka_ref.c"))], check=True)
-        cpu = children_cpu()
-        line = subprocess.run([exe, str(C_GAMES)], check=True, capture_output=True, text=True).stdout
-        cpu = children_cpu() - cpu
-    ref = float(line.split()[0])
-    print(f"\nhand-written C Fabryka, random vs random: {ref:,.0f} games/s ({line.split(',', 1)[1].strip()})")
-    print(f"  the engine's random vs random: {engine_games_per_s:,.0f} games/s, "
-          f"{engine_games_per_s / ref:.0%} of the C version")
-    return ref, C_GAMES / cpu
+    exe = os.path.join(tmp, "fabryka_ref")
+    subprocess.run([gcc, "-O3", "-o", exe, str(Path(__file__).with_name("fabryka_ref.c"))], check=True)
+    return exe
+
+
+def c_reference(exe: str, cpus: str | None = "0") -> tuple[float, float, str]:
+    """The yardstick of the Fabryka target, run on one core: its games per second, per
+    CPU-second (on a busy machine the steadier), and what it printed of its games."""
+    cmd = [exe, str(C_GAMES)]
+    if cpus is not None and shutil.which("taskset"):
+        cmd = ["taskset", "-c", cpus, *cmd]
+    cpu = children_cpu()
+    line = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    cpu = children_cpu() - cpu
+    return float(line.split()[0]), C_GAMES / cpu, line.split(",", 1)[1].strip()
 
 
 def tree_rss(root: int) -> int:
@@ -209,35 +212,49 @@ def chocosim(*argv: str, cpus: str | None = None, cwd: str, polars_threads: int 
 
 
 def end_to_end(game: str, seats: str, n_games: int, memory_games: int, small_games: int,
-               ref: tuple[float, float] | None) -> None:
+               exe: str | None, repeat: int) -> None:
     """The whole `chocosim run` command (chunks played, parts written, the summary
-    printed), with --jobs 1 on one core and --jobs 2; `chocosim summary` of that run; a
-    short run with --jobs 1 and with the default."""
+    printed), `repeat` times each: the C reference, --jobs 1 on one core, --jobs 2, in
+    turn, so that each ratio compares runs made a few seconds apart (the machine's
+    speed drifts); the median of the ratios. Then `chocosim summary` and `report` of
+    the last run; a short run with --jobs 1 and with the default."""
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\nend to end, `chocosim run {game} --seats {seats}` (results on disk, summary printed; "
           f"load average {load:.1f} on {os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as tmp:
         def run(n: int, name: str, *jobs: str, cpus: str | None = None) -> tuple[float, float, int]:
             threads = int(jobs[1]) if jobs else None  # polars: a thread per job
+            shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
             return chocosim("run", game, "--seats", seats, "--games", str(n), "--out", name,
                             "--quiet", *jobs, cpus=cpus, cwd=tmp, polars_threads=threads)
 
         if n_games:
-            t1, c1, m1 = run(n_games, "one", "--jobs", "1", cpus="0")
-            share = (f", {n_games / t1 / ref[0]:.2f}x the C version; per CPU-second "
-                     f"{n_games / c1 / ref[1]:.2f}x") if ref else ""
-            print(f"  {n_games:,} games, --jobs 1 on one core: {t1:.2f} s, CPU {c1:.2f} s "
-                  f"({n_games / t1:,.0f} games/s{share}), peak memory {m1 / 2**20:,.0f} MB")
-            shutil.rmtree(os.path.join(tmp, "one"))
-            t2, c2, m2 = run(n_games, "two", "--jobs", "2")
-            print(f"  {n_games:,} games, --jobs 2: {t2:.2f} s, CPU {c2:.2f} s ({n_games / t2:,.0f} games/s): "
-                  f"{t1 / t2:.2f}x --jobs 1, peak memory {m2 / 2**20:,.0f} MB")
+            of_c, scaling = [], []
+            for i in range(repeat):
+                ref = c_reference(exe) if exe else None
+                t1, c1, m1 = run(n_games, "one", "--jobs", "1", cpus="0")
+                t2, c2, m2 = run(n_games, "two", "--jobs", "2")
+                scaling.append(t1 / t2)
+                share = ""
+                if ref:
+                    of_c.append(n_games / t1 / ref[0])
+                    share = f" = {of_c[-1]:.2f}x the C version's {ref[0]:,.0f} games/s just before"
+                print(f"  {i + 1}/{repeat}: {n_games:,} games, --jobs 1 on one core {t1:.2f} s (CPU {c1:.2f} s, "
+                      f"{m1 / 2**20:,.0f} MB){share}; --jobs 2 {t2:.2f} s (CPU {c2:.2f} s, "
+                      f"{m2 / 2**20:,.0f} MB) = {scaling[-1]:.2f}x --jobs 1", flush=True)
+            median = f"median of {repeat}: " if repeat > 1 else ""
+            if of_c:
+                print(f"  {median}--jobs 1 end to end {statistics.median(of_c):.2f}x the C version "
+                      f"(range {min(of_c):.2f}-{max(of_c):.2f}x)")
+            print(f"  {median}--jobs 2 {statistics.median(scaling):.2f}x --jobs 1 "
+                  f"(range {min(scaling):.2f}-{max(scaling):.2f}x)")
             ts, cs, ms = chocosim("summary", "two", cwd=tmp)
             print(f"  `chocosim summary` of that run: {ts:.2f} s, CPU {cs:.2f} s, peak memory {ms / 2**20:,.0f} MB")
             for when in ("first", "again (part tallies cached)"):
                 tr, cr, mr = chocosim("report", "two", "-o", "report.html", cwd=tmp)
                 print(f"  `chocosim report` of that run, {when}: {tr:.2f} s, CPU {cr:.2f} s, "
                       f"peak memory {mr / 2**20:,.0f} MB")
+            shutil.rmtree(os.path.join(tmp, "one"))
             shutil.rmtree(os.path.join(tmp, "two"))
         if small_games:
             ta, ca, _ = run(small_games, "small1", "--jobs", "1")
@@ -257,6 +274,8 @@ def main() -> None:
     ap.add_argument("--parallel-seats", default="random,random", help="seats of the end-to-end measurement")
     ap.add_argument("--parallel-games", type=int, default=10_000_000,
                     help="games of the end-to-end --jobs 1 / --jobs 2 comparison (0: skip it)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="rounds of C reference, --jobs 1 and --jobs 2 in turn (medians reported)")
     ap.add_argument("--small-games", type=int, default=100_000,
                     help="games of the short end-to-end run, --jobs 1 and the default (0: skip it)")
     ap.add_argument("--search", nargs="?", const="mcts", default=None, metavar="SPEC",
@@ -267,14 +286,21 @@ def main() -> None:
                     help="also measure the peak memory of a run this long with --jobs 2")
     args = ap.parse_args()
     results = single_core(args.game, args.seconds)
-    ref = None
-    if ("fabryka", 2, "random") in results:
-        ref = c_reference(results["fabryka", 2, "random"]["games/s"])
-    if args.search:
-        search(args.game, args.search, args.search_scale)
-    if args.parallel_games or args.small_games or args.memory_games:
-        end_to_end(args.parallel_game, args.parallel_seats, args.parallel_games, args.memory_games,
-                   args.small_games, ref if args.parallel_game == "fabryka" and args.parallel_seats == "random,random" else None)
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = c_reference_exe(tmp)
+        if exe is None:
+            print("\nno gcc: the hand-written C reference is not measured")
+        elif ("fabryka", 2, "random") in results:
+            ref, _, games = c_reference(exe)
+            engine = results["fabryka", 2, "random"]["games/s"]
+            print(f"\nhand-written C Fabryka, random vs random: {ref:,.0f} games/s ({games})")
+            print(f"  the engine's random vs random: {engine:,.0f} games/s, {engine / ref:.0%} of the C version")
+        if args.search:
+            search(args.game, args.search, args.search_scale)
+        if args.parallel_games or args.small_games or args.memory_games:
+            yardstick = args.parallel_game == "fabryka" and args.parallel_seats == "random,random"
+            end_to_end(args.parallel_game, args.parallel_seats, args.parallel_games, args.memory_games,
+                       args.small_games, exe if yardstick else None, args.repeat)
 
 
 if __name__ == "__main__":
