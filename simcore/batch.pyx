@@ -10,6 +10,8 @@ from simcore.strategy cimport Strategy, Lineup
 
 import numpy as np
 
+from simcore.errors import CounterOverflow
+
 # The generic loop: virtual calls into any GameState.
 ctypedef fused Game:
     GameState
@@ -152,6 +154,7 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
             play_games(state, lineup, &job)
     if job.overflow_row >= 0:
         names = [*state.feature_names(), *(f"interim_{x}" for x in state.interim_names())]
-        raise OverflowError(f"{type(state).__name__}: {names[job.overflow_column]} = {job.overflow_value} "
-                            f"(row {job.overflow_row} of the batch) does not fit the int16 that results "
-                            "store features and interim scores in")
+        raise CounterOverflow(f"{type(state).__name__}: {names[job.overflow_column]} = {job.overflow_value} "
+                              f"in game {i0 + job.overflow_row // n} does not fit the int16 that results "
+                              "store features and interim scores in (-32768 to 32767): these params "
+                              "take the game beyond it")

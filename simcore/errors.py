@@ -3,3 +3,8 @@
 
 class UserError(Exception):
     """Bad input (unknown name, invalid param, foreign run directory...)."""
+
+
+class CounterOverflow(UserError, OverflowError):
+    """A game's feature or interim score beyond the int16 that results store them in
+    (the params made it larger than any printed game does)."""

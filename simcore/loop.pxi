@@ -151,6 +151,10 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
             j.win[row] = share if rk[p] == 1 else 0.0
             j.first[row] = p == first_seat
             j.position[row] = <int8_t>state.turn_position(p)
+            if CHECKED and not (0 <= j.position[row] < n and 0 <= j.end_reason[g - j.i0] < j.n_reasons):
+                with gil:
+                    raise AssertionError(f"turn position {j.position[row]} or end reason "
+                                         f"{j.end_reason[g - j.i0]} out of range (the tally's cells)")
             if j.tally != NULL:
                 cell = &j.tally[4 * (((p * n + j.position[row]) * n + who[p]) * j.n_reasons
                                      + j.end_reason[g - j.i0])]

@@ -628,8 +628,6 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
         g = i0 + int(np.argmin(a["seeds"] != 0)) if (a["seeds"] == 0).any() else i1 - 1
         raise BotFailure(f"bot {e.spec} (seat {e.seat}) {e.what} in game {g} of the run",
                          e.details) from None
-    except OverflowError as e:  # a game's counter beyond what the part stores (see play_batch)
-        raise UserError(str(e)) from None
     table = _table(job, state, a)
     path = job.out / part_name(index)
     try:
@@ -672,9 +670,10 @@ def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFram
         "first": a["first"].astype(bool),
         "position": a["position"],
         "turns": np.repeat(a["turns"], n),
-        # An enum: a game's end reasons are fixed, and it is written at a quarter of the
-        # cost of a categorical.
-        "end_reason": pl.Series(list(reasons), dtype=pl.Enum(reasons)).gather(np.repeat(a["end_reason"], n)),
+        # A categorical, not an enum (a quarter of the cost to write): a run resumed by
+        # code whose game gained an end reason would hold parts of two enum types, which
+        # polars will not read together.
+        "end_reason": _categorical(reasons, np.repeat(a["end_reason"], n)),
     }
     for j, name in enumerate(state.feature_names()):
         columns[name] = a["features"][j]

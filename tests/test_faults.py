@@ -242,6 +242,23 @@ def test_disk_full_keeps_the_finished_parts_and_a_rerun_resumes(tmp_path, monkey
     assert parts(out) == parts(whole)
 
 
+# Enemy Chocolatier with a win far out of reach and rich recipes: money passes 32,767.
+RICH = {"income.base": 100, "win.points": 10000, "sim.round_cap": 2000, "income.cash_per_point": 1000,
+        "recipes": [[40, 40, 40, 40]] * 4}
+
+
+def test_a_counter_beyond_int16_is_one_line_naming_it_and_the_game(tmp_path):
+    spec = get_game("enemy_chocolatier")
+    seats = ["random", "random"]
+    with pytest.raises(UserError, match=r"EnemyState: money = \d+ in game \d+ does not fit the int16"):
+        run(spec, spec.params(sets=RICH), seats, functools.partial(strategies.build_lineup, spec.name, seats),
+            tmp_path / "r", n_games=8, jobs=1, quiet=True)
+    assert not list((tmp_path / "r").glob("part-*"))  # nothing half-written
+    from analysis import tune
+    with pytest.raises(UserError, match="does not fit the int16"):  # rule tuning explores such params
+        tune.play(spec, spec.params(sets=RICH), seats, 8, seed=1)
+
+
 def test_an_output_directory_that_cannot_be_created_is_a_user_error(tmp_path):
     (tmp_path / "file").write_text("keep me")
     with pytest.raises(UserError, match="cannot create the run directory .*file/run: Not a directory"):
