@@ -171,7 +171,7 @@ def run_command(
     scheduler: Annotated[str | None, typer.Option(
         "--scheduler", help="Address of the dask scheduler, e.g. tcp://10.0.0.5:8786.")] = None,
     chunk_size: Annotated[int | None, typer.Option(
-        "--chunk-size", min=1, help="Games per part file (default: up to 100000, "
+        "--chunk-size", min=1, help="Games per part file (default: up to 250000, "
         "small enough to keep every worker busy); a resumed run keeps its own.")] = None,
     rules: RulesOpt = None,
     set_: SetOpt = None,
