@@ -530,12 +530,19 @@ def test_cleanup_keeps_two_chocolates_and_replaces_completed_orders():
     assert me["store_room"] == ["nuts", "boxed"] and me["coal"] == 3 + 6  # 3 traded, then Tuesday's 6
 
 
-def test_completed_order_is_replaced_by_one_of_three_drawn():
+def small_order_completed():
+    """Seat 0 completes its small order (caramel + nuts); cleanup then offers it three
+    orders drawn to replace it."""
     state = new()
     state.set_seat(0, store=["caramel", "nuts"], orders=[SMALL_CARAMEL_NUTS, MEDIUM_FINGERS, LARGE_CHUNKS])
     state.set_seat(1, store=[])
     state.enter("orders", 0, start=0)
     do(state, "fulfil stage 1 of caramel + nuts = 6", "done with orders", "done with orders")
+    return state
+
+
+def test_completed_order_is_replaced_by_one_of_three_drawn():
+    state = small_order_completed()
     offer = state.observation(0)["offer"]
     assert len(offer) == 3 and "offer" not in state.observation(1)
     sizes = state.observation(0)["deck_sizes"]["orders"]
@@ -741,11 +748,7 @@ def test_components_of_random_games_are_what_the_actions_take(players, sets):
 def test_orders_put_under_a_deck_are_hidden_from_the_others():
     # Seat 0 completes its small order and, at cleanup, keeps the large order of the three
     # drawn: the small and medium ones go under their decks, seen by seat 0 only.
-    state = new()
-    state.set_seat(0, store=["caramel", "nuts"], orders=[SMALL_CARAMEL_NUTS, MEDIUM_FINGERS, LARGE_CHUNKS])
-    state.set_seat(1, store=[])
-    state.enter("orders", 0, start=0)
-    do(state, "fulfil stage 1 of caramel + nuts = 6", "done with orders", "done with orders")
+    state = small_order_completed()
     offer = state.observation(0)["offer"]
     # While seat 0 chooses, the offer is its own: seat 1's worlds draw it anew.
     assert {state.determinized(0, k).to_dict()["offer"] == offer for k in range(10)} == {True}
