@@ -694,9 +694,10 @@ def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int, count
     by_index = counts.reshape(n, n, n, len(reasons), 4)
     by_label = np.zeros((n, n, len(labels), len(reasons), 4))
     np.add.at(by_label, (slice(None), slice(None), label_of_index), by_index)  # a spec seated twice is one label
-    cells = [[int(s), int(p), labels[st], reasons[r], int(c[0]), float(c[1]), int(c[2]), float(c[3])]
-             for s, p, st, r in zip(*np.nonzero(by_label[..., 0]), strict=True)
-             for c in (by_label[s, p, st, r],)]
+    cells = []
+    for s, p, st, r in zip(*np.nonzero(by_label[..., 0]), strict=True):
+        rows, wins, score, shared = by_label[s, p, st, r]
+        cells.append([int(s), int(p), labels[st], reasons[r], int(rows), float(wins), int(score), float(shared)])
     tally: dict[str, Any] = {"run_id": job.run_id, "first_game": i0,
                              "games": len(a["game_index"]), "rows": len(a["win"]), "cells": cells,
                              "group": None}
