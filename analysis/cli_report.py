@@ -4,11 +4,9 @@ tested without the CLI module."""
 from __future__ import annotations
 
 import functools
-import importlib
 import itertools
 import math
 import re
-import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +14,6 @@ import typer
 from rich.console import Console
 
 import strategies
-from simcore.errors import UserError
 from simcore.params import parse_set
 from simcore.registry import get_game
 from simcore.runner import keep_freed_memory, run
@@ -40,21 +37,12 @@ MinEffectOpt = Annotated[float, typer.Option(
 # statistics stack into every CLI command.
 def report_command(run_dirs: RunDirsArg, out: HtmlOpt, pdf: PdfOpt = None, min_effect: MinEffectOpt = 0.02) -> None:
     """Analyse run directories and write a self-contained HTML balance report (and PDF)."""
-    # Imported here, not at the top: the plotting stack takes a second or two to load,
-    # which every other command (and every worker process) would pay. It loads on a
-    # thread while the runs are analysed, which mostly waits on numpy.
-    from analysis.metrics import analyze
+    # Imported here: the plotting stack takes a second or two to load, which every other
+    # command (and every worker process) would pay.
+    from analysis.report import write_report
 
     keep_freed_memory()
-    loader = threading.Thread(target=importlib.import_module, args=("analysis.report",), daemon=True)
-    loader.start()
-    if not run_dirs:
-        raise UserError("no run directory given")
-    analyses = [analyze(d, min_effect) for d in run_dirs]
-    loader.join()
-    from analysis.report import write_analyses
-
-    write_analyses(analyses, out, pdf)
+    analyses = write_report(run_dirs, out, pdf, min_effect)
     games = sum(a.games for a in analyses)
     written = f"{out}" + (f" and {pdf}" if pdf else "")
     _console.print(f"report of {len(analyses)} run(s), {games:,} games: {written}", soft_wrap=True)

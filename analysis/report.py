@@ -5,10 +5,12 @@ pip-only PDF engine would need system libraries that `pip install .` cannot brin
 from __future__ import annotations
 
 import base64
+import importlib
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -19,7 +21,7 @@ from typing import Any
 import jinja2
 import polars as pl
 
-from analysis import plots, stats
+from analysis import stats
 from analysis.findings import (checks, findings, leader_checkpoint, pct, points, position_findings,
                                pp, pvalue, rate_text)
 from analysis.metrics import (MIN_EFFECT, RunAnalysis, analyze, ordinal, pooled_positions,
@@ -76,6 +78,8 @@ def param_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _figures(a: RunAnalysis) -> dict[str, Figure | None]:
+    from analysis import plots  # loaded by write_report while it analysed the runs
+
     n = a.run.players
     st, q, s = a.strategies, a.quality, a.seats
     several = len(st.names) > 1 and not a.solo
@@ -163,6 +167,8 @@ def _pooled_context(analyses: Sequence[RunAnalysis]) -> dict[str, Any] | None:
     game, and position balance per table size (runs with the same rules added up)."""
     if len(analyses) < 2:
         return None
+    from analysis import plots  # loaded by write_report while it analysed the runs
+
     positions = []
     for pp in pooled_positions(analyses):
         found, checked = position_findings(pp.balance, "comparison")
@@ -257,16 +263,16 @@ def write_report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | s
     before anything is written, so bad input leaves existing reports untouched."""
     if not run_dirs:
         raise UserError("no run directory given")
+    # The plotting stack (matplotlib, seaborn) takes a second or two to load: it loads on
+    # a thread while the runs are analysed, which mostly waits on numpy.
+    loader = threading.Thread(target=importlib.import_module, args=("analysis.plots",), daemon=True)
+    loader.start()
     analyses = [analyze(d, min_effect) for d in run_dirs]
-    write_analyses(analyses, html, pdf)
-    return analyses
-
-
-def write_analyses(analyses: Sequence[RunAnalysis], html: Path | str, pdf: Path | str | None = None) -> None:
-    """Write the HTML report (and its PDF) of runs already analysed."""
+    loader.join()
     html = Path(html)
-    _write_text(html, render_html(list(analyses)))
+    _write_text(html, render_html(analyses))
     if pdf is not None:
         Path(pdf).parent.mkdir(parents=True, exist_ok=True)
         print_pdf(html, Path(pdf))
+    return analyses
 
