@@ -148,16 +148,14 @@ def c_reference_exe(tmp: str) -> str | None:
     return exe
 
 
-def c_reference(exe: str, cpus: str | None = "0") -> tuple[float, float, str]:
-    """The yardstick of the Fabryka target, run on one core: its games per second, per
-    CPU-second (on a busy machine the steadier), and what it printed of its games."""
+def c_reference(exe: str, cpus: str | None = "0") -> tuple[float, str]:
+    """The yardstick of the Fabryka target, run on one core: its games per second and
+    what it printed of its games."""
     cmd = [exe, str(C_GAMES)]
     if cpus is not None and shutil.which("taskset"):
         cmd = ["taskset", "-c", cpus, *cmd]
-    cpu = children_cpu()
     line = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    cpu = children_cpu() - cpu
-    return float(line.split()[0]), C_GAMES / cpu, line.split(",", 1)[1].strip()
+    return float(line.split()[0]), line.split(",", 1)[1].strip()
 
 
 def tree_rss(root: int) -> int:
@@ -303,7 +301,7 @@ def main() -> None:
         if exe is None:
             print("\nno gcc: the hand-written C reference is not measured")
         elif ("fabryka", 2, "random") in results:
-            ref, _, games = c_reference(exe)
+            ref, games = c_reference(exe)
             engine = results["fabryka", 2, "random"]["games/s"]
             print(f"\nhand-written C Fabryka, random vs random: {ref:,.0f} games/s ({games})")
             print(f"  the engine's random vs random: {engine:,.0f} games/s, {engine / ref:.0%} of the C version")
