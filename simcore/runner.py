@@ -30,7 +30,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -44,7 +44,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from simcore.batch import SEATING_MODES, play_batch, result_arrays, tally_size
 from simcore.errors import UserError
 from simcore.params import Params, flatten
-from simcore.parts import LEGACY_GLOB, part_name, read_tally, scan_parts, tally_path, write_atomic, write_part
+from simcore.parts import LEGACY_GLOB, PART_GLOB, part_name, read_tally, scan_parts, tally_path, write_atomic, write_part
 from simcore.registry import GameSpec
 from simcore.state import CHECKED_BUILD, GameState
 from simcore.strategy import PythonStrategy, Strategy
@@ -268,10 +268,12 @@ def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     write_atomic(out / MANIFEST, lambda p: p.write_text(json.dumps(manifest, indent=2) + "\n"))
 
 
-def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
+def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
+             check: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Open the run directory: resume the same run, extend it to more games, start a
     new one, or refuse. Extending appends a segment [old n_games, new n_games) to the
-    manifest (see _chunks), so games 0..old n_games-1 and their parts stay as they are."""
+    manifest (see _chunks), so games 0..old n_games-1 and their parts stay as they are.
+    `check(manifest)` may refuse the run held there before anything is written."""
     manifest = _read_manifest(out)
     if manifest is not None:
         diffs = _describe_differences(manifest, identity)
@@ -285,6 +287,7 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any]) -> dict
             raise UserError(f"run directory {out} holds a run of {held:,} games; n_games = "
                             f"{fresh['n_games']:,} would drop games: ask for at least {held:,} "
                             "(more extends the run)")
+        check(manifest)
     for stale in _leftovers(out) if out.exists() else []:
         stale.unlink(missing_ok=True)
     if manifest is None:
@@ -380,20 +383,22 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
             "checked_build": CHECKED_BUILD,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
+        # Absolute: a reused worker process may have another working directory (a
+        # notebook that changed directory since the pool started).
+        job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
+                   fresh["run_id"], out.resolve())
         try:
-            manifest = _prepare(out, identity, fresh)
+            manifest = _prepare(out, identity, fresh,
+                                lambda held: _check_format(replace(job, run_id=held["run_id"]), state))
         except OSError as e:
             raise UserError(f"cannot create the run directory {out}: "
                             f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None
         n_games = manifest["n_games"]
+        job = replace(job, run_id=manifest["run_id"])
         todo = [c for c in _chunks(manifest) if not _part_done(out, *c, state.n_players)]
         resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
         if todo and manifest is not fresh:
             _record_resume(out, manifest, fresh)
-        # Absolute: a reused worker process may have another working directory (a
-        # notebook that changed directory since the pool started).
-        job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
-                   manifest["run_id"], out.resolve())
         played = _execute(job, todo, n_workers, n_games, resumed, quiet, backend,
                           adaptive=backend == "processes" and jobs is None)
     return RunResult(out, manifest, played, resumed, requested)
@@ -423,6 +428,31 @@ def _part_done(out: Path, index: int, i0: int, i1: int, n_players: int) -> bool:
         print(f"chocosim: {path} does not hold games {i0}-{i1 - 1} of this run: playing them again",
               file=sys.stderr)
     return whole
+
+
+def _check_format(job: _Job, state: GameState) -> None:
+    """Refuse to add parts to a run whose parts have other columns or column types (a
+    run of an older chocosim, or of a game that has since gained a feature or an end
+    reason): polars would not read the run's parts together. The first part whose
+    schema reads stands for them all (an unreadable one is replayed later)."""
+    expected = dict(_table(job, state, result_arrays(state, 0)).schema)
+    for part in sorted(job.out.glob(PART_GLOB)):
+        try:
+            found = pl.read_ipc_schema(part)
+        except (OSError, pl.exceptions.PolarsError):
+            continue
+        if found != expected:
+            c = next(c for c in dict.fromkeys([*expected, *found]) if found.get(c) != expected.get(c))
+            there, here = (_type_name(found.get(c)), _type_name(expected.get(c)))
+            raise UserError(f"run directory {job.out} was written with other result columns ({c} is "
+                            f"{there} there, {here} here: an older chocosim or game); summary and "
+                            "report still read it, but it cannot be resumed or extended; choose "
+                            "another output directory")
+        return
+
+
+def _type_name(dtype: pl.DataType | None) -> str:
+    return "absent" if dtype is None else dtype.base_type().__name__
 
 
 @contextmanager
@@ -643,8 +673,8 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     return games
 
 
-def _categorical(labels: Sequence[str], codes: np.ndarray) -> pl.Series:
-    return pl.Series(list(labels), dtype=pl.Categorical).gather(codes)
+def _enum(labels: Sequence[str], codes: np.ndarray) -> pl.Series:
+    return pl.Series(list(labels), dtype=pl.Enum(list(labels))).gather(codes)
 
 
 def _labels(job: _Job) -> tuple[list[str], np.ndarray]:
@@ -660,22 +690,23 @@ def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFram
     games = len(a["game_index"])
     labels, label_of_index = _labels(job)
     reasons = type(state).END_REASONS
+    # The label columns are enums (one byte a row), not categoricals: polars writes a
+    # categorical by remapping every row to a dictionary of its own, which cost a third
+    # of writing a part. Every part of a run has the same enums: its id, its strategies
+    # and the game's end reasons (run() refuses to extend a run written otherwise).
     columns: dict[str, pl.Series | np.ndarray] = {
-        "run_id": pl.Series([job.run_id], dtype=pl.Categorical).new_from_index(0, games * n),
+        "run_id": pl.Series([job.run_id], dtype=pl.Enum([job.run_id])).new_from_index(0, games * n),
         "game": np.repeat(a["game_index"], n),
         "seed": np.repeat(a["seeds"], n),
         "seat": np.tile(np.arange(n, dtype=np.int8), games),
-        "strategy": _categorical(labels, label_of_index[a["seat_strategy"]]),
+        "strategy": _enum(labels, label_of_index[a["seat_strategy"]]),
         "score": a["score"],
         "rank": a["rank"],
         "win": a["win"],
         "first": a["first"].astype(bool),
         "position": a["position"],
         "turns": np.repeat(a["turns"], n),
-        # A categorical, not an enum (a quarter of the cost to write): a run resumed by
-        # code whose game gained an end reason would hold parts of two enum types, which
-        # polars will not read together.
-        "end_reason": _categorical(reasons, np.repeat(a["end_reason"], n)),
+        "end_reason": _enum(reasons, np.repeat(a["end_reason"], n)),
     }
     for j, name in enumerate(state.feature_names()):
         columns[name] = a["features"][j]

@@ -116,6 +116,27 @@ def test_a_legacy_parquet_part_is_read_with_the_tally_in_its_footer(tmp_path):
         play(out, n_games=90, chunk_size=30)
 
 
+def test_a_run_of_categorical_parts_is_read_but_not_extended(tmp_path):
+    # chocosim 0.2 wrote run_id, strategy and end_reason as categoricals: such a run
+    # still summarizes, but a part of enums beside them would not read with them.
+    out = tmp_path / "r"
+    play(out, n_games=60, chunk_size=30)
+    before = summarize(out)
+    for p in sorted(out.glob("part-*.arrow")):
+        tally = read_tally(p)
+        old = pl.read_ipc(p).with_columns(pl.col("run_id", "strategy", "end_reason").cast(pl.Categorical))
+        old.write_ipc(p)
+        tally_path(p).write_text(json.dumps({**tally, "bytes": p.stat().st_size}))
+    manifest = (out / "manifest.json").read_text()
+    for name in ("by_seat", "by_strategy", "end_reasons"):
+        assert_frame_equal(getattr(summarize(out), name), getattr(before, name))
+    with pytest.raises(UserError, match="run_id is Categorical there, Enum here: an older chocosim"
+                                        ".* cannot be resumed or extended"):
+        play(out, n_games=90, chunk_size=30)
+    assert (out / "manifest.json").read_text() == manifest  # refused before anything was written
+    assert len(list(out.glob("part-*.arrow"))) == 2
+
+
 def test_the_position_table_counts_the_rows_of_each_position(tmp_path):
     out = tmp_path / "r"
     play(out, n_games=200, seed=2)

@@ -124,14 +124,14 @@ def test_dask_not_installed_is_a_user_error(tmp_path, monkeypatch):
 # ---- the results table ----
 
 def test_schema_as_polars_reads_it(tmp_path):
-    play(tmp_path / "r", n_games=4)
-    schema = pl.scan_ipc(tmp_path / "r" / "*.arrow").collect_schema()
+    result = play(tmp_path / "r", specs=["greedy", "random"], n_games=4, chunk_size=2)
+    schema = pl.scan_ipc(tmp_path / "r" / "*.arrow").collect_schema()  # two parts, read together
     state = FABRYKA.new_state(FABRYKA.params(players=2))
     fixed = {
-        "run_id": pl.Categorical, "game": pl.Int64, "seed": pl.UInt64, "seat": pl.Int8,
-        "strategy": pl.Categorical, "score": pl.Int32, "rank": pl.Int8, "win": pl.Float32,
-        "first": pl.Boolean, "position": pl.Int8, "turns": pl.Int32,
-        "end_reason": pl.Categorical,
+        "run_id": pl.Enum([result.manifest["run_id"]]), "game": pl.Int64, "seed": pl.UInt64,
+        "seat": pl.Int8, "strategy": pl.Enum(["greedy", "random"]), "score": pl.Int32,
+        "rank": pl.Int8, "win": pl.Float32, "first": pl.Boolean, "position": pl.Int8,
+        "turns": pl.Int32, "end_reason": pl.Enum(["scoring", "white_chocolate"]),
     }
     features = {name: pl.Int16 for name in state.feature_names()}
     interim = {f"interim_{name}": pl.Int16 for name in state.interim_names()}
