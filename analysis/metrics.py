@@ -154,7 +154,7 @@ class Histogram:
             return
         # bincount, not np.unique: counting small ints needs no sort (10x faster).
         low = int(values.min())
-        counts = np.bincount((values - low).astype(np.int64))
+        counts = np.bincount(values.astype(np.int64) - low)  # widened first: int8 - low can wrap
         seen = np.flatnonzero(counts)
         self.counts.update(dict(zip((seen + low).tolist(), counts[seen].tolist())))
 

@@ -59,10 +59,16 @@ def result_arrays(GameState state, int64_t n_games):
         "win": np.zeros(rows, np.float32),
         "first": np.zeros(rows, np.int8),
         "position": np.zeros(rows, np.int8),
-        # Column by column (feature f of every row is features[f]), int16.
-        "features": np.zeros((state.n_features, rows), np.int16),
+        # Column by column (feature f of every row is features[f]), int16 (int8 for a
+        # game with narrow_features).
+        "features": np.zeros((state.n_features, rows), feature_dtype(state)),
         "interim": np.zeros((state.n_interim, rows), np.int16),
     }
+
+
+def feature_dtype(GameState state):
+    """The type results store `state`'s features in."""
+    return np.int8 if state.narrow_features else np.int16
 
 
 def tally_size(GameState state):
@@ -77,11 +83,11 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
                int8_t[::1] end_reason, int8_t[::1] seat_strategy,
                int32_t[::1] score, int8_t[::1] rank, float[::1] win, int8_t[::1] first,
                int8_t[::1] position,
-               int16_t[:, ::1] features, int16_t[:, ::1] interim, bint generic=False,
+               features, int16_t[:, ::1] interim, bint generic=False,
                double[::1] tally=None):
     """Play games [i0, i1). Row (g - i0) * n_players + seat of the seat arrays, row g - i0
-    of the game arrays; `features` and `interim` hold one row per feature, one column per
-    seat row. `tally`, if given (tally_size(state) zeros), gains the batch's counts per cell:
+    of the game arrays; `features` (of feature_dtype(state)) and `interim` (int16) hold one
+    row per feature, one column per seat row. `tally`, if given (tally_size(state) zeros), gains the batch's counts per cell:
     see BatchJob.tally. `perms` lists seat orders (row r: strategy index of each seat);
     seating 0 = rotate through the rows by game index, 1 = fixed (row 0), 2 = random row.
     Holds the GIL only if a strategy is written in Python. `generic` plays with the loop
@@ -105,6 +111,15 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
                             ("first", first, games * n), ("position", position, games * n)):
         if arr.shape[0] < rows:
             raise ValueError(f"{name} has {arr.shape[0]} rows; the batch needs {rows}")
+    cdef int16_t[:, ::1] wide
+    cdef int8_t[:, ::1] narrow
+    if np.asarray(features).dtype != feature_dtype(state):
+        raise ValueError(f"features must be {np.dtype(feature_dtype(state)).name} for this game; "
+                         f"they are {np.asarray(features).dtype}")
+    if state.narrow_features:
+        narrow = features
+    else:
+        wide = features
     if features.shape[1] < games * n or interim.shape[1] < games * n:
         raise ValueError(f"features/interim have {features.shape[1]}/{interim.shape[1]} seat rows; "
                          f"the batch needs {games * n}")
@@ -137,7 +152,8 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
     job.win = &win[0]
     job.first = &first[0]
     job.position = &position[0]
-    job.features = &features[0, 0] if nf > 0 else NULL
+    job.features = &wide[0, 0] if nf > 0 and not state.narrow_features else NULL
+    job.features8 = &narrow[0, 0] if nf > 0 and state.narrow_features else NULL
     job.features_stride = features.shape[1]
     job.interim = &interim[0, 0] if ni > 0 else NULL
     job.interim_stride = interim.shape[1]
@@ -154,7 +170,9 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
             play_games(state, lineup, &job)
     if job.overflow_row >= 0:
         names = [*state.feature_names(), *(f"interim_{x}" for x in state.interim_names())]
+        kind = "int8 that results store this game's features in (-128 to 127)" \
+            if job.overflow_column < nf and state.narrow_features else \
+            "int16 that results store features and interim scores in (-32768 to 32767)"
         raise CounterOverflow(f"{type(state).__name__}: {names[job.overflow_column]} = {job.overflow_value} "
-                              f"in game {i0 + job.overflow_row // n} does not fit the int16 that results "
-                              "store features and interim scores in (-32768 to 32767): these params "
-                              "take the game beyond it")
+                              f"in game {i0 + job.overflow_row // n} does not fit the {kind}: these "
+                              "params take the game beyond it")

@@ -23,9 +23,11 @@ cdef struct BatchJob:
     int8_t* first
     int8_t* position             # turn position at the start (0 = acts first)
     # Features and interim scores column by column (feature f of row r at
-    # f * features_stride + r), as int16: the layout and width of a result part's
-    # columns, so the runner stores them without a copy.
+    # f * features_stride + r), as int16, or the features as int8 (features8) for a
+    # game with narrow_features: the layout and width of a result part's columns, so
+    # the runner stores them without a copy. One of features and features8 is NULL.
     int16_t* features
+    int8_t* features8
     int64_t features_stride
     int16_t* interim
     int64_t interim_stride
@@ -35,7 +37,7 @@ cdef struct BatchJob:
     # wins. What a part's tally holds, without another pass over the rows.
     double* tally
     int n_reasons
-    # The first value int16 cannot hold, if any (overflow_row -1: none).
+    # The first value its column's type cannot hold, if any (overflow_row -1: none).
     int64_t overflow_row
     int overflow_column          # index into the features, then the interim scores
     int overflow_value

@@ -68,7 +68,7 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
     cdef int64_t g, row, perm_row
     cdef uint64_t seed
     cdef int p, nl, na, a, n_winners, first_seat, f
-    cdef bint all_uniform
+    cdef bint all_uniform, clipped
     cdef float share
     cdef double* cell
     cdef int32_t n_turns
@@ -167,13 +167,26 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
                 state.features(p, values)
             if ni > 0:
                 state.interim(p, &values[nf])
-            for f in range(nf + ni):
-                if values[f] != <int16_t>values[f] and j.overflow_row < 0:
-                    j.overflow_row, j.overflow_column, j.overflow_value = row, f, values[f]
-            for f in range(nf):
-                j.features[f * j.features_stride + row] = <int16_t>values[f]
+            # Stored narrowed; a value its column cannot hold is looked for only when one
+            # of the seat's values failed the round trip (branch-free in the common case).
+            clipped = False
+            if j.features8 != NULL:
+                for f in range(nf):
+                    j.features8[f * j.features_stride + row] = <int8_t>values[f]
+                    clipped |= values[f] != <int8_t>values[f]
+            else:
+                for f in range(nf):
+                    j.features[f * j.features_stride + row] = <int16_t>values[f]
+                    clipped |= values[f] != <int16_t>values[f]
             for f in range(ni):
                 j.interim[f * j.interim_stride + row] = <int16_t>values[nf + f]
+                clipped |= values[nf + f] != <int16_t>values[nf + f]
+            if clipped and j.overflow_row < 0:
+                for f in range(nf + ni):
+                    if values[f] != (<int8_t>values[f] if f < nf and j.features8 != NULL
+                                     else <int16_t>values[f]):
+                        j.overflow_row, j.overflow_column, j.overflow_value = row, f, values[f]
+                        break
             row += 1
     job.overflow_row, job.overflow_column, job.overflow_value = j.overflow_row, j.overflow_column, j.overflow_value
     return 1

@@ -5,7 +5,7 @@
 
 Arrow IPC rather than Parquet: a part is written at about the speed of a copy (Parquet's
 encoding cost as much as playing the games) and read back memory-mapped, without
-decoding. It takes about three times the disk space of the Parquet it replaces. Runs of
+decoding. It takes about three and a half times the disk space of Parquet (Fabryka). Runs of
 an older chocosim, with Parquet parts (and their tally in the footer), stay readable.
 
 The tally is written before the part is renamed into place and records the part's size:

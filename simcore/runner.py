@@ -121,7 +121,8 @@ def seat_orders(n_players: int, seating: str) -> np.ndarray:
 
 
 def bytes_per_game(n_players: int, n_features: int, n_interim: int) -> int:
-    """The size of one game's rows in play_batch's result arrays."""
+    """The size of one game's rows in play_batch's result arrays (at most: features
+    counted as int16)."""
     per_seat = 1 + 4 + 1 + 4 + 1 + 1 + 2 * (n_features + n_interim)
     return 8 + 8 + 4 + 1 + n_players * per_seat
 

@@ -36,6 +36,10 @@ cdef class GameState:
     cdef readonly int n_players     # seats at the table, fixed by the params
     cdef readonly int n_features    # per-seat feature counters written by features()
     cdef readonly int n_interim     # round boundaries recorded by interim()
+    # True when the params keep every feature counter within -128..127: results then
+    # store the features as int8, not int16 (a fast game's part is a quarter smaller).
+    # Set in __init__ by a game that can bound its counters; False by default.
+    cdef readonly bint narrow_features
     cdef readonly object params     # the validated params model the state was built from
     # A game that keeps the current decision's legal list itself (written by apply)
     # points these at the list and its length, once, in __init__: the batch loop then

@@ -133,10 +133,28 @@ def test_schema_as_polars_reads_it(tmp_path):
         "rank": pl.Int8, "win": pl.Float32, "first": pl.Boolean, "position": pl.Int8,
         "turns": pl.Int32, "end_reason": pl.Enum(["scoring", "white_chocolate"]),
     }
-    features = {name: pl.Int16 for name in state.feature_names()}
+    features = {name: pl.Int8 for name in state.feature_names()}  # the 45-card deck bounds them
     interim = {f"interim_{name}": pl.Int16 for name in state.interim_names()}
     assert dict(schema) == fixed | features | interim
     assert list(schema) == list(fixed) + list(features) + list(interim)
+
+
+@pytest.mark.parametrize("biscuits, dtype", [(88, pl.Int16), (87, pl.Int8)])  # 128 and 127 cards
+def test_features_are_int8_only_while_the_params_bound_them(tmp_path, biscuits, dtype):
+    params = FABRYKA.params(sets={"deck.biscuits": biscuits}, players=2)
+    run(FABRYKA, params, RANDOM2, functools.partial(strategies.build_lineup, "fabryka", RANDOM2),
+        tmp_path / "r", n_games=40, quiet=True)
+    df = table(tmp_path / "r")
+    state = FABRYKA.new_state(params)
+    assert {df.schema[f] for f in state.feature_names()} == {dtype}
+    assert {df.schema[f"interim_{f}"] for f in state.interim_names()} == {pl.Int16}
+    # Either way the stored counts are the cards each seat collected, game by game (the
+    # seating rotates two identical bots, so seat i holds bot i in a replay too).
+    for g in range(0, 40, 7):
+        trace = play_game(FABRYKA, params, strategies.build_lineup("fabryka", RANDOM2), seed=0, index=g)
+        for seat, collected in enumerate(trace.final_state["collected"]):
+            row = df.filter(pl.col("game") == g, pl.col("seat") == seat)
+            assert {k: row[f"cards_{k}"].item() for k in collected} == collected
 
 
 def test_rows_are_consistent(tmp_path):

@@ -96,6 +96,9 @@ cdef class FabrykaState(GameState):
         for k in range(N_FILLINGS, N_KINDS):
             self.cfg.card_points[k] = getattr(params.card_points, KINDS[k])
         self.n_features = N_KINDS + params.rounds + N_FILLINGS + 1
+        # Card counts and sets are at most the deck; a collect's turn is at most
+        # hand_size + 1 (16), a majority 0 or 1.
+        self.narrow_features = n <= 127
         self.n_interim = params.rounds
         self.reset(0)
 
