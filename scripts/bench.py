@@ -288,7 +288,7 @@ def main() -> None:
     ap.add_argument("--parallel-seats", default="random,random", help="seats of the end-to-end measurement")
     ap.add_argument("--parallel-games", type=int, default=10_000_000,
                     help="games of the end-to-end --jobs 1 / --jobs 2 comparison (0: skip it)")
-    ap.add_argument("--repeat", type=int, default=3,
+    ap.add_argument("--repeat", type=int, default=5,
                     help="rounds of C reference, --jobs 1 and --jobs 2 in turn (medians reported)")
     ap.add_argument("--small-games", type=int, default=100_000,
                     help="games of the short end-to-end run, --jobs 1 and the default (0: skip it)")
