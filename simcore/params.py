@@ -24,7 +24,9 @@ class Params(BaseModel):
     """Base of every game's params model: strict about names, immutable once built."""
 
     # strict: a mistyped value (rounds = true, rounds = "4") is refused, not coerced.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # defer_build: a model's validator is built when it first validates, so a command
+    # builds only its own game's (building all four games' took 80 ms of every start).
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 
 @dataclass(frozen=True)
