@@ -113,9 +113,9 @@ def play_batch(GameState state, strategies, const int32_t[:, ::1] perms, int sea
             raise ValueError(f"{name} has {arr.shape[0]} rows; the batch needs {rows}")
     cdef int16_t[:, ::1] wide
     cdef int8_t[:, ::1] narrow
-    if np.asarray(features).dtype != feature_dtype(state):
-        raise ValueError(f"features must be {np.dtype(feature_dtype(state)).name} for this game; "
-                         f"they are {np.asarray(features).dtype}")
+    expected, given = np.dtype(feature_dtype(state)), np.asarray(features).dtype
+    if given != expected:
+        raise ValueError(f"features must be {expected.name} for this game; they are {given}")
     if state.narrow_features:
         narrow = features
     else:

@@ -6,5 +6,6 @@ class UserError(Exception):
 
 
 class CounterOverflow(UserError, OverflowError):
-    """A game's feature or interim score beyond the int16 that results store them in
-    (the params made it larger than any printed game does)."""
+    """A game's feature or interim score beyond the integer type results store it in
+    (int16; int8 for a game's narrow features): the params made it larger than any
+    printed game does."""
