@@ -47,7 +47,7 @@ from simcore.params import Params, flatten
 from simcore.parts import LEGACY_GLOB, PART_GLOB, part_name, read_tally, scan_parts, tally_path, write_atomic, write_part
 from simcore.registry import GameSpec
 from simcore.state import CHECKED_BUILD, GameState
-from simcore.strategy import PythonStrategy, Strategy
+from simcore.strategy import DecideError, PythonStrategy, Strategy
 
 __all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY", "BUILD",
            "seat_orders", "bytes_per_game", "default_chunk_size", "TALLY_CELLS", "GROUPING",
@@ -575,36 +575,6 @@ class BotFailure(UserError):
         return self.message
 
 
-class _BotRaised(Exception):
-    """Raised through the batch loop by a guarded Python bot: what it did, on which seat."""
-
-    def __init__(self, spec: str, seat: Any, what: str, details: str) -> None:
-        super().__init__(spec, seat, what, details)
-        self.spec, self.seat, self.what, self.details = spec, seat, what, details
-
-
-def _guard(bot: Strategy, spec: str) -> None:
-    """Have a bot written in Python report its failure with its spec and seat: every
-    game's observation names the seat; the game index is known once the loop stops."""
-    decide = bot.decide
-
-    def guarded(observation, legal, rng):
-        try:
-            chosen = decide(observation, legal, rng)
-        except Exception as e:
-            raise _BotRaised(spec, observation.get("seat"), f"raised {type(e).__name__}: {e}",
-                             traceback.format_exc()) from None
-        if isinstance(chosen, bool) or chosen not in legal:
-            raise _BotRaised(spec, observation.get("seat"),
-                             f"returned {chosen!r}, not one of the legal actions {legal}", "")
-        return chosen
-
-    try:
-        bot.decide = guarded
-    except AttributeError:  # a class with __slots__: its failures go unnamed
-        pass
-
-
 def _watch_parent(parent: int) -> None:
     """In a worker process started by the run's process: exit when that process dies (a
     kill -9 of the run must not leave workers playing on for minutes). A part being
@@ -647,19 +617,17 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     keep_freed_memory()
     state = job.game.new_state(job.params)
     bots = list(job.lineup())
-    for bot, spec in zip(bots, job.specs, strict=True):
-        if isinstance(bot, PythonStrategy):
-            _guard(bot, spec)
     games = i1 - i0
     a = result_arrays(state, games)
     counts = np.zeros(tally_size(state))
     try:
         play_batch(state, bots, job.perms, job.seating, job.seed, i0, i1, **a, tally=counts)
-    except _BotRaised as e:
+    except DecideError as e:
         # The loop stores a game's row when it ends: the first unset row is the game
         # that was being played (a stored seed is a hash, 0 with probability 2**-64).
         g = i0 + int(np.argmin(a["seeds"] != 0)) if (a["seeds"] == 0).any() else i1 - 1
-        raise BotFailure(f"bot {e.spec} (seat {e.seat}) {e.what} in game {g} of the run",
+        spec = next(s for b, s in zip(bots, job.specs, strict=True) if b is e.bot)
+        raise BotFailure(f"bot {spec} (seat {e.seat}) {e.what} in game {g} of the run",
                          e.details) from None
     table = _table(job, state, a)
     path = job.out / part_name(index)

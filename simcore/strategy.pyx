@@ -1,6 +1,7 @@
 # cython: language_level=3
 """Strategy base classes: compiled (nogil `choose`) and plain-Python (`decide`)."""
 import json
+import traceback
 from pathlib import Path
 
 cimport cython
@@ -10,7 +11,7 @@ from simcore.state cimport GameState, MAX_PLAYERS, MAX_ACTIONS
 
 from simcore.errors import UserError
 
-__all__ = ["Strategy", "PythonStrategy", "RngView", "Lineup"]
+__all__ = ["Strategy", "PythonStrategy", "DecideError", "RngView", "Lineup"]
 
 
 cdef class Strategy:
@@ -158,14 +159,41 @@ cdef class PythonStrategy(Strategy):
             view = RngView.__new__(RngView)
             (<RngView>view).rng = rng
             options = [legal[i] for i in range(n)]
-            chosen = self.decide(state.observation(seat), options, view)
+            observation = state.observation(seat)
+            try:
+                chosen = self.decide(observation, options, view)
+            except Exception as e:
+                raise DecideError(self, seat, f"raised {type(e).__name__}: {e}",
+                                  traceback.format_exc()) from e
             if chosen not in options or isinstance(chosen, bool):
-                raise ValueError(f"{type(self).__name__}.decide returned {chosen!r}, not one of {options}")
+                raise DecideError(self, seat, f"returned {chosen!r}, not one of the legal actions {options}")
             action = chosen
         return action
 
     def decide(self, observation, legal, rng):
         raise NotImplementedError(f"{type(self).__name__} must define decide(observation, legal, rng)")
+
+
+class DecideError(ValueError):
+    """A Python bot's decide raised, or returned no legal action: `what` it did, `seat`
+    the seat it played, `details` the traceback of a raise. `bot` is the bot itself in
+    the process where it failed (None in a copy sent from another process). Raised here,
+    not by wrapping decide, so that it works for a bot of any class (with __slots__ too)."""
+
+    bot = None
+
+    def __init__(self, bot, seat, what, details=""):
+        name = bot if isinstance(bot, str) else type(bot).__name__
+        super().__init__(name, seat, what, details)
+        self.name, self.seat, self.what, self.details = name, seat, what, details
+        if not isinstance(bot, str):
+            self.bot = bot
+
+    def __str__(self):
+        return f"{self.name}.decide {self.what}"
+
+    def __reduce__(self):  # without the bot, which need not pickle
+        return type(self), self.args
 
 
 cdef class Lineup:

@@ -38,7 +38,10 @@ RANDOM2 = ["random", "random"]
 
 class Raises(PythonStrategy):
     """Fails at its first decision of the third game it plays (it tells games apart by
-    the draw pile, which only shrinks during a game)."""
+    the draw pile, which only shrinks during a game). Slotted, so it has no __dict__: the
+    runner must name it without replacing anything on the instance."""
+
+    __slots__ = ("games", "last")
 
     def __init__(self):
         super().__init__()

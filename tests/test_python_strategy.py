@@ -3,6 +3,8 @@ loop like a compiled one: legal moves, reproducible, and shown only its own seat
 """
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,7 @@ import strategies
 from helpers import run_batch
 from simcore.play import play_game
 from simcore.registry import get_game
-from simcore.strategy import PythonStrategy, RngView
+from simcore.strategy import DecideError, PythonStrategy, RngView
 from strategies.random import RandomStrategy
 
 SPEC = get_game("fabryka")
@@ -100,6 +102,22 @@ def test_an_illegal_choice_is_a_clear_error():
 def test_a_missing_return_is_a_clear_error():
     with pytest.raises(ValueError, match=r"Forgetful\.decide returned None, not one of"):
         decide_once(Forgetful())
+
+
+class Divides(PythonStrategy):
+    def decide(self, observation, legal, rng):
+        return legal[0] // 0
+
+
+def test_a_raise_in_decide_names_the_bot_and_seat_and_keeps_the_cause():
+    bot = Divides()
+    with pytest.raises(DecideError, match=r"^Divides\.decide raised ZeroDivisionError: integer division") as e:
+        decide_once(bot)
+    assert (e.value.seat, e.value.bot) == (0, bot)
+    assert isinstance(e.value.__cause__, ZeroDivisionError) and "legal[0] // 0" in e.value.details
+    # A process worker sends it back pickled: the text survives, the bot stays behind.
+    copy = pickle.loads(pickle.dumps(e.value))
+    assert (str(copy), copy.seat, copy.details, copy.bot) == (str(e.value), 0, e.value.details, None)
 
 
 def test_sees_its_own_hand_only():
