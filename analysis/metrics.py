@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
 from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +28,7 @@ from analysis import stats
 from analysis.stats import Difference, Matchups, Rate, Ratings
 from simcore.errors import UserError
 from simcore.registry import FeatureRoles, games as registered_games
-from simcore.parts import check_part, list_parts, read_part, scan_parts
+from simcore.parts import check_part, list_parts, read_part, scan_parts, write_atomic
 from simcore.runner import MANIFEST
 
 __all__ = ["RunData", "open_run", "analyze", "RunAnalysis", "SeatBalance", "Strategies",
@@ -831,10 +830,9 @@ def _part_tally(run: RunData, part: Path, checkpoints: list[str]) -> _Tally:
         pass
     t = _Tally(len(run.strategies), len(checkpoints))
     _tally_part(run, t, part, checkpoints)
+    text = json.dumps({"key": key, "tally": _tally_to_json(t)})
     try:
-        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "tally": _tally_to_json(t)}))
-        os.replace(tmp, cache)
+        write_atomic(cache, lambda tmp: tmp.write_text(text))
     except OSError:
         pass
     return t

@@ -34,6 +34,7 @@ from analysis import stats
 from simcore.batch import play_batch, result_arrays
 from simcore.errors import UserError
 from simcore.params import flatten, nest
+from simcore.parts import write_atomic
 from simcore.registry import GameSpec, get_game
 from simcore.runner import BACKENDS, seat_orders, workers
 
@@ -682,12 +683,9 @@ def _toml(changed: dict[str, Any], game: str, goals: Sequence[Goal]) -> str:
 
 
 def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        tmp.write_text(text)
-        tmp.replace(path)
+        write_atomic(path, lambda tmp: tmp.write_text(text))
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise UserError(f"cannot write {path}: {e.strerror}") from None
 
 

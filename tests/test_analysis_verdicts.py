@@ -5,6 +5,7 @@ leader conditional, pooled and solo reports; and the new statistics checked by
 simulation against a planted truth (interval coverage, false findings under the null)."""
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 from typing import Any
@@ -329,6 +330,34 @@ def test_rate_axis_zooms_and_labels_thin() -> None:
     assert sum(bool(t) for t in labels) <= 12 and labels[-1] == "r31"
     shown = [i for i, t in enumerate(labels) if t]
     assert len(set(np.diff(shown))) == 1  # evenly spaced, the last not crowding the one before
+
+
+def test_a_strategy_that_always_wins_gets_a_finite_rating_and_the_report_says_how(tmp_path: Path) -> None:
+    games = [[seat("s", 10, 1, 1.0), seat("w", 5, 2, 0.0)] if g % 2 else
+             [seat("w", 5, 2, 0.0), seat("s", 10, 1, 1.0)] for g in range(200)]
+    run = analyze(write_run(tmp_path / "sweep", ["s", "w"], games))
+    r = run.strategies.ratings
+    # 200 of 200, plus half a win each way: 200.5 of 201, centred at ±ln(401)/2.
+    assert r.smoothed and r.elo[0] / stats.ELO_PER_LOGIT == pytest.approx(np.log(401) / 2)
+    assert "half a win each way" in render_html([run])
+    assert "half a win each way" not in render_html([analyze(write_run(tmp_path / "fair", ["s", "w"], two_bot_games(400)))])
+
+
+def test_a_cache_that_cannot_be_written_leaves_no_file_and_changes_no_figure(tmp_path: Path, monkeypatch) -> None:
+    path = write_run(tmp_path / "full", ["s", "w"], two_bot_games(400))
+    expected = analyze(path)
+    (path / ".tally-00000.json").unlink()
+    write_text = Path.write_text
+
+    def disk_full(self, *args, **kwargs):
+        if ".tally-" in self.name and self.name.endswith(".tmp"):  # the cache's temp file
+            write_text(self, "{\"half")
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", disk_full)
+    assert analyze(path).seats.positions.win == expected.seats.positions.win
+    assert sorted(p.name for p in path.iterdir() if p.name.startswith(".")) == []
 
 
 def test_part_tallies_are_cached_beside_the_parts_and_refreshed_when_a_part_changes(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ on held-out seeds (and says "not better" when the tuning found nothing), propose
 house rule a goal needs, and refuses bad input with one line and exit code 2."""
 from __future__ import annotations
 
+import errno
 import json
 import tomllib
 from pathlib import Path
@@ -125,6 +126,22 @@ def test_a_tuning_directory_is_not_reused_for_another_tuning(tmp_path, capsys):
                        "--trials", "1", "--games", "100", "--out", str(out))
     assert code == 2 and "holds a different tuning" in err and len(err.strip().splitlines()) == 1
     assert (out / "best.json").read_bytes() == before
+
+
+def test_a_file_that_cannot_be_written_keeps_the_old_one_and_leaves_no_temp(tmp_path, monkeypatch):
+    path = tmp_path / "best.json"
+    tune._write_json(path, {"trial": 1})
+    write_text = Path.write_text
+
+    def disk_full(self, *args, **kwargs):
+        write_text(self, "{\"tri")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", disk_full)
+    with pytest.raises(tune.UserError, match=f"^cannot write {path}: No space left on device$"):
+        tune._write_json(path, {"trial": 2})
+    assert [p.name for p in tmp_path.iterdir()] == ["best.json"]
+    assert json.loads(path.read_text()) == {"trial": 1}
 
 
 @pytest.mark.parametrize("argv, message", [
