@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from analysis.stats import Difference, Matchups, Rate, Ratings
 
 __all__ = ["DEFAULT_RUNGS", "BUDGET", "FORBID", "Plan", "plan", "play", "RunTally", "tally",
-           "HeadToHead", "head_to_head", "PositionBalance", "Ladder", "analyze_ladder", "rate_ladder",
+           "HeadToHead", "head_to_head", "PositionBalance", "Ladder", "analyze_ladder",
            "Depth", "analyze_depth", "summed_excess", "Importance", "Restricted", "analyze_restricted",
            "SkillAnalysis", "analyze", "Finding", "findings", "ladder_findings", "depth_findings",
            "restricted_findings", "ladder_section", "render_html", "write_skill_report", "skill",
@@ -415,7 +415,6 @@ class Ladder:
     pair_q: list[float]  # Benjamini-Hochberg over the pairs' tests of 50%
     matchups: Matchups
     ratings: Ratings | None  # None when the bots' meetings cannot rate them
-    smoothed: bool  # ratings fitted with half a win added each way to every pair (see rate_ladder)
     gap: HeadToHead  # the top rung against the bottom rung: does skill matter?
     balance: PositionBalance | None  # None without mirror matches of two rungs or more
 
@@ -461,7 +460,7 @@ def analyze_ladder(run_dirs: Sequence[Path | str], rungs: Sequence[str] | None =
         wins[np.ix_(at, at)] += t.ahead
         games[np.ix_(at, at)] += t.pairs
     m = stats.Matchups(names, wins, games)
-    ratings, smoothed = rate_ladder(m)
+    ratings = stats.bradley_terry(m)
     if rungs is None:
         if ratings is None:
             raise UserError("these runs cannot rate their bots (too few of them met); give the rungs")
@@ -483,38 +482,7 @@ def analyze_ladder(run_dirs: Sequence[Path | str], rungs: Sequence[str] | None =
     players = {t.players for t in mirrors.values()}
     balance = _position_balance(mirrors, players.pop()) if len(players) == 1 else None
     pair_q = stats.benjamini_hochberg(np.array([h.share.p_value for h in pairs])).tolist()
-    return Ladder(rungs, pairs, pair_q, m, ratings, smoothed, gap, balance)
-
-
-def rate_ladder(m: Matchups) -> tuple[Ratings | None, bool]:
-    """Bradley-Terry ratings of the matchups. The maximum-likelihood ratings exist only
-    if every bot can be reached from every other by a chain of "won at least once
-    against" (Ford's condition); a bot that won every meeting with the rest (a search
-    bot against random play, say) breaks it, and the fit then drifts to huge ratings with
-    huger errors. Then every pair that met gets half a win each way (Jeffreys' prior on
-    each pair's odds), which keeps the ratings finite and moves well-measured ones little.
-    Returns the ratings and whether they were smoothed."""
-    from analysis import stats
-
-    beat = m.wins > 0
-    if _strongly_connected(beat):
-        return stats.bradley_terry(m), False
-    met = (m.games > 0).astype(float)
-    return stats.bradley_terry(stats.Matchups(m.names, m.wins + 0.5 * met, m.games + met)), True
-
-
-def _strongly_connected(edges: np.ndarray) -> bool:
-    """Every node reaches every other along edges[i, j] (i -> j)."""
-    def reach(adjacency: np.ndarray) -> np.ndarray:
-        seen = np.zeros(len(adjacency), dtype=bool)
-        seen[0], todo = True, [0]
-        while todo:
-            for j in np.flatnonzero(adjacency[todo.pop()] & ~seen):
-                seen[j] = True
-                todo.append(int(j))
-        return seen
-
-    return bool(reach(edges).all() and reach(edges.T).all())
+    return Ladder(rungs, pairs, pair_q, m, ratings, gap, balance)
 
 
 @dataclass(frozen=True)

@@ -233,11 +233,14 @@ def matchups(names: list[str], first: np.ndarray, second: np.ndarray,
 class Ratings:
     """Bradley-Terry strengths on the Elo scale, centred on the mean strategy, with
     standard errors and 95% Wald intervals; None when the matchups cannot identify
-    them (fewer than two strategies, or strategies that never met)."""
+    them (fewer than two strategies, or strategies that never met). `smoothed`: some
+    strategies won every meeting with the rest, so the fit added half a win each way to
+    every pair that met (see bradley_terry)."""
 
     names: list[str]
     elo: np.ndarray
     se: np.ndarray
+    smoothed: bool = False
 
     @property
     def low(self) -> np.ndarray:
@@ -248,28 +251,46 @@ class Ratings:
         return self.elo + sps.norm.ppf(1 - ALPHA / 2) * self.se
 
 
-def _connected(games: np.ndarray) -> bool:
-    k = len(games)
-    seen, todo = {0}, [0]
-    while todo:
-        i = todo.pop()
-        for j in np.flatnonzero(games[i] > 0):
-            if j not in seen:
-                seen.add(int(j))
+def _strongly_connected(edges: np.ndarray) -> bool:
+    """Every node reaches every other along edges[i, j] (i -> j)."""
+    def reach(adjacency: np.ndarray) -> np.ndarray:
+        seen = np.zeros(len(adjacency), dtype=bool)
+        seen[0], todo = True, [0]
+        while todo:
+            for j in np.flatnonzero(adjacency[todo.pop()] & ~seen):
+                seen[j] = True
                 todo.append(int(j))
-    return len(seen) == k
+        return seen
+
+    return bool(reach(edges).all() and reach(edges.T).all())
 
 
 def bradley_terry(m: Matchups) -> Ratings | None:
     """Fit P(i beats j) = logistic(b_i - b_j) to all pairwise results by maximum
     likelihood (a binomial GLM in statsmodels, strategy 0 as the reference), then
     centre the strengths on their mean, carrying the covariance along so the standard
-    errors are those of the centred ratings."""
+    errors are those of the centred ratings.
+
+    The maximum-likelihood ratings exist only if every strategy reaches every other by a
+    chain of "won at least once against" (Ford's condition). A strategy that won every
+    meeting with the rest (a search bot against random play) breaks it, and the fit
+    would drift to huge ratings with huger errors; then every pair that met gets half a
+    win each way (Jeffreys' prior on each pair's odds), which keeps the ratings finite
+    and moves well-measured ones little."""
     k = len(m.names)
-    if k < 2 or not _connected(m.games):
+    met = m.games > 0
+    if k < 2 or not _strongly_connected(met):
         return None
+    if _strongly_connected(m.wins > 0):
+        return _fit_bradley_terry(m, smoothed=False)
+    half = 0.5 * met
+    return _fit_bradley_terry(Matchups(m.names, m.wins + half, m.games + 2 * half), smoothed=True)
+
+
+def _fit_bradley_terry(m: Matchups, smoothed: bool) -> Ratings:
     import statsmodels.api as sm  # a second to import, and only needed here
 
+    k = len(m.names)
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k) if m.games[i, j] > 0]
     design = np.zeros((len(pairs), k))
     endog = np.zeros((len(pairs), 2))
@@ -282,15 +303,13 @@ def bradley_terry(m: Matchups) -> Ratings | None:
         # does not use.
         warnings.simplefilter("ignore")
         fit = sm.GLM(endog, design[:, 1:], family=sm.families.Binomial()).fit()
-    if not (np.all(np.isfinite(fit.params)) and np.all(np.isfinite(fit.bse))):
-        return None  # a strategy that always (or never) wins has no finite rating
     full = np.concatenate([[0.0], fit.params])
     cov = np.zeros((k, k))
     cov[1:, 1:] = fit.cov_params()
     centre = np.eye(k) - 1.0 / k
     elo = ELO_PER_LOGIT * (centre @ full)
     se = ELO_PER_LOGIT * np.sqrt(np.clip(np.diag(centre @ cov @ centre.T), 0, None))
-    return Ratings(list(m.names), elo, se)
+    return Ratings(list(m.names), elo, se, smoothed)
 
 
 # ---- experiments: paired differences, sequential intervals, crossings ----

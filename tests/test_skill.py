@@ -111,16 +111,16 @@ def test_a_bot_that_wins_every_meeting_still_gets_a_finite_rating(tmp_path):
             write_run(tmp_path / "a-c", ["a", "c"], head_to_head_wins(rng, 400, 0.0)),
             write_run(tmp_path / "b-c", ["b", "c"], head_to_head_wins(rng, 400, 0.0))]
     ladder = skill.analyze_ladder(dirs, ["b", "a", "c"])
-    assert ladder.smoothed and np.all(np.isfinite(ladder.ratings.elo))
+    assert ladder.ratings.smoothed and np.all(np.isfinite(ladder.ratings.elo))
     assert list(np.array(ladder.ratings.names)[np.argsort(ladder.ratings.elo)]) == ["b", "a", "c"]
     assert ladder.gap.share.value == 1.0 and ladder.gap.elo[0] == math.inf and ladder.gap.share.low > 0.99
     fair = skill.analyze_ladder(planted_ladder(tmp_path / "fair", {"x": 0.0, "y": 1.0}), ["x", "y"])
-    assert not fair.smoothed
+    assert not fair.ratings.smoothed
     # c always beats a, but a beats b and b beats c at times: every rating exists.
     cycle = [write_run(tmp_path / "c-a", ["c", "a"], head_to_head_wins(rng, 400, 1.0)),
              write_run(tmp_path / "a-b2", ["a", "b"], head_to_head_wins(rng, 400, 0.7)),
              write_run(tmp_path / "b-c2", ["b", "c"], head_to_head_wins(rng, 400, 0.1))]
-    assert not skill.analyze_ladder(cycle, ["b", "a", "c"]).smoothed
+    assert not skill.analyze_ladder(cycle, ["b", "a", "c"]).ratings.smoothed
 
 
 def test_equal_bots_show_no_skill_and_an_inverted_pair_is_flagged(tmp_path):

@@ -118,6 +118,20 @@ def test_bradley_terry_recovers_exact_strengths() -> None:
     assert r.elo / stats.ELO_PER_LOGIT == pytest.approx([math.log(2), 0, -math.log(2)], abs=1e-9)
 
 
+def test_bradley_terry_smooths_a_strategy_that_won_every_meeting() -> None:
+    # a won all 10 meetings with b: no finite maximum-likelihood rating. Half a win each
+    # way makes it 10.5 of 11, a log-odds of ln 21, centred ±ln(21)/2.
+    m = stats.matchups(["a", "b"], np.array([0]), np.array([1]), np.array([10.0]), np.array([10.0]))
+    r = stats.bradley_terry(m)
+    assert r is not None and r.smoothed
+    assert r.elo / stats.ELO_PER_LOGIT == pytest.approx([math.log(21) / 2, -math.log(21) / 2])
+    assert r.se / stats.ELO_PER_LOGIT == pytest.approx([0.5 / math.sqrt(11 * 21 / 22 * 1 / 22)] * 2)
+    # c beat a at times, a beat b and b beat c: every rating exists as it is.
+    cycle = stats.matchups(["a", "b", "c"], np.array([0, 1, 0]), np.array([1, 2, 2]),
+                           np.array([100.0, 100.0, 1.0]), np.array([100.0, 100.0, 100.0]))
+    assert not stats.bradley_terry(cycle).smoothed
+
+
 def test_bradley_terry_needs_connected_strategies() -> None:
     # a-b and c-d never met across: no common scale.
     m = stats.matchups(["a", "b", "c", "d"], np.array([0, 2]), np.array([1, 3]),
