@@ -202,6 +202,7 @@ def margins(o: Outcomes) -> str:
     ax.set_title("Margin of victory (winner's score minus the best other score)")
     ax.set_xlabel("margin (points; below 0: won without the most points)")
     ax.set_ylabel("share of games ended this way")
+    ax.set_ylim(bottom=0)  # shares from zero: a narrow band would exaggerate (or pass 100%)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.legend(fontsize=8)
     return _svg(fig)
