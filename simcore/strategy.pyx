@@ -1,6 +1,7 @@
 # cython: language_level=3
 """Strategy base classes: compiled (nogil `choose`) and plain-Python (`decide`)."""
 import json
+import operator
 import traceback
 from pathlib import Path
 
@@ -165,9 +166,13 @@ cdef class PythonStrategy(Strategy):
             except Exception as e:
                 raise DecideError(self, seat, f"raised {type(e).__name__}: {e}",
                                   traceback.format_exc()) from e
-            if chosen not in options or isinstance(chosen, bool):
+            try:
+                index = operator.index(chosen)  # an int or numpy integer; not a float or an array
+            except TypeError:
+                index = None
+            if index not in options or isinstance(chosen, bool):
                 raise DecideError(self, seat, f"returned {chosen!r}, not one of the legal actions {options}")
-            action = chosen
+            action = index
         return action
 
     def decide(self, observation, legal, rng):

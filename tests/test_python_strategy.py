@@ -104,6 +104,28 @@ def test_a_missing_return_is_a_clear_error():
         decide_once(Forgetful())
 
 
+class Returns(PythonStrategy):
+    """Returns the first legal action converted by `how`."""
+
+    def __init__(self, how):
+        super().__init__()
+        self.how = how
+
+    def decide(self, observation, legal, rng):
+        return self.how(legal[0])
+
+
+@pytest.mark.parametrize("how, shown", [(float, r"\d+\.0"), (lambda a: np.array([a]), r"array\(\[\d+\]\)"),
+                                        (str, r"'\d+'")])
+def test_a_legal_action_in_another_type_is_refused(how, shown):
+    with pytest.raises(DecideError, match=rf"^Returns\.decide returned {shown}, not one of the legal actions"):
+        decide_once(Returns(how))
+
+
+def test_a_numpy_integer_is_an_action():
+    assert decide_once(Returns(np.int64)) == decide_once(Returns(int))
+
+
 class Divides(PythonStrategy):
     def decide(self, observation, legal, rng):
         return legal[0] // 0
