@@ -625,7 +625,8 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
         # The loop stores a game's row when it ends: the first unset row is the game
         # that was being played (a stored seed is a hash, 0 with probability 2**-64).
         g = i0 + int(np.argmin(a["seeds"] != 0)) if (a["seeds"] == 0).any() else i1 - 1
-        spec = next(s for b, s in zip(bots, job.specs, strict=True) if b is e.bot)
+        # Not a bot of the lineup: one that a bot consulted while it prepared (by class).
+        spec = next((s for b, s in zip(bots, job.specs, strict=True) if b is e.bot), e.name)
         raise BotFailure(f"bot {spec} (seat {e.seat}) {e.what} in game {g} of the run",
                          e.details) from None
     table = _table(job, state, a)
