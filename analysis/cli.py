@@ -32,6 +32,7 @@ from simcore.registry import GameSpec, games, get_game
 from simcore.runner import BACKENDS, SEATINGS, BotFailure
 from simcore.runner import run as run_games
 from simcore.state import CHECKED_BUILD
+from simcore.strategy import DecideError
 
 app = typer.Typer(
     name="chocosim",
@@ -292,16 +293,17 @@ def _freeze_imports() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: bad input (our UserError or a command-line usage error) is one line
-    on stderr and exit code 2, never a traceback."""
+    """Entry point: bad input (our UserError, a command-line usage error, or a user's bot
+    that failed outside a run: `play`, `tune`) is one line on stderr and exit code 2,
+    never a traceback (that with --debug)."""
     _freeze_imports()
     try:
         code = app(args=argv, prog_name="chocosim", standalone_mode=False)
-    except UserError as e:
+    except (UserError, DecideError) as e:
         if _debug:
-            print(e.details if isinstance(e, BotFailure) and e.details else traceback.format_exc(),
+            print(e.details if isinstance(e, (BotFailure, DecideError)) and e.details else traceback.format_exc(),
                   file=sys.stderr, end="")
-        _fail(str(e))
+        _fail(f"bot {e.name} (seat {e.seat}) {e.what}" if isinstance(e, DecideError) else str(e))
     except typer.TyperException as e:  # click's usage errors (unknown option, bad value...)
         _fail(_usage_message(e))
     except typer.Abort:

@@ -7,6 +7,7 @@ import errno
 import functools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -30,7 +31,7 @@ from simcore.errors import UserError
 from simcore.registry import get_game
 from simcore.parts import TALLY_KEY, part_name, read_tally, tally_path
 from simcore.runner import BotFailure, run
-from simcore.strategy import PythonStrategy
+from simcore.strategy import PythonStrategy, RngView
 
 FABRYKA = get_game("fabryka")
 RANDOM2 = ["random", "random"]
@@ -60,6 +61,21 @@ class Raises(PythonStrategy):
 class Illegal(PythonStrategy):
     def decide(self, observation, legal, rng):
         return max(legal) + 1
+
+
+class ConsultsIllegal(PythonStrategy):
+    """Asks an Illegal bot for a move while it prepares, from its second preparation on
+    (the first is run()'s check of the lineup, in the calling process)."""
+
+    prepared = 0
+
+    def prepare(self, proto):
+        type(self).prepared += 1
+        if type(self).prepared > 1:
+            Illegal().choose_action(proto, RngView.seeded(1))
+
+    def decide(self, observation, legal, rng):
+        return legal[0]
 
 
 RAISES = f"{__name__}:Raises"
@@ -306,6 +322,24 @@ def test_a_bot_that_returns_an_illegal_action_is_named(tmp_path):
     with pytest.raises(BotFailure, match=rf"bot {ILLEGAL} \(seat 1\) returned \d+, not one of the "
                        r"legal actions \[.*\] in game 0 of the run"):
         play(tmp_path / "r", specs=["random", ILLEGAL], n_games=10, jobs=1)
+
+
+def test_a_bot_failing_outside_a_run_is_one_line_too(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["play", "fabryka", "--seats", f"{ILLEGAL},random"])
+    lines = [line for line in capsys.readouterr().err.splitlines()
+             if not line.startswith("chocosim: warning: this is the checked build")]
+    assert e.value.code == 2 and len(lines) == 1
+    assert re.fullmatch(r"chocosim: error: bot Illegal \(seat 0\) returned \d+, not one of the legal actions \[.*\]",
+                        lines[0])
+
+
+def test_a_bot_consulted_by_a_bot_of_the_lineup_is_named_by_its_class(tmp_path, monkeypatch):
+    monkeypatch.setattr(ConsultsIllegal, "prepared", 0)
+    with pytest.raises(BotFailure, match=r"^bot Illegal \(seat 0\) returned \d+, not one of the legal "
+                       r"actions \[.*\] in game 0 of the run$"):
+        play(tmp_path / "r", specs=["random", f"{__name__}:ConsultsIllegal"], n_games=10, jobs=1,
+             backend="threads")
 
 
 def test_a_failing_bot_is_one_line_and_its_traceback_only_with_debug(tmp_path, capsys):
