@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from analysis.stats import Estimate, Moments
 from analysis.summary import scan_run
 from simcore.errors import UserError
 from simcore.params import flatten
+from simcore.parts import write_text
 from simcore.runner import MANIFEST
 
 __all__ = ["RunInfo", "open_info", "Metric", "metrics_for", "Row", "Comparison", "compare_runs",
@@ -545,17 +545,10 @@ def render_compare(comparisons: list[Comparison], margin: float = DEFAULT_MARGIN
     return env.get_template("compare.html.j2").render(**_context(comparisons, margin))
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write_compare(comparisons: list[Comparison], html: Path | str, pdf: Path | str | None = None,
                   margin: float = DEFAULT_MARGIN) -> None:
     html = Path(html)
-    write_text_atomic(html, render_compare(comparisons, margin))
+    write_text(html, render_compare(comparisons, margin))
     if pdf is not None:
         from analysis.report import print_pdf
         Path(pdf).parent.mkdir(parents=True, exist_ok=True)

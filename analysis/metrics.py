@@ -28,7 +28,7 @@ from analysis import stats
 from analysis.stats import Difference, Matchups, Rate, Ratings
 from simcore.errors import UserError
 from simcore.registry import FeatureRoles, games as registered_games
-from simcore.parts import check_part, list_parts, read_part, scan_parts, write_atomic
+from simcore.parts import check_part, list_parts, read_part, scan_parts, write_text
 from simcore.runner import MANIFEST
 
 __all__ = ["RunData", "open_run", "analyze", "RunAnalysis", "SeatBalance", "Strategies",
@@ -832,7 +832,7 @@ def _part_tally(run: RunData, part: Path, checkpoints: list[str]) -> _Tally:
     _tally_part(run, t, part, checkpoints)
     text = json.dumps({"key": key, "tally": _tally_to_json(t)})
     try:
-        write_atomic(cache, lambda tmp: tmp.write_text(text))
+        write_text(cache, text)
     except OSError:
         pass
     return t

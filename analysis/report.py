@@ -28,6 +28,7 @@ from analysis.metrics import (MIN_EFFECT, RunAnalysis, analyze, ordinal, pooled_
                               pooled_strategies, rules_key)
 from simcore.errors import UserError
 from simcore.params import flatten
+from simcore.parts import write_text
 from simcore.registry import games
 
 __all__ = ["SECTIONS", "render_html", "write_report", "print_pdf", "find_chromium",
@@ -132,7 +133,6 @@ def _component_rows(a: RunAnalysis) -> dict[str, Any]:
 def _run_context(a: RunAnalysis, index: int) -> dict[str, Any]:
     m = a.run.manifest
     title = games()[m["game"]].title if m.get("game") in games() else m.get("game", "?")
-    q = a.quality
     return {"a": a, "index": index, "m": m, "title": title, "findings": findings(a),
             "checks": checks(a), "figures": _figures(a), "params": param_rows(m),
             "parts": len(a.run.parts), "complete": a.games == m.get("n_games"),
@@ -170,14 +170,14 @@ def _pooled_context(analyses: Sequence[RunAnalysis]) -> dict[str, Any] | None:
     from analysis import plots  # loaded by write_report while it analysed the runs
 
     positions = []
-    for pp in pooled_positions(analyses):
-        found, checked = position_findings(pp.balance, "comparison")
-        variant = sum(1 for other in positions if (other["pp"].game, other["pp"].players) == (pp.game, pp.players))
-        positions.append({"pp": pp, "texts": [f.text for f in found] + checked, "numbers": [k + 1 for k in pp.runs],
-                          "title": games()[pp.game].title if pp.game in games() else pp.game,
+    for table in pooled_positions(analyses):
+        found, checked = position_findings(table.balance, "comparison")
+        variant = sum(1 for other in positions if (other["pp"].game, other["pp"].players) == (table.game, table.players))
+        positions.append({"pp": table, "texts": [f.text for f in found] + checked, "numbers": [k + 1 for k in table.runs],
+                          "title": games()[table.game].title if table.game in games() else table.game,
                           "variant": variant,
-                          "figure": _figure(plots.position_wins(pp.balance, f"Win rate by turn position at {pp.players} players, "
-                                                                f"{len(pp.runs)} table(s) pooled"), "pooled position balance")})
+                          "figure": _figure(plots.position_wins(table.balance, f"Win rate by turn position at {table.players} players, "
+                                                                f"{len(table.runs)} table(s) pooled"), "pooled position balance")})
     out: dict[str, Any] = {"positions": positions, "m": None}
     pooled = pooled_strategies(analyses)
     if pooled is not None and len(pooled[0].names) >= 2:
@@ -250,13 +250,6 @@ def print_pdf(html: Path, pdf: Path) -> None:
         os.replace(tmp, pdf)
 
 
-def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write_report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | None = None,
                  min_effect: float = MIN_EFFECT) -> list[RunAnalysis]:
     """Analyse the runs and write the HTML report (and its PDF). Every run is analysed
@@ -270,7 +263,7 @@ def write_report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | s
     analyses = [analyze(d, min_effect) for d in run_dirs]
     loader.join()
     html = Path(html)
-    _write_text(html, render_html(analyses))
+    write_text(html, render_html(analyses))
     if pdf is not None:
         Path(pdf).parent.mkdir(parents=True, exist_ok=True)
         print_pdf(html, Path(pdf))

@@ -30,7 +30,6 @@ import hashlib
 import io
 import json
 import math
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ import strategies
 from simcore.errors import UserError
 from simcore.params import Params, flatten, parse_set
 from simcore.registry import GameSpec, get_game
-from simcore.parts import list_parts, read_part
+from simcore.parts import list_parts, read_part, write_text
 from simcore.runner import MANIFEST, run
 
 if TYPE_CHECKING:
@@ -907,10 +906,7 @@ def write_skill_report(a: SkillAnalysis, html: Path | str, pdf: Path | str | Non
 
     html = Path(html)
     text = render_html(a)  # before anything is written: a failure leaves old reports alone
-    html.parent.mkdir(parents=True, exist_ok=True)
-    tmp = html.with_name(f".{html.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, html)
+    write_text(html, text)
     if pdf is not None:
         Path(pdf).parent.mkdir(parents=True, exist_ok=True)
         print_pdf(html, Path(pdf))

@@ -18,7 +18,6 @@ import io
 import itertools
 import json
 import math
-import os
 import re
 import time
 from collections.abc import Sequence
@@ -37,6 +36,7 @@ from analysis.sequential import Precision, until_precise
 from analysis.summary import scan_run
 from simcore.errors import UserError
 from simcore.params import parse_set
+from simcore.parts import write_atomic, write_text
 from simcore.registry import GameSpec, get_game
 from simcore.runner import MANIFEST, rotation_size
 from simcore.runner import run as run_games
@@ -162,7 +162,7 @@ def _open_sweep_dir(out: Path, record: dict[str, Any]) -> None:
                 raise UserError(f"sweep directory {out} holds a sweep with {key} {old.get(key)!r}, "
                                 f"not {record[key]!r}; choose another directory")
     out.mkdir(parents=True, exist_ok=True)
-    cmp.write_text_atomic(out / SWEEP_MANIFEST, json.dumps(record, indent=2) + "\n")
+    write_text(out / SWEEP_MANIFEST, json.dumps(record, indent=2) + "\n")
 
 
 def run_sweep(game: str, lineups: Sequence[Sequence[str]], vary: dict[str, Sequence[Any]], games: int,
@@ -350,9 +350,7 @@ def analyse(game: str, params: list[str], points: list[Point], out: Path) -> Swe
     table = _table(params, points)
     for name, write in (("metrics.parquet", lambda p: table.write_parquet(p)),
                         ("metrics.csv", lambda p: table.write_csv(p))):
-        tmp = out / f".{name}.tmp"
-        write(tmp)
-        os.replace(tmp, out / name)
+        write_atomic(out / name, write)
     result = SweepResult(out, game, params, points, table, _neighbours(params, points),
                          _fair_points(params, points, table))
     return result
@@ -466,7 +464,7 @@ def _fmt(v: Any) -> str:
 
 def write_sweep(result: SweepResult, html: Path | str, pdf: Path | str | None = None) -> None:
     html = Path(html)
-    cmp.write_text_atomic(html, render_sweep(result))
+    write_text(html, render_sweep(result))
     if pdf is not None:
         from analysis.report import print_pdf
         Path(pdf).parent.mkdir(parents=True, exist_ok=True)

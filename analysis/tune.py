@@ -34,7 +34,7 @@ from analysis import stats
 from simcore.batch import play_batch, result_arrays
 from simcore.errors import UserError
 from simcore.params import flatten, nest
-from simcore.parts import write_atomic
+from simcore.parts import write_text
 from simcore.registry import GameSpec, get_game
 from simcore.runner import BACKENDS, seat_orders, workers
 
@@ -684,7 +684,7 @@ def _toml(changed: dict[str, Any], game: str, goals: Sequence[Goal]) -> str:
 
 def _write_text(path: Path, text: str) -> None:
     try:
-        write_atomic(path, lambda tmp: tmp.write_text(text))
+        write_text(path, text)
     except OSError as e:
         raise UserError(f"cannot write {path}: {e.strerror}") from None
 

@@ -54,6 +54,13 @@ def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def write_text(path: Path, text: str) -> None:
+    """write_atomic a UTF-8 text file (a report, a manifest, a cache), making its
+    directory if need be."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
 def write_part(path: Path, table: pl.DataFrame, tally: dict[str, Any]) -> None:
     """Write a part and its tally (which gains the part's size in bytes)."""
     def write(tmp: Path) -> None:
