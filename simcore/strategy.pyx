@@ -164,14 +164,15 @@ cdef class PythonStrategy(Strategy):
             try:
                 chosen = self.decide(observation, options, view)
             except Exception as e:
-                raise DecideError(self, seat, f"raised {type(e).__name__}: {e}",
-                                  traceback.format_exc()) from e
+                raise DecideError(type(self).__name__, seat, f"raised {type(e).__name__}: {e}",
+                                  traceback.format_exc(), self) from e
             try:
                 index = operator.index(chosen)  # an int or numpy integer; not a float or an array
             except TypeError:
                 index = None
             if index not in options or isinstance(chosen, bool):
-                raise DecideError(self, seat, f"returned {chosen!r}, not one of the legal actions {options}")
+                raise DecideError(type(self).__name__, seat,
+                                  f"returned {chosen!r}, not one of the legal actions {options}", bot=self)
             action = index
         return action
 
@@ -185,19 +186,14 @@ class DecideError(ValueError):
     the process where it failed (None in a copy sent from another process). Raised here,
     not by wrapping decide, so that it works for a bot of any class (with __slots__ too)."""
 
-    bot = None
-
-    def __init__(self, bot, seat, what, details=""):
-        name = bot if isinstance(bot, str) else type(bot).__name__
+    def __init__(self, name, seat, what, details="", bot=None):
         super().__init__(name, seat, what, details)
-        self.name, self.seat, self.what, self.details = name, seat, what, details
-        if not isinstance(bot, str):
-            self.bot = bot
+        self.name, self.seat, self.what, self.details, self.bot = name, seat, what, details, bot
 
     def __str__(self):
         return f"{self.name}.decide {self.what}"
 
-    def __reduce__(self):  # without the bot, which need not pickle
+    def __reduce__(self):  # without the bot (not in args), which need not pickle
         return type(self), self.args
 
 
