@@ -9,7 +9,7 @@ import pytest
 
 from simcore.games.manfredini.rules import ACTION_BASES as A, GOODS
 from simcore.games.manfredini.params import RECIPES, SPECIALISTS
-from test_manfredini import SPEC, card, new
+from test_manfredini import card, new
 from simcore.strategy import RngView
 from strategies import build
 
