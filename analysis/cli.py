@@ -90,6 +90,9 @@ def _setup(game: str, seats: str, rules: Path | None,
     spec = get_game(game)
     specs = strategies.split_specs(seats)
     params = spec.params(rules, _overrides(sets), players=len(specs))
+    for s in dict.fromkeys(specs):  # once a spec, however many seats it takes
+        if warning := strategies.unvalidated_warning(spec.name, s, len(specs)):
+            print(f"chocosim: warning: {warning}", file=sys.stderr)
     return spec, params, specs
 
 

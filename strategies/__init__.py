@@ -1,17 +1,34 @@
 """Bots by spec string. Every module of this package that defines STRATEGIES (a tuple of
 Strategy subclasses, each with NAME and GAMES) is registered by scanning, so a new bot is
 one new file. A spec is `name`, `name(weight=value, ...)`, `name(weights=file.json)` or
-`module.path:Class(...)` for a bot outside this package."""
+`module.path:Class(...)` for a bot outside this package.
+
+A weights file is either a flat JSON object of weight name -> number (validated nowhere),
+or a weights file with its validation record (written by `chocosim tune`):
+
+    {"game": "enemy_chocolatier", "bot": "heuristic",
+     "weights": {"win": 22.06, ...},
+     "validation": [{"players": 2, "against": "heuristic", "games": 20160, "seed": 7,
+                     "win": 0.81, "low": 0.80, "high": 0.82, "fair": 0.5}, ...]}
+
+Each validation entry is one held-out replay at one table size: the bot with these
+weights in one seat, `against` in every other seat, seats rotated. A table size is
+validated where an entry against the bot's own defaults has its whole 95% interval above
+the fair share (validated_players)."""
 from __future__ import annotations
 
 import difflib
 import importlib
+import json
+import math
 import os
 import pkgutil
 import re
 import sys
+from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from simcore.errors import UserError
 from simcore.registry import get_game
@@ -117,11 +134,162 @@ def _weights_path(game: str, bot: str, value: str) -> str:
     return str(path)
 
 
+@dataclass(frozen=True)
+class Validation:
+    """One held-out replay of a weights file at one table size: the bot with the weights
+    in one seat and `against` in every other seat (seats rotated), its win share with
+    the 95% interval, and the fair share 1/players."""
+
+    players: int
+    against: str
+    games: int
+    win: float
+    low: float
+    high: float
+    fair: float
+    seed: int | None = None
+
+    def holds(self, bot: str) -> bool:
+        """Better than `bot` with its default weights at this table size: replayed against
+        the defaults alone, and the whole interval above the fair share."""
+        return self.against.strip() == bot and self.low > self.fair
+
+
+@dataclass(frozen=True)
+class WeightsFile:
+    weights: dict[str, float]
+    validation: tuple[Validation, ...] = ()  # none: validated at no table size
+    game: str | None = None
+    bot: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"game": self.game, "bot": self.bot, "weights": dict(self.weights),
+                "validation": [{k: v for k, v in asdict(v).items() if v is not None}
+                               for v in self.validation]}
+
+
+_ENTRY = {"players": int, "against": str, "games": int, "win": float, "low": float,
+          "high": float, "fair": float}
+
+
+def _entry(path: str, i: int, raw: Any) -> Validation:
+    where = f"weights file {path}: validation entry {i}"
+    if not isinstance(raw, dict):
+        raise UserError(f"{where}: expected an object with {', '.join(_ENTRY)}")
+    missing = [k for k in _ENTRY if k not in raw]
+    if missing:
+        raise UserError(f"{where}: missing {', '.join(missing)}")
+    values: dict[str, Any] = {}
+    for key, kind in {**_ENTRY, "seed": int}.items():
+        if key not in raw:
+            continue
+        v = raw[key]
+        if kind is str:
+            ok, want = isinstance(v, str) and bool(v.strip()), "a spec"
+        elif kind is int:
+            least = 0 if key == "seed" else 1
+            ok = isinstance(v, int) and not isinstance(v, bool) and v >= least
+            want = f"a whole number of at least {least}"
+        else:  # NaN fails the range test too
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1
+            want = "a number from 0 to 1"
+        if not ok:
+            raise UserError(f"{where}: {key} = {v!r} is not {want}")
+        values[key] = float(v) if kind is float else v
+    entry = Validation(**values)
+    if not entry.low <= entry.win <= entry.high:
+        raise UserError(f"{where}: win {entry.win:g} lies outside its interval "
+                        f"{entry.low:g}..{entry.high:g}")
+    return entry
+
+
+def _number(path: str, name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UserError(f"weights file {path}: weight {name} = {value!r} is not a number")
+    if not math.isfinite(value):
+        raise UserError(f"weights file {path}: weight {name} = {value!r} is not a finite number")
+    return float(value)
+
+
+def read_weights(path: str | Path, game: str | None = None, bot: str | None = None) -> WeightsFile:
+    """A weights file, flat or with its validation record; anything else (NaN or
+    Infinity weights, a malformed record, another game's or bot's file) is one line."""
+    path = str(path)
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise UserError(f"weights file {path}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UserError(f"weights file {path}: not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"weights file {path}: expected an object of name: number")
+    if not isinstance(data.get("weights"), dict):
+        # A flat file: every value a weight (no weight is named "weights").
+        return WeightsFile({k: _number(path, k, v) for k, v in data.items()})
+    unknown = sorted(set(data) - {"game", "bot", "weights", "validation"})
+    if unknown:
+        raise UserError(f"weights file {path}: unknown key(s) {', '.join(unknown)} (a weights "
+                        "file holds game, bot, weights and validation)")
+    for key, want in (("game", game), ("bot", bot)):
+        if want is not None and data.get(key) is not None and data[key] != want:
+            raise UserError(f"weights file {path} holds weights of {key} {data[key]!r}, not {want!r}")
+    raw = data.get("validation", [])
+    if not isinstance(raw, list):
+        raise UserError(f"weights file {path}: validation must be a list of entries, one per table size")
+    entries = tuple(_entry(path, i, r) for i, r in enumerate(raw))
+    seen: set[tuple[int, str]] = set()
+    for e in entries:
+        if (e.players, e.against) in seen:
+            raise UserError(f"weights file {path}: two validation entries at {e.players} "
+                            f"players against {e.against}")
+        seen.add((e.players, e.against))
+    return WeightsFile({k: _number(path, k, v) for k, v in data["weights"].items()},
+                       entries, data.get("game"), data.get("bot"))
+
+
+def _weights_file(game: str, spec: str) -> str | None:
+    """The path of the weights file a spec reads, or None (its bot's default weights)."""
+    name, kwargs = parse_spec(spec)
+    if "weights" not in kwargs:
+        return None
+    if ":" in name:
+        return kwargs["weights"]
+    return _weights_path(game, resolve(game, spec).NAME, kwargs["weights"])
+
+
+def validated_players(game: str, spec: str) -> tuple[int, ...] | None:
+    """The table sizes where the spec's weights file is validated (its held-out win rate
+    against the bot's default weights wholly above the fair share), ascending; an empty
+    tuple for a file validated nowhere (a flat file has no record); None for a spec that
+    reads no weights file (default weights hold everywhere)."""
+    path = _weights_file(game, spec)
+    if path is None:
+        return None
+    name = parse_spec(spec)[0]
+    record = read_weights(path, game, name)
+    return tuple(sorted({v.players for v in record.validation if v.holds(name)}))
+
+
+def _sizes(sizes: tuple[int, ...]) -> str:
+    return ", ".join(map(str, sizes[:-1])) + (" and " if len(sizes) > 1 else "") + str(sizes[-1])
+
+
+def unvalidated_warning(game: str, spec: str, players: int) -> str | None:
+    """One line warning that the spec's weights are used at a table size they were not
+    validated at, or None where they were (or where the spec reads no weights file)."""
+    sizes = validated_players(game, spec)
+    if sizes is None or players in sizes:
+        return None
+    where = f"only at {_sizes(sizes)} players" if sizes else "at no table size"
+    return (f"{spec.strip()}: its weights are validated {where}, not at {players} players: "
+            f"it may play worse there than the default {parse_spec(spec)[0]}")
+
+
 def build(game: str, spec: str) -> Strategy:
     """A fresh bot from a spec string. Every bot takes `forbid=NAME` (restricted play:
     it never takes that component of the game; see Strategy.bind)."""
     cls = resolve(game, spec)
-    _, kwargs = parse_spec(spec)
+    name, kwargs = parse_spec(spec)
     names = tuple(get_game(game).state_cls.COMPONENTS)
     if "forbid" in kwargs and names:
         # Checked here too so that a bad name fails at once; a game whose components
@@ -131,8 +299,19 @@ def build(game: str, spec: str) -> Strategy:
             allowed = ", ".join(names) or "none (this game names no components)"
             raise UserError(f"strategy {spec!r}: forbid={kwargs['forbid']!r} is not a component "
                             f"of {game} (allowed: {allowed})")
-    if "weights" in kwargs and ":" not in parse_spec(spec)[0]:
-        kwargs["weights"] = _weights_path(game, cls.NAME, kwargs["weights"])
+    for key, value in kwargs.items():
+        try:
+            finite = math.isfinite(float(value))
+        except ValueError:
+            continue  # not a number: forbid=NAME, weights=FILE, or the bot's own error
+        if not finite:
+            raise UserError(f"strategy {spec!r}: weight {key}={value} is not a finite number")
+    path = _weights_file(game, spec)
+    if path is not None:
+        # Read here, not by the bot, so that every file format works for every bot;
+        # the spec's own weights override the file's.
+        kwargs.pop("weights")
+        kwargs = {**read_weights(path, game, name).weights, **kwargs}
     bot = cls(**kwargs)
     bot.set_spec(spec.strip())
     return bot
