@@ -23,6 +23,7 @@ import re
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,8 @@ from simcore.registry import GameSpec, get_game
 from simcore.runner import BACKENDS, seat_orders, workers
 
 __all__ = ["WeightRange", "weight_space", "Goal", "parse_goal", "parse_vary", "play",
-           "tune_bot", "tune_rules", "BotTuning", "RuleTuning", "HOLDOUT_SALT"]
+           "tune_bot", "tune_rules", "BotTuning", "RuleTuning", "HOLDOUT_SALT",
+           "validate", "weights_record"]
 
 STUDY_DB = "study.db"
 CONFIG = "config.json"
@@ -433,9 +435,36 @@ def tune_bot(game: str, bot: str, field: Sequence[str], out: Path | str, *, tria
         trials=[{"number": t.number, "value": t.value, "params": t.params,
                  "field": t.user_attrs.get("field")} for t in completed],
         importances=_importances(study), ran=ran, **result)
-    _write_json(out / "best.json", {k: best[k] for k in defaults})
+    _write_json(out / "best.json", weights_record(game, bot, {k: best[k] for k in defaults}, tuning.holdout))
     _write_json(out / "holdout.json", tuning.to_json())
     return tuning
+
+
+def weights_record(game: str, bot: str, weights: dict[str, float],
+                   checks: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A weights file with its validation record: the held-out head-to-head `checks`
+    (of `validate`), one entry per table size, where it held and where it did not."""
+    keys = [f.name for f in dataclass_fields(strategies.Validation)]
+    entries = tuple(strategies.Validation(**{k: h[k] for k in keys}) for h in checks)
+    return strategies.WeightsFile(dict(weights), entries, game, bot).to_json()
+
+
+def validate(spec: GameSpec, params: dict[int, Any], bot: str, weights: dict[str, float],
+             defaults: dict[str, float], sizes: Sequence[int], n_games: int, seed: int,
+             pool: Pool) -> list[dict[str, Any]]:
+    """Per table size, held out: `bot` with `weights` in one seat and its default weights
+    in every other (seats rotated, whole rotations), its win share against the fair
+    share; `validated` where the whole 95% interval lies above it."""
+    tuned, default = _spec(bot, weights), _spec(bot, defaults)
+    out = []
+    for p in sizes:
+        a = play(spec, params[p], [tuned] + [default] * (p - 1), _rotation_games(n_games, p), seed, pool)
+        w = _seat_wins(a, p, 0)
+        r = stats.rate_vs(float(w.sum()), len(w), 1 / p)
+        check = strategies.Validation(players=p, against=bot, games=len(w), win=r.value, low=r.low,
+                                      high=r.high, fair=1 / p, seed=seed)
+        out.append({**asdict(check), "p_value": r.p_value, "validated": check.holds(bot)})
+    return out
 
 
 def _confirm_bot(spec: GameSpec, params: dict[int, Any], bot: str, best: dict[str, float],
@@ -445,13 +474,7 @@ def _confirm_bot(spec: GameSpec, params: dict[int, Any], bot: str, best: dict[st
     tuned seat, the default in the others, against the fair share), and against the
     field, paired with the default bot in the same seat on the same games."""
     tuned, default = _spec(bot, best), _spec(bot, defaults)
-    holdout = []
-    for p in sizes:
-        a = play(spec, params[p], [tuned] + [default] * (p - 1), _rotation_games(n_games, p), seed, pool)
-        w = _seat_wins(a, p, 0)
-        r = stats.rate_vs(float(w.sum()), len(w), 1 / p)
-        holdout.append({"players": p, "games": len(w), "win": r.value, "low": r.low,
-                        "high": r.high, "fair": 1 / p, "p_value": r.p_value})
+    holdout = validate(spec, params, bot, best, defaults, sizes, n_games, seed, pool)
     # The field with "self" meaning the default: the tuned bot must beat the bot it replaces.
     opponents = [default if s == "self" else s for s in field]
     tables = _field_tables("x", opponents, sizes)
@@ -463,7 +486,7 @@ def _confirm_bot(spec: GameSpec, params: dict[int, Any], bot: str, best: dict[st
         per_table.append({"players": len(t), "opponent": t[1], "tuned": float(wt.mean()),
                           "default": float(wd.mean()), **d})
     diff = np.concatenate([wt - wd for wt, wd in zip(w_tuned, w_default)])
-    better = all(h["low"] > h["fair"] for h in holdout)
+    better = all(h["validated"] for h in holdout)
     return {"holdout": holdout, "field": {"tables": per_table, **paired_mean(diff)}, "better": better}
 
 
@@ -779,10 +802,16 @@ def verdict(tuning: BotTuning | RuleTuning) -> str:
         parts = [f"{100 * h['win']:.1f}% (95% CI {100 * h['low']:.1f}–{100 * h['high']:.1f}%) at "
                  f"{h['players']} players against a fair {100 * h['fair']:.1f}%" for h in tuning.holdout]
         head = "; ".join(parts)
+        held = [h["players"] for h in tuning.holdout if h["validated"]]
+        where = (f"best.json is validated at {', '.join(map(str, held))} players" if held
+                 else "best.json is validated at no table size")
         if tuning.better:
-            return (f"The tuned {tuning.bot} beats the default weights on held-out seeds: it wins {head}.")
+            return f"The tuned {tuning.bot} beats the default weights on held-out seeds: it wins {head}; {where}."
+        if held:
+            return (f"The tuned {tuning.bot} beats the default weights on held-out seeds at some table "
+                    f"sizes only: it wins {head}; {where}, and only there.")
         return (f"The tuned {tuning.bot} is NOT shown better than the default weights on held-out "
-                f"seeds: it wins {head}.")
+                f"seeds: it wins {head}; {where}.")
     if not tuning.proposal:
         lead, verb = "The rulebook values (no change)", "meet"
     else:

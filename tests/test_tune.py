@@ -59,11 +59,11 @@ def test_bot_tuning_resumes_and_beats_the_default_on_held_out_seeds(tmp_path):
     assert [t["number"] for t in again.trials] == list(range(6))
     assert again.trials[:3] == first.trials
     best = json.loads((out / "best.json").read_text())
-    assert set(best) == set(strategies.available("fabryka")["heuristic"].WEIGHTS)
+    assert set(best["weights"]) == set(strategies.available("fabryka")["heuristic"].WEIGHTS)
     # The held-out games use other seeds than the search, whatever the seed.
     assert tune.HOLDOUT_SALT != 0
     bot = strategies.build("fabryka", f"heuristic(weights={out / 'best.json'})")
-    assert bot.weights["collect_threshold"] == pytest.approx(best["collect_threshold"])
+    assert bot.weights["collect_threshold"] == pytest.approx(best["weights"]["collect_threshold"])
 
 
 @pytest.mark.statistical
@@ -89,6 +89,46 @@ def test_held_out_check_says_not_better_when_the_weight_does_nothing(tmp_path):
     h = result.holdout[0]
     assert h["low"] <= 0.5 <= h["high"]
     assert "NOT shown better" in tune.verdict(result)
+
+
+def test_tune_validates_and_records_every_table_size_it_tuned_at(tmp_path, capsys):
+    out = tmp_path / "t"
+    code, stdout, _ = cli(capsys, "tune", "enemy_chocolatier", "--players", "2,4", "--against", "heuristic",
+                          "--weights", "win", "--trials", "1", "--games", "48", "--jobs", "1",
+                          "--quiet", "--out", str(out))
+    assert code == 0
+    best = json.loads((out / "best.json").read_text())
+    assert (best["game"], best["bot"]) == ("enemy_chocolatier", "heuristic")
+    record = best["validation"]
+    assert [(v["players"], v["against"], v["games"], v["fair"]) for v in record] == [
+        (2, "heuristic", 96, 0.5), (4, "heuristic", 96, 0.25)]
+    holdout = json.loads((out / "holdout.json").read_text())["holdout"]
+    assert [{k: h[k] for k in v} for h, v in zip(holdout, record)] == record
+    # One trial: candidate 0, the default itself, which cannot beat itself anywhere.
+    assert strategies.validated_players("enemy_chocolatier", f"heuristic(weights={out / 'best.json'})") == ()
+    assert "at 2 players" in stdout and "at 4 players" in stdout
+    assert "validated at no table size" in stdout
+    report = (out / "report.html").read_text()
+    assert "2 players: 1 tuned against 1 default" in report and "4 players: 1 tuned against 3 default" in report
+
+
+def test_held_out_validation_finds_where_the_shipped_enemy_weights_hold():
+    """Known answer (20,160 games each, README): the shipped Enemy weights win about 81%
+    at 2 players (fair 50%) and 9% at 5 (fair 20%); a few hundred games tell them apart."""
+    spec = tune.get_game("enemy_chocolatier")
+    weights = strategies.read_weights(strategies.BUNDLED_WEIGHTS / "enemy_chocolatier-heuristic-tuned.json").weights
+    defaults = dict(strategies.available("enemy_chocolatier")["heuristic"].WEIGHTS)
+    checks = tune.validate(spec, {p: spec.params(players=p) for p in (2, 5)}, "heuristic", weights,
+                           defaults, [2, 5], 600, 5, tune.Pool(jobs=1))
+    assert [(h["players"], h["games"], h["validated"]) for h in checks] == [(2, 600, True), (5, 600, False)]
+    assert checks[0]["low"] > 0.5 and checks[1]["high"] < 0.2
+    partial = tune.BotTuning(game="enemy_chocolatier", bot="heuristic", out=Path("x"), space={},
+                             defaults=defaults, best=weights, best_value=0.0, trials=[], importances={},
+                             holdout=checks, field={}, better=False)
+    assert "at some table sizes only" in tune.verdict(partial)
+    assert "best.json is validated at 2 players, and only there" in tune.verdict(partial)
+    record = tune.weights_record("enemy_chocolatier", "heuristic", weights, checks)
+    assert [v["players"] for v in record["validation"]] == [2, 5]  # kept where it failed, too
 
 
 def test_rule_tuning_proposes_the_round_count_a_length_goal_needs(tmp_path):
@@ -164,7 +204,7 @@ def test_shipped_weights_load_by_name():
     assert "tuned" in shipped
     bot = strategies.build("fabryka", "heuristic(weights=tuned)")
     data = json.loads((strategies.BUNDLED_WEIGHTS / "fabryka-heuristic-tuned.json").read_text())
-    assert bot.weights == pytest.approx(data)
+    assert bot.weights == pytest.approx(data["weights"])
     assert bot.weights != strategies.available("fabryka")["heuristic"].WEIGHTS
     with pytest.raises(strategies.UserError, match="no such weights shipped"):
         strategies.build("fabryka", "heuristic(weights=nope)")
