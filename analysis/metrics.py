@@ -493,6 +493,7 @@ class _Tally:
     shared: float = 0.0  # win shares of shared victories
     pair_wins: np.ndarray = field(init=False)
     pair_games: np.ndarray = field(init=False)
+    pair_moments: np.ndarray = field(init=False)  # game-level, see stats.Matchups.ahead_moments
     margin: dict[str, Histogram] = field(default_factory=dict)
     decided: int = 0  # games with a sole winner
     games: int = 0
@@ -505,6 +506,7 @@ class _Tally:
     def __post_init__(self) -> None:
         self.pair_wins = np.zeros((self.k, self.k))
         self.pair_games = np.zeros((self.k, self.k))
+        self.pair_moments = np.zeros((self.k * self.k, self.k * self.k))
         self.sole_leader = np.zeros(self.checkpoints, dtype=np.int64)
         self.leader_won = np.zeros(self.checkpoints)
 
@@ -518,6 +520,7 @@ class _Tally:
         self.shared += other.shared
         self.pair_wins += other.pair_wins
         self.pair_games += other.pair_games
+        self.pair_moments += other.pair_moments
         for reason, h in other.margin.items():
             self.margin.setdefault(reason, Histogram()).counts.update(h.counts)
         self.decided += other.decided
@@ -590,17 +593,13 @@ def _tally_rows(run: RunData, t: _Tally, a: dict[str, Any]) -> None:
 
 
 def _tally_pairs(t: _Tally, strategy: np.ndarray, rank: np.ndarray) -> None:
-    n, k = strategy.shape[1], t.k
-    for a in range(n):
-        for b in range(a + 1, n):
-            sa, sb = strategy[:, a], strategy[:, b]
-            score = np.where(rank[:, a] < rank[:, b], 1.0, np.where(rank[:, a] == rank[:, b], 0.5, 0.0))
-            keep = sa != sb
-            pair = sa[keep] * k + sb[keep]  # bincount, not np.add.at (much slower)
-            wins = np.bincount(pair, weights=score[keep], minlength=k * k).reshape(k, k)
-            games = np.bincount(pair, minlength=k * k).reshape(k, k)
-            t.pair_wins += wins + (games - wins).T
-            t.pair_games += games + games.T
+    k = t.k
+    ahead = stats.ahead_counts(strategy, rank, k)
+    wins = ahead.sum(axis=0)
+    t.pair_wins += wins
+    t.pair_games += wins + wins.T
+    flat = ahead.reshape(len(ahead), k * k)
+    t.pair_moments += flat.T @ flat
 
 
 def _sole_leader(standings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -729,7 +728,7 @@ def _strategies(run: RunData, t: dict[str, pl.DataFrame], tally: _Tally) -> Stra
     by_name = {r["strategy"]: r for r in t["strategy"].to_dicts()}
     rows = [by_name[s] for s in run.strategies if s in by_name]
     names = [r["strategy"] for r in rows]
-    m = Matchups(run.strategies, tally.pair_wins, tally.pair_games)
+    m = Matchups(run.strategies, tally.pair_wins, tally.pair_games, tally.pair_moments)
     ratings = stats.bradley_terry(m)
     edge = None
     if ratings is not None:
@@ -770,7 +769,7 @@ def _quality(tally: _Tally, checkpoints: list[str]) -> Quality | None:
 
 
 # Bumped whenever what a part's tally holds changes, so older cache files are ignored.
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 
 
 def _cache_path(part: Path) -> Path:
@@ -793,7 +792,7 @@ def _tally_to_json(t: _Tally) -> dict[str, Any]:
     return {"cells": [[_encode(name), [[list(k), v.tolist()] for k, v in cells.items()]]
                       for name, cells in t.cells.items()],
             "moved": t.moved, "shared": t.shared, "pair_wins": t.pair_wins.tolist(),
-            "pair_games": t.pair_games.tolist(),
+            "pair_games": t.pair_games.tolist(), "pair_moments": t.pair_moments.tolist(),
             "margin": {r: list(h.counts.items()) for r, h in t.margin.items()},
             "decided": t.decided, "games": t.games, "sole_leader": t.sole_leader.tolist(),
             "leader_won": t.leader_won.tolist(), "trailed": t.trailed,
@@ -807,6 +806,7 @@ def _tally_from_json(d: dict[str, Any], k: int, checkpoints: int) -> _Tally:
         t.cells[tuple(name) if isinstance(name, list) else name] = {tuple(key): np.array(v) for key, v in cells}
     t.moved, t.shared, t.decided, t.games, t.trailed = d["moved"], d["shared"], d["decided"], d["games"], d["trailed"]
     t.pair_wins, t.pair_games = np.array(d["pair_wins"]).reshape(k, k), np.array(d["pair_games"]).reshape(k, k)
+    t.pair_moments = np.array(d["pair_moments"]).reshape(k * k, k * k)
     t.margin = {r: Histogram(Counter(dict(map(tuple, c)))) for r, c in d["margin"].items()}
     t.sole_leader = np.array(d["sole_leader"], dtype=np.int64)
     t.leader_won = np.array(d["leader_won"], dtype=float)
@@ -879,14 +879,7 @@ def pooled_strategies(analyses: Iterable[RunAnalysis]) -> tuple[Matchups, Rating
     if len(analyses) < 2 or len({a.run.manifest.get("game") for a in analyses}) != 1:
         return None
     names = list(dict.fromkeys(n for a in analyses for n in a.strategies.matchups.names))
-    k = len(names)
-    wins, games = np.zeros((k, k)), np.zeros((k, k))
-    for a in analyses:
-        m = a.strategies.matchups
-        at = [names.index(n) for n in m.names]
-        wins[np.ix_(at, at)] += m.wins
-        games[np.ix_(at, at)] += m.games
-    pooled = Matchups(names, wins, games)
+    pooled = stats.pool_matchups(names, [a.strategies.matchups for a in analyses])
     return pooled, stats.bradley_terry(pooled)
 
 

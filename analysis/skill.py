@@ -251,6 +251,9 @@ class RunTally:
     share: dict[tuple[int, int], np.ndarray] = field(init=False)  # i < j: i's ahead share per game
     seat: dict[int, np.ndarray] = field(init=False)  # label: the first seat it held per game (-1: none)
     seat_wins: np.ndarray = field(init=False)  # (n_games, players): win share of every seat
+    # (n_games, k, k): per game, the comparisons in which label i finished ahead of j
+    # (stats.ahead_counts), so ratings can count the game, not the comparison, as the unit.
+    ahead_game: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         k = len(self.labels)
@@ -260,6 +263,7 @@ class RunTally:
         self.share = {(i, j): np.full(self.n_games, np.nan) for i in range(k) for j in range(i + 1, k)}
         self.seat = {i: np.full(self.n_games, -1, dtype=np.int8) for i in range(k)}
         self.seat_wins = np.full((self.n_games, self.players), np.nan)
+        self.ahead_game = np.zeros((self.n_games, k, k))
 
 
 def _open(path: Path) -> tuple[RunTally, list[Path]]:
@@ -316,23 +320,37 @@ def tally(path: Path | str) -> RunTally:
 
 
 def _tally_pairs(t: RunTally, game: np.ndarray, strat: np.ndarray, rank: np.ndarray) -> None:
-    n, k = t.players, len(t.labels)
-    num = np.zeros((k, k, len(game)))
-    cnt = np.zeros((k, k, len(game)))
-    for s in range(n):
-        for u in range(n):
-            if s == u:
-                continue
-            score = np.where(rank[:, s] < rank[:, u], 1.0, np.where(rank[:, s] == rank[:, u], 0.5, 0.0))
-            differ = strat[:, s] != strat[:, u]
-            rows = np.flatnonzero(differ)
-            np.add.at(num, (strat[rows, s], strat[rows, u], rows), score[rows])
-            np.add.at(cnt, (strat[rows, s], strat[rows, u], rows), 1.0)
-    t.ahead += num.sum(axis=2)
-    t.pairs += cnt.sum(axis=2)
+    from analysis import stats
+
+    num = stats.ahead_counts(strat, rank, len(t.labels))
+    cnt = num + num.transpose(0, 2, 1)
+    t.ahead += num.sum(axis=0)
+    t.pairs += cnt.sum(axis=0)
+    t.ahead_game[game] = num
     for (i, j), share in t.share.items():
-        met = cnt[i, j] > 0
-        share[game[met]] = num[i, j, met] / cnt[i, j, met]
+        met = cnt[:, i, j] > 0
+        share[game[met]] = num[met, i, j] / cnt[met, i, j]
+
+
+def _game_moments(names: list[str], tallies: Sequence[RunTally], block: int = 50_000) -> np.ndarray:
+    """stats.Matchups.ahead_moments of several runs, a game being all the games of the
+    same index: runs of one plan share their seeds, so game i of every run was dealt
+    alike and their results are correlated (clustering independent games together
+    stays valid, only a little less efficient). Summed block by block of game indices
+    to bound memory."""
+    k = len(names)
+    moments = np.zeros((k * k, k * k))
+    cols = []
+    for t in tallies:
+        at = np.array([names.index(s) for s in t.labels])
+        cols.append((at[:, None] * k + at[None, :]).ravel())
+    for start in range(0, max(t.n_games for t in tallies), block):
+        total = np.zeros((block, k * k))
+        for t, c in zip(tallies, cols):
+            part = t.ahead_game[start:start + block]
+            total[:len(part), c] += part.reshape(len(part), -1)
+        moments += total.T @ total
+    return moments
 
 
 # ---- statistics ----
@@ -458,7 +476,7 @@ def analyze_ladder(run_dirs: Sequence[Path | str], rungs: Sequence[str] | None =
         at = [names.index(s) for s in t.labels]
         wins[np.ix_(at, at)] += t.ahead
         games[np.ix_(at, at)] += t.pairs
-    m = stats.Matchups(names, wins, games)
+    m = stats.Matchups(names, wins, games, _game_moments(names, tallies))
     ratings = stats.bradley_terry(m)
     if rungs is None:
         if ratings is None:
