@@ -136,11 +136,12 @@ def default_chunk_size(n_games: int, jobs: int, bytes_per_game: int) -> int:
 def _chunks(manifest: dict[str, Any]) -> list[tuple[int, int, int]]:
     """(part index, first game, end) of every chunk of a run. A run extended to more
     games keeps the parts it has: each extension is a segment of games chunked on its
-    own, its parts numbered on from the last part of the segment before."""
-    size = manifest["chunk_size"]
+    own, by its own chunk size (a third entry; the run's chunk_size where it has none),
+    its parts numbered on from the last part of the segment before."""
     segments = manifest.get("segments") or [[0, manifest["n_games"]]]
     chunks: list[tuple[int, int, int]] = []
-    for start, end in segments:
+    for start, end, *own in segments:
+        size = own[0] if own else manifest["chunk_size"]
         first = len(chunks)
         chunks += [(first + k, i0, min(i0 + size, end))
                    for k, i0 in enumerate(range(start, end, size))]
@@ -269,10 +270,12 @@ def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
 
 
 def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
-             check: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+             check: Callable[[dict[str, Any]], None], sizing: Callable[[int], int]) -> dict[str, Any]:
     """Open the run directory: resume the same run, extend it to more games, start a
-    new one, or refuse. Extending appends a segment [old n_games, new n_games) to the
-    manifest (see _chunks), so games 0..old n_games-1 and their parts stay as they are.
+    new one, or refuse. Extending appends a segment [old n_games, new n_games, chunk
+    size] to the manifest (see _chunks), so games 0..old n_games-1 and their parts stay
+    as they are; `sizing(games)` chunks the new segment for its own size (a run begun
+    with a one-game pilot would otherwise play every later game in parts of one).
     `check(manifest)` may refuse the run held there before anything is written."""
     manifest = _read_manifest(out)
     if manifest is not None:
@@ -296,7 +299,8 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
         return fresh
     if fresh["n_games"] > manifest["n_games"]:
         segments = manifest.get("segments") or [[0, manifest["n_games"]]]
-        manifest["segments"] = [*segments, [manifest["n_games"], fresh["n_games"]]]
+        added = fresh["n_games"] - manifest["n_games"]
+        manifest["segments"] = [*segments, [manifest["n_games"], fresh["n_games"], sizing(added)]]
         manifest["n_games"] = fresh["n_games"]
         manifest["extended"] = [*manifest.get("extended", []), fresh["created"]]
         _write_manifest(out, manifest)
@@ -371,13 +375,16 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     perms = seat_orders(state.n_players, seating)
     row_bytes = bytes_per_game(state.n_players, state.n_features, state.n_interim)
     with workers(backend, jobs, scheduler) as n_workers:
+        def sizing(games: int) -> int:
+            return chunk_size or default_chunk_size(games, n_workers, row_bytes)
+
         fresh = {
             "run_id": _run_id(identity),
             **identity,
             "n_games": n_games,
             "players": state.n_players,
             "seat_orders": perms.tolist(),
-            "chunk_size": chunk_size or default_chunk_size(n_games, n_workers, row_bytes),
+            "chunk_size": sizing(n_games),
             "version": _package_version(),
             "git_revision": _git_revision(),
             "checked_build": CHECKED_BUILD,
@@ -389,7 +396,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
                    fresh["run_id"], out.resolve())
         try:
             manifest = _prepare(out, identity, fresh,
-                                lambda held: _check_format(replace(job, run_id=held["run_id"]), state))
+                                lambda held: _check_format(replace(job, run_id=held["run_id"]), state), sizing)
         except OSError as e:
             raise UserError(f"cannot create the run directory {out}: "
                             f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import sys
 from contextlib import nullcontext
 from datetime import datetime
@@ -324,9 +325,9 @@ def test_a_run_extended_to_more_games_equals_a_run_of_that_many(tmp_path, first,
     grown = tmp_path / "grown"
     play(grown, n_games=first, seed=3, chunk_size=chunk)
     kept = snapshot(grown)
-    result = play(grown, n_games=50, seed=3)
+    result = play(grown, n_games=50, seed=3, chunk_size=chunk)
     assert (result.played, result.resumed, result.manifest["n_games"]) == (50 - first, first, 50)
-    assert result.manifest["segments"] == [[0, first], [first, 50]]
+    assert result.manifest["segments"] == [[0, first], [first, 50, chunk]]
     assert result.manifest["run_id"] == json.loads((whole / "manifest.json").read_text())["run_id"]
     assert {n: d for n, d in snapshot(grown).items() if n in kept and n != "manifest.json"} == \
         {n: d for n, d in kept.items() if n != "manifest.json"}  # its games untouched
@@ -337,11 +338,25 @@ def test_a_run_extended_to_more_games_equals_a_run_of_that_many(tmp_path, first,
 def test_an_interrupted_extension_resumes(tmp_path):
     out = tmp_path / "r"
     play(out, n_games=20, chunk_size=10)
-    play(out, n_games=40)
+    play(out, n_games=40, chunk_size=10)
     (out / part_name(3)).unlink()
     result = play(out, n_games=40)
     assert (result.played, result.resumed) == (10, 30)
-    assert result.manifest["segments"] == [[0, 20], [20, 40]]
+    assert result.manifest["segments"] == [[0, 20], [20, 40, 10]]
+
+
+def test_an_extension_is_chunked_for_its_own_size(tmp_path):
+    """A run begun with one game (a pilot) and extended to many plays the extension in
+    chunks sized for it, not in parts of one game; the games are those of one run."""
+    out = tmp_path / "r"
+    play(out, n_games=2, seed=5, jobs=2)  # two parts of one game
+    result = play(out, n_games=402, seed=5, jobs=2)
+    start, end, size = result.manifest["segments"][1]
+    assert (start, end) == (2, 402) and size == math.ceil(400 / (2 * 4))
+    assert len(list(out.glob("part-*.arrow"))) == 2 + 8
+    whole = tmp_path / "whole"
+    play(whole, n_games=402, seed=5)
+    assert_frame_equal(table(whole), table(out))
 
 
 def test_rotate_rounds_up_to_whole_rotations_and_says_so(tmp_path, capsys):
