@@ -211,9 +211,10 @@ def _number(path: str, name: str, value: Any) -> float:
     return float(value)
 
 
-def read_weights(path: str | Path, game: str | None = None, bot: str | None = None) -> WeightsFile:
+def read_weights(path: str | Path, game: str | None = None) -> WeightsFile:
     """A weights file, flat or with its validation record; anything else (NaN or
-    Infinity weights, a malformed record, another game's or bot's file) is one line."""
+    Infinity weights, a malformed record, another game's file) is one line. A file of
+    another bot loads: its record is against that bot, so it validates nothing here."""
     path = str(path)
     try:
         data = json.loads(Path(path).read_text())
@@ -230,9 +231,8 @@ def read_weights(path: str | Path, game: str | None = None, bot: str | None = No
     if unknown:
         raise UserError(f"weights file {path}: unknown key(s) {', '.join(unknown)} (a weights "
                         "file holds game, bot, weights and validation)")
-    for key, want in (("game", game), ("bot", bot)):
-        if want is not None and data.get(key) is not None and data[key] != want:
-            raise UserError(f"weights file {path} holds weights of {key} {data[key]!r}, not {want!r}")
+    if game is not None and data.get("game") is not None and data["game"] != game:
+        raise UserError(f"weights file {path} holds weights for {data['game']}, not {game}")
     raw = data.get("validation", [])
     if not isinstance(raw, list):
         raise UserError(f"weights file {path}: validation must be a list of entries, one per table size")
@@ -266,7 +266,7 @@ def validated_players(game: str, spec: str) -> tuple[int, ...] | None:
     if path is None:
         return None
     name = parse_spec(spec)[0]
-    record = read_weights(path, game, name)
+    record = read_weights(path, game)
     return tuple(sorted({v.players for v in record.validation if v.holds(name)}))
 
 
@@ -289,7 +289,7 @@ def build(game: str, spec: str) -> Strategy:
     """A fresh bot from a spec string. Every bot takes `forbid=NAME` (restricted play:
     it never takes that component of the game; see Strategy.bind)."""
     cls = resolve(game, spec)
-    name, kwargs = parse_spec(spec)
+    _, kwargs = parse_spec(spec)
     names = tuple(get_game(game).state_cls.COMPONENTS)
     if "forbid" in kwargs and names:
         # Checked here too so that a bad name fails at once; a game whose components
@@ -300,10 +300,12 @@ def build(game: str, spec: str) -> Strategy:
             raise UserError(f"strategy {spec!r}: forbid={kwargs['forbid']!r} is not a component "
                             f"of {game} (allowed: {allowed})")
     for key, value in kwargs.items():
+        if key in ("forbid", "weights"):
+            continue
         try:
             finite = math.isfinite(float(value))
         except ValueError:
-            continue  # not a number: forbid=NAME, weights=FILE, or the bot's own error
+            continue  # not a number: the bot's own error says so
         if not finite:
             raise UserError(f"strategy {spec!r}: weight {key}={value} is not a finite number")
     path = _weights_file(game, spec)
@@ -311,7 +313,7 @@ def build(game: str, spec: str) -> Strategy:
         # Read here, not by the bot, so that every file format works for every bot;
         # the spec's own weights override the file's.
         kwargs.pop("weights")
-        kwargs = {**read_weights(path, game, name).weights, **kwargs}
+        kwargs = {**read_weights(path, game).weights, **kwargs}
     bot = cls(**kwargs)
     bot.set_spec(spec.strip())
     return bot

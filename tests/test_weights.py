@@ -43,6 +43,8 @@ def test_validated_players_known_answers(tmp_path, at_2_and_4):
     assert strategies.validated_players(GAME, "heuristic") is None
     assert strategies.validated_players(GAME, "heuristic(win=3)") is None
     assert strategies.validated_players("fabryka", "heuristic(weights=tuned)") == (2,)
+    # Checked against the default heuristic: it says nothing about another bot.
+    assert strategies.validated_players(GAME, f"greedy(weights={at_2_and_4})") == ()
 
 
 def test_both_formats_build_the_same_bot(tmp_path, at_2_and_4):
@@ -107,7 +109,7 @@ def test_a_flat_file_warns_once_however_many_seats_use_it(tmp_path, capsys):
     ({"weights": WEIGHTS, "validation": [entry(2, 0.5), entry(2, 0.6)]},
      "two validation entries at 2 players against heuristic"),
     ({"weights": WEIGHTS, "validated": [2]}, "unknown key(s) validated"),
-    ({"game": "fabryka", "weights": WEIGHTS}, "holds weights of game 'fabryka', not 'enemy_chocolatier'"),
+    ({"game": "fabryka", "weights": WEIGHTS}, "holds weights for fabryka, not enemy_chocolatier"),
 ])
 def test_a_bad_weights_file_is_one_line_and_exit_2(tmp_path, capsys, data, message):
     path = write(tmp_path, data)
