@@ -28,7 +28,8 @@ def tune_command(
     weights: Annotated[str | None, typer.Option(
         "--weights", help="Comma-separated weights to tune (default: every weight with a declared range).")] = None,
     players: Annotated[str | None, typer.Option(
-        "--players", help="Table sizes, comma-separated, e.g. 2,4 (default: the smallest).")] = None,
+        "--players", help="Table sizes, comma-separated, e.g. 2,4 (default: the smallest); the winner "
+        "is replayed against the default at each, and best.json records where it holds.")] = None,
     vary: Annotated[list[str] | None, typer.Option(
         "--vary", help="Tune the game's params instead of a bot: a param and its range, "
         "NAME=LOW..HIGH; repeatable; goes with --goal.")] = None,
