@@ -10,11 +10,19 @@ import typer
 from rich.console import Console
 
 import strategies
+from simcore.errors import UserError
 from simcore.params import parse_set
 
 __all__ = ["tune_command"]
 
 _console = Console(stderr=True, markup=False)
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        return [int(p) for p in text.split(",")]
+    except ValueError:
+        raise UserError(f"--players {text!r}: expected table sizes, comma-separated, e.g. 2,4") from None
 
 
 def tune_command(
@@ -67,7 +75,7 @@ def tune_command(
                 holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file, sets=sets, quiet=quiet,
                 backend=backend, scheduler=scheduler)
         else:
-            sizes = [int(p) for p in players.split(",")] if players else None
+            sizes = _sizes(players) if players else None
             result = tune.tune_bot(
                 game, bot, strategies.split_specs(against), out, trials=trials, games=n_games,
                 weights=[w.strip() for w in weights.split(",")] if weights else None,

@@ -191,6 +191,7 @@ def test_a_file_that_cannot_be_written_keeps_the_old_one_and_leaves_no_temp(tmp_
     (["--vary", "rounds=2..5", "--goal", "fun for everyone"], "not understood"),
     (["--vary", "nosuch=1..3", "--goal", "game length 1..2 turns"], "unknown param"),
     (["--vary", "rounds=2..5"], "needs at least one --goal"),
+    (["--players", "2,x"], "--players '2,x': expected table sizes"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     out = tmp_path / "bad"
