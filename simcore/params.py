@@ -11,9 +11,9 @@ import difflib
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from simcore.errors import UserError
 
@@ -27,6 +27,33 @@ class Params(BaseModel):
     # defer_build: a model's validator is built when it first validates, so a command
     # builds only its own game's (building all four games' took 80 ms of every start).
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
+
+
+# The largest bonus (or malus) one turn position may get: far beyond any fair komi of
+# the bundled games, small enough that no score overflows the results' columns.
+COMPENSATION_LIMIT = 100
+
+
+class Compensation(Params):
+    """`compensation.points`: a house rule no rulebook has (komi, as in Go). Entry p is
+    added at the end to the final score of the seat at turn position p (0 = acts first
+    at the start); positions past the list's end get 0. Every game has it, default all
+    zero; a game subclasses this with its largest table as `max_positions`."""
+
+    max_positions: ClassVar[int]
+    points: list[Annotated[int, Field(ge=-COMPENSATION_LIMIT, le=COMPENSATION_LIMIT)]]
+
+    @field_validator("points")
+    @classmethod
+    def _one_per_position(cls, v: list[int]) -> list[int]:
+        if len(v) > cls.max_positions:
+            raise ValueError(f"{len(v)} entries; at most {cls.max_positions}, one per turn position "
+                             "of the largest table")
+        return v
+
+    def by_position(self, n: int) -> list[int]:
+        """The bonus of each of the n turn positions of a table."""
+        return [self.points[p] if p < len(self.points) else 0 for p in range(n)]
 
 
 @dataclass(frozen=True)
@@ -130,5 +157,6 @@ def build(model: type[Params], defaults: list[ParamInfo], overrides: dict[str, A
         msg = err["msg"].removeprefix("Value error, ")
         if not err["loc"]:  # a rule across several params (a model validator)
             raise UserError(f"invalid params: {msg}") from None
-        where = ".".join(str(x) for x in err["loc"])
+        # A list's entry is named by its index: compensation.points[1].
+        where = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err["loc"]).lstrip(".")
         raise UserError(f"invalid param {where} = {flat.get(where, err.get('input'))!r}: {msg}") from None

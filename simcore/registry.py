@@ -71,6 +71,12 @@ class GameSpec:
     defaults_path: Path  # data/*.toml with value, source and doc of every param
     players: tuple[int, int]  # smallest and largest table
     features: FeatureRoles = field(default_factory=FeatureRoles)  # how to read its features
+    # The game's own knobs for equalising turn positions, as a designer would turn them
+    # (a starting amount that grows with turn order, cards a turn takes...): param name
+    # -> a small grid of candidate values, the rulebook's among them, each valid at every
+    # table size. Empty for a game that has none. compensation.points, which every game
+    # has, is not one of them.
+    position_knobs: dict[str, tuple] = field(default_factory=dict, hash=False)
 
     def defaults(self) -> list[ParamInfo]:
         return read_defaults(self.defaults_path)

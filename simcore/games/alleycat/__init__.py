@@ -14,7 +14,8 @@ GAME = GameSpec(
     defaults_path=Path(__file__).parent / "data" / "rules.toml",
     players=(1, 4),
     features=FeatureRoles(
-        # Money by source adds up to the score; the solo objectives are the result.
+        # Money by source adds up to the score (less compensation.points); the solo
+        # objectives are the result.
         outcomes=("money_*", "stages_completed", "target_met", "demand_*_met", "objectives",
                   "objectives_met", "failed_*"),
         setup=("target", "demand_*"),
@@ -22,4 +23,6 @@ GAME = GameSpec(
         # A store's track position, final place on it and supplies sold there.
         same_information=(r"(store_.+)_(?:track|place|supplies)",),
     ),
+    # None: no amount of the rules depends on turn order (README, "Turn order").
+    position_knobs={},
 )

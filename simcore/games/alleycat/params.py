@@ -21,10 +21,11 @@ Component lists are short text so a designer can type a real card in by TOML:
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from simcore import params
 from simcore.params import Params
 
 # Pieces in engine order, and the classes a card may name (bit masks over the pieces).
@@ -450,6 +451,10 @@ class Solo(Params):
         return v
 
 
+class Compensation(params.Compensation):
+    max_positions: ClassVar[int] = 4
+
+
 class AlleyCatParams(Params):
     players: int = Field(ge=1, le=4)
     coal_per_day: list[int] = Field(min_length=1, max_length=MAX_DAYS)
@@ -464,6 +469,7 @@ class AlleyCatParams(Params):
     solo: Solo
     master_chocolatier: bool
     expansion: Expansion
+    compensation: Compensation
 
     @field_validator("coal_per_day")
     @classmethod

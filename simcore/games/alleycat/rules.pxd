@@ -254,6 +254,7 @@ cdef struct AcConfig:
     int follow_div
     int diversity[N_STORES + 1]
     int most_orders, per_choc, per_coal
+    int komi[N_SEATS]                        # compensation.points by turn position (house rule)
     # Factory Manager (solo: n == 1).
     bint solo
     int initial                              # Initial Demands

@@ -382,6 +382,8 @@ cdef class AlleyCatState(GameState):
         c.most_orders = params.scoring.most_orders
         c.per_choc = params.scoring.per_chocolate
         c.per_coal = params.scoring.per_coal
+        for i, money in enumerate(params.compensation.by_position(n)):
+            c.komi[i] = money
         so = params.solo
         c.solo = n == 1
         c.initial = so.initial_demands
@@ -1916,13 +1918,15 @@ cdef class AlleyCatState(GameState):
         return self.score_now(seat, parts)
 
     cdef void outcome(self, int* scores, int* ranks) noexcept nogil:
-        # Money, then the later seat in the final day's turn order.
+        # Money (with the house rule's bonus by turn position), then the later seat in
+        # the final day's turn order.
         cdef int n = self.cfg.n, p, q
         cdef int parts[6]
         for p in range(n):
-            scores[p] = self.score_now(p, parts)
+            scores[p] = self.score_now(p, parts) + self.cfg.komi[self.turn_position(p)]
         if self.cfg.solo:
-            # A lost week has no winner: rank 2, so the seat's win is 0.
+            # A lost week has no winner: rank 2, so the seat's win is 0. The objectives
+            # decide it, so the bonus changes only the score.
             ranks[0] = 1 if self.s.end == END_SOLO_WIN else 2
             return
         for p in range(n):

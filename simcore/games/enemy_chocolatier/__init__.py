@@ -19,4 +19,6 @@ GAME = GameSpec(
                   "rain_checks_held", "income_*"),
         behaviours=("houses_*", "nbhds_*", "rain_checks_*"),
     ),
+    # Each later seat starts with this many dollars more (rulebook: 1).
+    position_knobs={"start_money.step": (0, 1, 2, 3)},
 )

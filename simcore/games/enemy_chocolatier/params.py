@@ -1,10 +1,11 @@
 """The params model of Enemy Chocolatier (defaults in data/rules.toml)."""
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
+from simcore import params
 from simcore.params import Params
 
 # Ingredient colours in engine order; gray (the last) is no ingredient.
@@ -124,6 +125,10 @@ class Sim(Params):
     record_rounds: int = Field(ge=1, le=MAX_RECORD)
 
 
+class Compensation(params.Compensation):
+    max_positions: ClassVar[int] = 6
+
+
 class EnemyParams(Params):
     players: int = Field(ge=2, le=6)
     start_money: StartMoney
@@ -135,6 +140,7 @@ class EnemyParams(Params):
     sim: Sim
     recipes: list[Recipe] = Field(min_length=1, max_length=MAX_RECIPES)
     board: Board
+    compensation: Compensation
 
     @model_validator(mode="after")
     def _enough_recipes(self) -> "EnemyParams":

@@ -93,6 +93,7 @@ cdef struct EcConfig:
     int record_rounds
     int n_recipes
     int recipe[MAX_RECIPES][N_ING]
+    int komi[MAX_PLAYERS]            # compensation.points by turn position (house rule)
 
 
 cdef struct Ec:

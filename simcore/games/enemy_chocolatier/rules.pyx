@@ -112,6 +112,8 @@ cdef class EnemyState(GameState):
                 self.cfg.factory_mask |= bit(k * self.cfg.n_slots + j)
         self.cfg.start_first = params.start_money.first
         self.cfg.start_step = params.start_money.step
+        for k, v in enumerate(params.compensation.by_position(self.cfg.n_players)):
+            self.cfg.komi[k] = v
         self.cfg.base_income = params.income.base
         self.cfg.cash_per_point = params.income.cash_per_point
         self.cfg.buys = params.buys.per_turn
@@ -464,11 +466,13 @@ cdef class EnemyState(GameState):
         return a if a < 1000 else 1000
 
     cdef void outcome(self, int* scores, int* ranks) noexcept nogil:
-        # The score is the points track; the winner ranks 1, everyone else 2. A capped
-        # game is a draw: everyone ranks 1 and shares the victory.
+        # The score is the points track (plus the house rule's bonus by turn position);
+        # the winner ranks 1, everyone else 2. A capped game is a draw: everyone ranks 1
+        # and shares the victory. The game is a race decided in play, so the bonus
+        # changes no rank.
         cdef int p
         for p in range(self.cfg.n_players):
-            scores[p] = self.s.points[p]
+            scores[p] = self.s.points[p] + self.cfg.komi[self.turn_position(p)]
             if self.s.winner < 0 or p == self.s.winner:
                 ranks[p] = 1
             else:

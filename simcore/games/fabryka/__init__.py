@@ -19,4 +19,6 @@ GAME = GameSpec(
         # The turn of a collect the game ended before is 0: no collect, not turn 0.
         zero_missing=("collect_turn_r*",),
     ),
+    # What the token holder of round 1 finds and what a collect takes (rulebook: 2, 5).
+    position_knobs={"collect_count": (3, 4, 5, 6, 7), "opening_belt": (0, 1, 2)},
 )

@@ -1,10 +1,11 @@
 """The params model of Fabryka Czekolady (defaults in data/rules.toml)."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
+from simcore import params
 from simcore.params import Params
 
 # Kinds in engine order: the four fillings first (majorities and sets), then the rest.
@@ -49,6 +50,10 @@ class CardPoints(Params):
     white: int = Points
 
 
+class Compensation(params.Compensation):
+    max_positions: ClassVar[int] = 2
+
+
 class FabrykaParams(Params):
     players: Literal[2]
     deck: Deck
@@ -61,6 +66,7 @@ class FabrykaParams(Params):
     set_points: int = Points
     majority: Majority
     card_points: CardPoints
+    compensation: Compensation
 
     @model_validator(mode="after")
     def _enough_cards(self) -> "FabrykaParams":

@@ -33,6 +33,7 @@ cdef struct FabConfig:
     int set_points
     int majority[N_FILLINGS]
     int card_points[N_KINDS]         # per card; 0 for the fillings
+    int komi[N_SEATS]                # compensation.points by turn position (house rule)
 
 
 cdef struct Fab:

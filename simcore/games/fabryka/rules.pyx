@@ -95,6 +95,8 @@ cdef class FabrykaState(GameState):
             self.cfg.majority[k] = getattr(params.majority, name)
         for k in range(N_FILLINGS, N_KINDS):
             self.cfg.card_points[k] = getattr(params.card_points, KINDS[k])
+        for k, v in enumerate(params.compensation.by_position(N_SEATS)):
+            self.cfg.komi[k] = v
         self.n_features = N_KINDS + params.rounds + N_FILLINGS + 1
         # Card counts and sets are at most the deck; a collect's turn is at most
         # hand_size + 1 (16), a majority 0 or 1.
@@ -228,13 +230,16 @@ cdef class FabrykaState(GameState):
     cdef void outcome(self, int* scores, int* ranks) noexcept nogil:
         cdef int p, a0, a1
         for p in range(N_SEATS):
-            # A finished game has its final standings recorded as the last interim.
+            # A finished game has its final standings recorded as the last interim; the
+            # house rule's bonus by turn position comes on top (interims stay without it).
             scores[p] = self.s.interim[p][self.cfg.rounds - 1] if self.s.to_move < 0 else self.standing(p)
+            scores[p] += self.cfg.komi[self.turn_position(p)]
+        # White chocolate wins whatever the points, bonus included.
         if self.s.end == END_WHITE:
             ranks[self.s.white_winner] = 1
             ranks[1 - self.s.white_winner] = 2
             return
-        # Points, then more almonds, then a shared victory.
+        # Points (with the bonus), then more almonds, then a shared victory.
         a0 = self.s.collected[0][ALMONDS]
         a1 = self.s.collected[1][ALMONDS]
         if scores[0] > scores[1] or (scores[0] == scores[1] and a0 > a1):

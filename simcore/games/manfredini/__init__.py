@@ -16,4 +16,6 @@ GAME = GameSpec(
         outcomes=("scored_*", "coins"),  # the score, and coins, its tie-breaker
         behaviours=("recruited_*", "kept_*", "played_*", "used_*", "seat_turns"),
     ),
+    # None: no amount of the rules depends on turn order (README, "Turn order").
+    position_knobs={},
 )

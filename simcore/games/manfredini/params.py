@@ -1,10 +1,11 @@
 """The params model of Chocolate Factory (Manfredini) (defaults in data/rules.toml)."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
+from simcore import params
 from simcore.params import Params
 
 # Engine order of the named components; the C arrays of rules.pxd follow these tuples.
@@ -144,6 +145,10 @@ class CandyOnly(Params):
     chocolate: int = Field(ge=0, le=MAX_TRUCK * 3)
 
 
+class Compensation(params.Compensation):
+    max_positions: ClassVar[int] = 4
+
+
 class ManfrediniParams(Params):
     players: int = Field(ge=2, le=4)
     variant: Literal["full", "plantation", "candy"]
@@ -165,6 +170,7 @@ class ManfrediniParams(Params):
     scoring: Scoring
     plantation_only: PlantationOnly
     candy_only: CandyOnly
+    compensation: Compensation
 
     @model_validator(mode="after")
     def _consistent(self) -> "ManfrediniParams":

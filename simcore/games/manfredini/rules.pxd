@@ -235,6 +235,7 @@ cdef struct MConfig:
     int co_choc
     int co_coins
     bint co_hand_first               # candy-only: the hand is drawn before specialists join
+    int komi[MAX_SEATS]              # compensation.points by turn position (house rule)
 
 
 cdef struct Man:

@@ -295,6 +295,8 @@ cdef class ManfrediniState(GameState):
         c.co_choc = params.candy_only.chocolate
         c.co_coins = params.candy_only.coins
         c.co_hand_first = not params.candy_only.specialists_in_opening_hand
+        for k, v in enumerate(params.compensation.by_position(c.n_players)):
+            c.komi[k] = v
         self.n_players = c.n_players
         self.n_features = len(self._feature_names())
         self.n_interim = 2 if c.variant == V_FULL else 1
@@ -1282,8 +1284,10 @@ cdef class ManfrediniState(GameState):
         cdef int p, q, n = self.cfg.n_players
         cdef int coins[MAX_PLAYERS]
         cdef int others[MAX_PLAYERS]
+        # Points (with the house rule's bonus by turn position), then coins, then the
+        # goods that do not score.
         for p in range(n):
-            scores[p] = self.standing(p)
+            scores[p] = self.standing(p) + self.cfg.komi[self.turn_position(p)]
             self.tiebreak(p, &coins[p], &others[p])
         for p in range(n):
             ranks[p] = 1
