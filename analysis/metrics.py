@@ -33,7 +33,7 @@ from simcore.runner import MANIFEST
 
 __all__ = ["RunData", "open_run", "analyze", "RunAnalysis", "SeatBalance", "Strategies",
            "Outcomes", "Quality", "Histogram", "BASE_COLUMNS", "standings_columns",
-           "component_table", "feature_threshold", "pooled_strategies", "PositionBalance",
+           "component_table", "component_thresholds", "effect_columns", "feature_threshold", "pooled_strategies", "PositionBalance",
            "position_balance", "pooled_positions", "MIN_EFFECT", "Breakdown", "SetupEffect",
            "ordinal"]
 
@@ -333,8 +333,34 @@ _COMPONENT_SCHEMA = {
     "n_with": pl.Int64, "n_without": pl.Int64, "missing": pl.Int64, "strata": pl.Int64}
 
 
+def _split(hist: pl.DataFrame, name: str, roles: FeatureRoles) -> tuple[pl.DataFrame, int, int] | None:
+    """A component or behaviour feature's rows of `hist` (without the seats whose 0
+    means missing), how many seats were missing, and its threshold (feature_threshold);
+    None for other features and for one that never varies."""
+    if roles.role(name) not in ("component", "behaviour"):
+        return None
+    h = hist.filter(pl.col("feature") == name)
+    if "strategy" not in h.columns:
+        h = h.with_columns(strategy=pl.lit(""))
+    missing = 0
+    if roles.missing_when_zero(name):
+        missing = int(h.filter(pl.col("value") == 0)["n"].sum())
+        h = h.filter(pl.col("value") != 0)
+    pooled = h.group_by("value").agg(pl.col("n").sum())
+    threshold = feature_threshold(pooled["value"].to_numpy(), pooled["n"].to_numpy())
+    return None if threshold is None else (h, missing, threshold)
+
+
+def component_thresholds(hist: pl.DataFrame | None, features: list[str],
+                         roles: FeatureRoles | None = None) -> dict[str, int]:
+    """The threshold component_table splits each of its features at."""
+    roles = roles or FeatureRoles()
+    found = {name: _split(hist, name, roles) for name in features} if hist is not None else {}
+    return {name: split[2] for name, split in found.items() if split is not None}
+
+
 def component_table(hist: pl.DataFrame | None, features: list[str], roles: FeatureRoles | None = None,
-                    min_effect: float = MIN_EFFECT) -> pl.DataFrame:
+                    min_effect: float = MIN_EFFECT, games: dict[str, stats.Moments] | None = None) -> pl.DataFrame:
     """Per component or behaviour feature (outcomes and setup are not effects): how
     often a seat has it (at its threshold), and the win rate with against without
     within each strategy, combined over the strategies by Mantel-Haenszel (so a feature
@@ -342,25 +368,20 @@ def component_table(hist: pl.DataFrame | None, features: list[str], roles: Featu
     p value and the Benjamini-Hochberg q value over all features; sorted by effect,
     largest first. A row is a finding when significant and at least `min_effect` in
     size. Rows where a "0 means missing" feature is 0 are dropped. `hist` holds
-    feature, strategy, value, n, wins (strategy may be absent: one stratum). Seats of
-    one game are compared as independent samples (they are not quite: one seat's
-    majority is the other's loss), so the p values are approximate."""
+    feature, strategy, value, n, wins (strategy may be absent: one stratum).
+
+    `games`: per feature, the per-game moments of effect_columns at its threshold
+    (component_thresholds); with them the interval and test count the game as the unit
+    (stats.mantel_haenszel_games), which they must: the seats of one game are not
+    independent (their wins sum to one), and seat-level intervals covered 87% on a real
+    run. Without them (seat-level counts only) the seats are taken as independent."""
     roles = roles or FeatureRoles()
     rows = []
     for name in features if hist is not None else []:
-        if roles.role(name) not in ("component", "behaviour"):
+        found = _split(hist, name, roles)
+        if found is None:
             continue
-        h = hist.filter(pl.col("feature") == name)
-        if "strategy" not in h.columns:
-            h = h.with_columns(strategy=pl.lit(""))
-        missing = 0
-        if roles.missing_when_zero(name):
-            missing = int(h.filter(pl.col("value") == 0)["n"].sum())
-            h = h.filter(pl.col("value") != 0)
-        pooled = h.group_by("value").agg(pl.col("n").sum())
-        threshold = feature_threshold(pooled["value"].to_numpy(), pooled["n"].to_numpy())
-        if threshold is None:
-            continue
+        h, missing, threshold = found
         split = (h.group_by("strategy", has=pl.col("value") >= threshold)
                  .agg(pl.col("n").sum(), pl.col("wins").sum()))
         cells = {(r["strategy"], r["has"]): r for r in split.to_dicts()}
@@ -370,7 +391,8 @@ def component_table(hist: pl.DataFrame | None, features: list[str], roles: Featu
             return np.array([cells[(st, has)][key] if (st, has) in cells else 0 for st in strata], dtype=float)
 
         n1, n0 = col(True, "n"), col(False, "n")
-        mh = stats.mantel_haenszel_difference(col(True, "wins"), n1, col(False, "wins"), n0)
+        mh = (stats.mantel_haenszel_games(games[name]) if games is not None and name in games
+              else stats.mantel_haenszel_difference(col(True, "wins"), n1, col(False, "wins"), n0))
         if mh is None:
             continue
         share = stats.rate(n1.sum(), n1.sum() + n0.sum())
@@ -386,6 +408,25 @@ def component_table(hist: pl.DataFrame | None, features: list[str], roles: Featu
             .with_columns(significant=pl.col("q_value") < stats.ALPHA)
             .with_columns(finding=pl.col("significant") & (pl.col("diff").abs() >= min_effect))
             .sort(pl.col("diff").abs(), descending=True))
+
+
+def effect_columns(strategy: np.ndarray, value: np.ndarray, win: np.ndarray, threshold: int, k: int,
+                   missing_when_zero: bool = False) -> np.ndarray:
+    """Per game (rows of games x seats arrays), for each strategy s < k: the wins and
+    seats with the feature (value >= threshold) and without it, the columns
+    stats.mantel_haenszel_games reads. Seats whose 0 means "missing" are left out."""
+    counted = value != 0 if missing_when_zero else np.ones(value.shape, dtype=bool)
+    has = value >= threshold
+    win = win.astype(np.float64)
+    out = np.zeros((len(value), 4 * k))
+    for s in range(k):
+        mine = (strategy == s) & counted
+        with_, without = mine & has, mine & ~has
+        out[:, 4 * s] = (win * with_).sum(axis=1)
+        out[:, 4 * s + 1] = with_.sum(axis=1)
+        out[:, 4 * s + 2] = (win * without).sum(axis=1)
+        out[:, 4 * s + 3] = without.sum(axis=1)
+    return out
 
 
 @dataclass(frozen=True)
@@ -852,6 +893,57 @@ def _games_tally(run: RunData, checkpoints: list[str]) -> _Tally:
     return total
 
 
+# A second pass for the component effects' game-level moments: their columns depend on
+# each feature's threshold, which only the first pass's histograms decide. Cached per
+# part like the tally, keyed by the thresholds.
+_EFFECTS_VERSION = 1
+
+
+def _part_effects(run: RunData, part: Path, thresholds: dict[str, int]) -> dict[str, stats.Moments]:
+    k = len(run.strategies)
+    key = {"version": _EFFECTS_VERSION, **_cache_key(run, part, []), "thresholds": thresholds}
+    cache = part.with_name(f".effects-{part.stem.removeprefix('part-')}.json")
+    try:
+        stored = json.loads(cache.read_text())
+        if stored.get("key") == key:
+            out = {}
+            for name, (n, total, cross) in stored["moments"].items():
+                m = stats.Moments(4 * k)
+                m.n, m.total, m.cross = n, np.array(total), np.array(cross).reshape(4 * k, 4 * k)
+                out[name] = m
+            return out
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    a = _part_arrays(run, part, ["game", "seat", "strategy", "win", "end_reason", *thresholds])
+    out = {}
+    for name, threshold in thresholds.items():
+        m = stats.Moments(4 * k)
+        m.add(effect_columns(a["strategy"], a[name], a["win"], threshold, k, run.roles.missing_when_zero(name)))
+        out[name] = m
+    text = json.dumps({"key": key, "moments": {name: [m.n, m.total.tolist(), m.cross.ravel().tolist()]
+                                               for name, m in out.items()}})
+    try:
+        write_text(cache, text)
+    except OSError:
+        pass
+    return out
+
+
+def _games_effects(run: RunData, thresholds: dict[str, int]) -> dict[str, stats.Moments]:
+    """Per component feature, the moments of effect_columns over every game of the run."""
+    total = {name: stats.Moments(4 * len(run.strategies)) for name in thresholds}
+    if not thresholds:
+        return total
+    with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, len(run.parts))) as pool:
+        for part in pool.map(lambda p: _part_effects(run, p, thresholds), run.parts):
+            for name, m in part.items():
+                t = total[name]
+                t.n += m.n
+                t.total += m.total
+                t.cross += m.cross
+    return total
+
+
 def analyze(path: Path | str, min_effect: float = MIN_EFFECT, roles: FeatureRoles | None = None) -> RunAnalysis:
     """Everything the report shows about one run directory; `min_effect` is the
     smallest within-strategy difference in win rate stated as a finding; `roles`
@@ -863,7 +955,9 @@ def analyze(path: Path | str, min_effect: float = MIN_EFFECT, roles: FeatureRole
     tally = _games_tally(run, checkpoints)
     tables = _tables(run, tally)
     games = tally.games
-    components = component_table(tables.get("features"), run.features, run.roles, min_effect)
+    thresholds = component_thresholds(tables.get("features"), run.features, run.roles)
+    components = component_table(tables.get("features"), run.features, run.roles, min_effect,
+                                 _games_effects(run, thresholds))
     return RunAnalysis(run, games, _seat_balance(run, tables, games), _strategies(run, tables, tally),
                        _outcomes(tables, tally, games), components,
                        setup_effects(tables.get("features"), run.role_features("setup")),

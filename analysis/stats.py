@@ -22,7 +22,7 @@ from statsmodels.stats.proportion import (confint_proportions_2indep, proportion
 __all__ = ["CONFIDENCE", "ALPHA", "Rate", "Difference", "wilson", "rate", "rate_vs",
            "difference", "equal_shares_test", "benjamini_hochberg", "mean_interval",
            "Matchups", "matchups", "ahead_counts", "matchups_from_games", "pool_matchups", "Ratings", "bradley_terry", "ELO_PER_LOGIT",
-           "same_game_difference", "Stratified", "mantel_haenszel_difference", "homogeneity_test",
+           "same_game_difference", "Stratified", "mantel_haenszel_difference", "mantel_haenszel_games", "homogeneity_test",
            "Z95", "Moments", "gradient", "Estimate", "delta_estimate", "paired_delta",
            "unpaired_delta", "confidence_sequence_halfwidth", "Crossing", "zero_crossing",
            "block_bootstrap"]
@@ -544,6 +544,39 @@ def confidence_sequence_halfwidth(se: float, n: int, planned: float, alpha: floa
     r2 = (-2 * math.log(alpha) + math.log(-2 * math.log(alpha) + 1)) / planned
     sd = se * math.sqrt(n)
     return sd * math.sqrt(2 * (n * r2 + 1) / (n * n * r2) * math.log(math.sqrt(n * r2 + 1) / alpha))
+
+
+def mantel_haenszel_games(m: Moments) -> Stratified | None:
+    """mantel_haenszel_difference with the game as the unit: `m` holds per game, for
+    each stratum s, the columns [wins with, seats with, wins without, seats without]
+    (4 per stratum). The estimate is the same smooth function of their means; its
+    standard error comes from the delta method over the games' covariance, as compare's
+    effects do, because the seats of one game are not independent (their wins sum to
+    one). Strata lacking either group drop out; None when none is left."""
+    if m.n < 2:
+        return None
+    mean = m.mean.reshape(-1, 4)
+    keep = (mean[:, 1] > 0) & (mean[:, 3] > 0)
+    if not keep.any():
+        return None
+    cols = np.flatnonzero(np.repeat(keep, 4))
+    x, cov = m.mean[cols], m.cov[np.ix_(cols, cols)]
+
+    def parts(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        a, n1, c, n0 = v.reshape(-1, 4).T
+        return n1 * n0 / (n1 + n0), a / n1, c / n0
+
+    def rd(v: np.ndarray) -> float:
+        w, p1, p0 = parts(v)
+        return float((w * (p1 - p0)).sum() / w.sum())
+
+    value = rd(x)
+    g = gradient(rd, x)
+    se = math.sqrt(max(float(g @ cov @ g) / m.n, 0.0))
+    p = float(2 * sps.norm.sf(abs(value) / se)) if se > 0 else (1.0 if value == 0 else 0.0)
+    w, p1, p0 = parts(x)
+    return Stratified(value, value - Z95 * se, value + Z95 * se, p, float((w * p1).sum() / w.sum()),
+                      float((w * p0).sum() / w.sum()), int(keep.sum()))
 
 
 @dataclass(frozen=True)

@@ -346,11 +346,12 @@ def test_a_strategy_that_always_wins_gets_a_finite_rating_and_the_report_says_ho
 def test_a_cache_that_cannot_be_written_leaves_no_file_and_changes_no_figure(tmp_path: Path, monkeypatch) -> None:
     path = write_run(tmp_path / "full", ["s", "w"], two_bot_games(400))
     expected = analyze(path)
-    (path / ".tally-00000.json").unlink()
+    for cache in (".tally-00000.json", ".effects-00000.json"):
+        (path / cache).unlink()
     write_text = Path.write_text
 
     def disk_full(self, *args, **kwargs):
-        if ".tally-" in self.name and self.name.endswith(".tmp"):  # the cache's temp file
+        if (".tally-" in self.name or ".effects-" in self.name) and self.name.endswith(".tmp"):  # a cache's temp file
             write_text(self, "{\"half")
             raise OSError(errno.ENOSPC, "No space left on device")
         return write_text(self, *args, **kwargs)
