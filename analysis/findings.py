@@ -95,8 +95,30 @@ def position_findings(pb: PositionBalance, section: str, where: str = "") -> tup
     others = "".join(f"; the {ordinal(i)} {rate_text(pb.win[i])} ({_p(q[i], 'q')})" for i in rest)
     edge = "advantage" if pb.win[top].value > fair else "disadvantage"
     return [Finding(section, f"The {ordinal(top)} wins {rate_text(pb.win[top])}{at} against a fair "
-                             f"{pct(fair)}: a turn-order {edge} ({_p(q[top], 'q')}){others}; all positions "
-                             f"differ ({test}).")], []
+                             f"{pct(fair)}: a turn-order {edge} ({_p(q[top], 'q')}){others}"
+                             f"{_separated(pb, test)}.")], []
+
+
+def _separated(pb: PositionBalance, test: str) -> str:
+    """What the tests across positions show. The χ² only says the positions do not all
+    win equally often; which of them differ is for the pairwise same-game tests (BH over
+    the pairs) to say, and they may separate some pairs and not others."""
+    if pb.players == 2:
+        return f" ({test})"
+    pairs = [(i, j) for i, j, _, qv in pb.pairs if qv < stats.ALPHA]
+    short = [ordinal(i).removesuffix(" player") for i in range(pb.players)]
+    if not pairs:
+        which = "no pair of positions differs significantly on its own"
+    elif len(pairs) == len(pb.pairs):
+        which = "every pair of positions differs"
+    else:
+        def said(ps: list[tuple[int, int]], joint: str) -> str:
+            return f" {joint} ".join(f"{short[i]} from {short[j]}" for i, j in ps)
+
+        rest = [(i, j) for i, j, _, _ in pb.pairs if (i, j) not in pairs]
+        which = f"the pairwise tests separate {said(pairs, 'and')}, not {said(rest, 'or')}"
+    return (f"; the positions do not all win equally often ({test}), and {which} "
+            f"(same-game differences, Benjamini-Hochberg over the {len(pb.pairs)} pairs)")
 
 
 def _seat_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
