@@ -7,7 +7,9 @@ are looked at through an asymptotic confidence sequence
 (analysis.stats.confidence_sequence_halfwidth): an interval valid at every look at
 once, so stopping when it is narrow enough keeps its 95% coverage, which a fixed-size
 interval looked at repeatedly would not. The looks share the 5% error by Bonferroni
-over the quantities. tests/test_sequential.py checks the coverage by simulation.
+over the free quantities: at 2 players the 2nd position's advantage is minus the 1st's
+in every game (and so is its change), so covering one covers the other and the pair
+counts once. tests/test_sequential.py checks the coverage by simulation.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from analysis import stats
 from analysis.stats import Estimate
 from simcore.errors import UserError
 
-__all__ = ["Precision", "planned_games", "first_round", "until_precise", "halfwidth"]
+__all__ = ["Precision", "planned_games", "first_round", "until_precise", "halfwidth", "free_quantities"]
 
 GROWTH = 1.5  # each round plays half as many games again: few looks, little overshoot
 # The confidence sequence is about 1.5 times as wide as a fixed interval at the same
@@ -65,6 +67,19 @@ def first_round(precision: float, cap: int, step: int) -> int:
     return min(_round_up(max(MIN_FIRST_ROUND, planned_games(precision) / 8), step), _round_up(cap, step))
 
 
+def free_quantities(estimates: list[Estimate]) -> int:
+    """How many of the estimates are free: one that mirrors an earlier one (the same
+    games and standard error, the opposite value, as the 2nd position's advantage
+    mirrors the 1st's at 2 players) is the same quantity with its sign flipped, and its
+    interval covers exactly when the other's does."""
+    kept: list[Estimate] = []
+    for e in estimates:
+        if not any(k.n == e.n and math.isclose(k.se, e.se, rel_tol=1e-9, abs_tol=1e-15)
+                   and math.isclose(k.value, -e.value, rel_tol=1e-9, abs_tol=1e-12) for k in kept):
+            kept.append(e)
+    return len(kept)
+
+
 def halfwidth(e: Estimate, planned: float, k: int) -> float:
     return stats.confidence_sequence_halfwidth(e.se, e.n, planned, stats.ALPHA / k)
 
@@ -83,7 +98,7 @@ def until_precise(play: Callable[[int], None], measure: Callable[[], list[tuple[
         play(n)
         looks += 1
         found = measure()
-        k = max(1, len(found))
+        k = max(1, free_quantities([e for _, e in found]))
         widths = [(name, e, halfwidth(e, planned, k)) for name, e in found]
         widest = 100 * max((w for _, _, w in widths), default=math.inf)
         if widest <= precision or n >= cap:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from analysis import api, stats
-from analysis.sequential import first_round, until_precise
+from analysis.sequential import first_round, free_quantities, until_precise
 from analysis.stats import Moments
 from simcore.errors import UserError
 
@@ -42,6 +42,51 @@ def test_the_rule_stops_precise_enough_and_covers_the_truth_at_the_stated_rate()
     # A fixed interval needs (1.96 * sqrt(.21) / .04)^2 = 504 games; the rule pays for
     # looking as often as it likes, but not without bound.
     assert 504 < np.median(games) < 6 * 504
+
+
+def two_player_stream(p_first: float, seed: int):
+    """Two-player games: the 1st player wins with probability p_first, else the 2nd;
+    measure() gives both positions' advantages over 1/2, one the other's mirror."""
+    rng = np.random.default_rng(seed)
+    m = Moments(2)
+
+    def play(n: int) -> None:
+        if n > m.n:
+            first = (rng.random(n - m.n) < p_first).astype(float)
+            m.add(np.column_stack([first, 1 - first]))
+
+    def measure():
+        return [(f"pos{p}", stats.delta_estimate(lambda x, p=p: x[p], m, 0.5)) for p in (0, 1)]
+
+    return play, measure
+
+
+def test_at_two_players_the_mirrored_position_is_not_paid_for_twice():
+    # The 2nd player's advantage is minus the 1st's in every game: one free quantity,
+    # so the run stops where watching the 1st alone would, and still covers.
+    truth, target, reps = 0.55, 3.0, 300
+    covered, stopped_alone, stopped = 0, [], []
+    for seed in range(reps):
+        play, measure = two_player_stream(truth, seed)
+        done = until_precise(play, measure, target, cap=10**6)
+        (_, e0, h0), (_, e1, h1) = done.estimates
+        assert h0 == pytest.approx(h1, rel=1e-6)
+        covered += abs(e0.value - (truth - 0.5)) <= h0
+        stopped.append(done.games)
+        play, measure = two_player_stream(truth, seed)
+        stopped_alone.append(until_precise(play, lambda: measure()[:1], target, cap=10**6).games)
+    assert stopped == stopped_alone
+    assert covered / reps >= 0.95 - 3 * np.sqrt(0.05 * 0.95 / reps)
+
+
+def test_only_mirrored_estimates_count_once():
+    a = stats.Estimate(0.02, 0.01, 1000)
+    assert free_quantities([a, stats.Estimate(-0.02, 0.01, 1000)]) == 1
+    assert free_quantities([a, stats.Estimate(-0.02, 0.01, 999)]) == 2  # other games
+    assert free_quantities([a, stats.Estimate(-0.02, 0.011, 1000)]) == 2
+    assert free_quantities([a, stats.Estimate(0.02, 0.01, 1000)]) == 2  # not a mirror
+    three = [stats.Estimate(v, 0.01, 1000) for v in (0.02, -0.01, -0.01)]
+    assert free_quantities(three) == 3  # 3 players: no single mirror, Bonferroni over all
 
 
 def test_peeking_at_a_fixed_interval_would_not_cover():
