@@ -619,7 +619,11 @@ def block_bootstrap(sums: np.ndarray, counts: np.ndarray, draws: int = 4000, see
     is kept. Returns (draws x quantities)."""
     sums, counts = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
     blocks = len(sums)
-    weights = np.random.default_rng(seed).multinomial(blocks, np.full(blocks, 1.0 / blocks), size=draws)
+    # Each replicate draws `blocks` blocks with replacement: the counts of each block
+    # (a multinomial; drawing indices and counting them is ten times faster).
+    picks = np.random.default_rng(seed).integers(blocks, size=(draws, blocks))
+    picks += np.arange(draws)[:, None] * blocks
+    weights = np.bincount(picks.ravel(), minlength=draws * blocks).reshape(draws, blocks).astype(float)
     return (weights @ sums) / (weights @ counts)
 
 
