@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from analysis import stats
-from analysis.metrics import standings_columns
+from analysis.metrics import LEAD_CHANGES, standings_columns
 from analysis.stats import Estimate, Moments
 from analysis.summary import scan_run
 from simcore.errors import UserError
@@ -94,7 +94,8 @@ def open_info(path: Path | str) -> RunInfo:
 
 def _lead_changes(win: np.ndarray, standings: list[np.ndarray]) -> np.ndarray:
     """Per game, how often the sole leader changed over the checkpoints, the result (a
-    sole winner) counting as the last checkpoint; a tie for the lead changes nothing."""
+    sole winner) counting as the last checkpoint; a tie for the lead changes nothing
+    (metrics.LEAD_CHANGES: the report counts the same)."""
     current = np.full(len(win), -1)
     changes = np.zeros(len(win))
     sole_winner = (win == 1).any(axis=1)
@@ -533,7 +534,9 @@ def _context(comparisons: list[Comparison], margin: float) -> dict[str, Any]:
             "items": items, "margin": _num(margin, 1), "base": str(base.path),
             "base_seats": ", ".join(s.get("spec", "?") for s in base.manifest.get("strategies", [])),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
-            "unpaired": not comparisons[0].paired}
+            "unpaired": not comparisons[0].paired,
+            "lead_changes": LEAD_CHANGES if any(r.metric.key == "lead_changes" for c in comparisons for r in c.rows)
+            else None}
 
 
 def render_compare(comparisons: list[Comparison], margin: float = DEFAULT_MARGIN) -> str:

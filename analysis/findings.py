@@ -277,7 +277,7 @@ def _quality_findings(a: RunAnalysis) -> list[Finding]:
                              f"{rate_text(q.leader_wins[c])} of the games it leads{ties}."))
     mean, low, high = q.lead_changes.mean()
     found.append(Finding("game-quality", f"The lead changes hands {mean:.2f} times a game on average "
-                         f"(95% CI {low:.2f}–{high:.2f}), counting the final result."))
+                         f"(95% CI {low:.2f}–{high:.2f}), counting the final result over all games."))
     return found
 
 

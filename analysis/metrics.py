@@ -33,9 +33,9 @@ from simcore.runner import MANIFEST
 
 __all__ = ["RunData", "open_run", "analyze", "RunAnalysis", "SeatBalance", "Strategies",
            "Outcomes", "Quality", "Histogram", "BASE_COLUMNS", "standings_columns",
-           "component_table", "component_thresholds", "effect_columns", "feature_threshold", "pooled_strategies", "PositionBalance",
-           "position_balance", "pooled_positions", "MIN_EFFECT", "Breakdown", "SetupEffect",
-           "ordinal"]
+           "component_table", "component_thresholds", "effect_columns", "feature_threshold",
+           "pooled_strategies", "PositionBalance", "position_balance", "pooled_positions", "MIN_EFFECT",
+           "Breakdown", "SetupEffect", "ordinal", "LEAD_CHANGES"]
 
 # The columns every results table has; all others are the game's features and interims.
 BASE_COLUMNS = ("run_id", "game", "seed", "seat", "strategy", "score", "rank", "win",
@@ -47,6 +47,10 @@ PRESENCE_RANGE = (0.01, 0.99)
 # The smallest difference in win rate (within strategy) worth stating as a finding: with
 # a million games a 0.5-point association is significant but not news to a designer.
 MIN_EFFECT = 0.02
+# One definition of "lead changes per game" for the report and compare, said in both.
+LEAD_CHANGES = ("averaged over all games: how often the sole leader of the interim standings "
+                "changed from one checkpoint to the next, the result counting as the last "
+                "checkpoint (a tie for the lead, or a shared victory, changes nothing)")
 _SERIES_INDEX = re.compile(r"_?r?\d+$")
 
 
@@ -259,7 +263,7 @@ class Quality:
     leader_wins: list[Rate | None]
     tied: list[Rate]  # per checkpoint: games without a sole leader there (of all games)
     winner_trailed: Rate  # the winner was strictly behind at some checkpoint
-    lead_changes: Histogram  # changes of the sole leader over checkpoints + result
+    lead_changes: Histogram  # per game (all games): changes of the sole leader over checkpoints + result
     last_change: Histogram  # checkpoint index of the last change (0: never, as the first
     # checkpoint has no earlier leader to change from; len(checkpoints): the result)
 
@@ -670,19 +674,23 @@ def _tally_leaders(t: _Tally, win: np.ndarray, leaders: list[np.ndarray]) -> Non
         t.leader_won[c] += float(win[rows[has], leader[has]].sum())
 
 
-def _tally_quality(t: _Tally, winner: np.ndarray, standings: list[np.ndarray], leaders: list[np.ndarray],
-                   tops: list[np.ndarray]) -> None:
-    """Leads over the checkpoints of the games with a sole winner (`leaders`: the sole
-    leader per checkpoint); the result itself is the final point of the sequence, so a
-    late comeback counts as a lead change."""
+def _tally_quality(t: _Tally, winner: np.ndarray, final: np.ndarray, standings: list[np.ndarray],
+                   leaders: list[np.ndarray], tops: list[np.ndarray]) -> None:
+    """Leads over the checkpoints (`leaders`: the sole leader per checkpoint, -1 on a
+    tie) of every game; the result is the final point of the sequence (`final`: the
+    sole winner, -1 for a shared victory, which changes nothing), so a late comeback
+    counts as a lead change. compare's "lead changes per game" is the same count over
+    the same games. Whether the winner trailed is asked of the games with a sole winner
+    (`winner`: theirs, in game order)."""
+    sole = final >= 0
     rows = np.arange(len(winner))
     trailed = np.zeros(len(winner), dtype=bool)
-    current = np.full(len(winner), -1)  # the latest sole leader seen
-    changes = np.zeros(len(winner), dtype=np.int64)
-    last = np.zeros(len(winner), dtype=np.int64)
-    for c, (s, leader, top) in enumerate(zip([*standings, None], [*leaders, winner], [*tops, None])):
-        if s is not None:
-            trailed |= s[rows, winner] < top
+    for s, top in zip(standings, tops):
+        trailed |= s[sole][rows, winner] < top[sole]
+    current = np.full(len(final), -1)  # the latest sole leader seen
+    changes = np.zeros(len(final), dtype=np.int64)
+    last = np.zeros(len(final), dtype=np.int64)
+    for c, leader in enumerate([*leaders, final]):
         changed = (leader >= 0) & (current >= 0) & (leader != current)
         changes += changed
         last = np.where(changed, c, last)
@@ -717,8 +725,8 @@ def _tally_part(run: RunData, t: _Tally, part: Path, checkpoints: list[str]) -> 
     if checkpoints:
         leaders, tops = zip(*(_sole_leader(a[c]) for c in checkpoints))
         _tally_leaders(t, a["win"], list(leaders))
-        _tally_quality(t, winner, [a[c][sole] for c in checkpoints], [x[sole] for x in leaders],
-                       [x[sole] for x in tops])
+        _tally_quality(t, winner, np.where(sole, leader, -1), [a[c] for c in checkpoints], list(leaders),
+                       list(tops))
 
 
 # ---- assembling the analysis ----
@@ -810,7 +818,7 @@ def _quality(tally: _Tally, checkpoints: list[str]) -> Quality | None:
 
 
 # Bumped whenever what a part's tally holds changes, so older cache files are ignored.
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3
 
 
 def _cache_path(part: Path) -> Path:

@@ -24,7 +24,7 @@ import polars as pl
 from analysis import stats
 from analysis.findings import (checks, findings, leader_checkpoint, pct, points, position_findings,
                                pp, pvalue, rate_text)
-from analysis.metrics import (MIN_EFFECT, RunAnalysis, analyze, ordinal, pooled_positions,
+from analysis.metrics import (LEAD_CHANGES, MIN_EFFECT, RunAnalysis, analyze, ordinal, pooled_positions,
                               pooled_strategies, rules_key)
 from simcore.errors import UserError
 from simcore.params import flatten
@@ -216,6 +216,7 @@ def render_html(analyses: Sequence[RunAnalysis]) -> str:
     title = ", ".join(dict.fromkeys(r["title"] for r in runs))
     return _environment().get_template("report.html.j2").render(
         runs=runs, title=title, sections=SECTIONS, version=_version(), pooled=_pooled_context(analyses),
+        lead_changes=LEAD_CHANGES,
         variants=compare_variants(analyses), created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
