@@ -206,7 +206,12 @@ def _package_version() -> str | None:
         return None
 
 
-def _describe_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def _describe_differences(old: dict[str, Any], new: dict[str, Any],
+                          defaults: dict[str, Any] | None = None) -> list[str]:
+    """What differs between a held run's identity and this one. A param the held run
+    lacks (written before the param existed) matches when this run leaves it at its
+    default (`defaults`, flattened), since a param is added with a default that plays as
+    before: a run directory of an older chocosim stays resumable."""
     diffs = []
     for key in IDENTITY:
         a, b = old.get(key), new[key]
@@ -215,6 +220,8 @@ def _describe_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]
         if key == "params" and isinstance(a, dict):
             fa, fb = flatten(a), flatten(b)
             for name in sorted(fa.keys() | fb.keys()):
+                if name not in fa and defaults is not None and fb.get(name) == defaults.get(name, ...):
+                    continue
                 if fa.get(name) != fb.get(name):
                     diffs.append(f"params.{name} is {fa.get(name)!r} there, {fb.get(name)!r} here")
         elif key == "strategies" and isinstance(a, list):
@@ -270,7 +277,8 @@ def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
 
 
 def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
-             check: Callable[[dict[str, Any]], None], sizing: Callable[[int], int]) -> dict[str, Any]:
+             check: Callable[[dict[str, Any]], None], sizing: Callable[[int], int],
+             defaults: dict[str, Any] | None = None) -> dict[str, Any]:
     """Open the run directory: resume the same run, extend it to more games, start a
     new one, or refuse. Extending appends a segment [old n_games, new n_games, chunk
     size] to the manifest (see _chunks), so games 0..old n_games-1 and their parts stay
@@ -279,7 +287,7 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
     `check(manifest)` may refuse the run held there before anything is written."""
     manifest = _read_manifest(out)
     if manifest is not None:
-        diffs = _describe_differences(manifest, identity)
+        diffs = _describe_differences(manifest, identity, defaults)
         if diffs:
             raise UserError(f"run directory {out} holds a different run ({'; '.join(diffs)}); "
                             "choose another output directory")
@@ -396,7 +404,8 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
                    fresh["run_id"], out.resolve())
         try:
             manifest = _prepare(out, identity, fresh,
-                                lambda held: _check_format(replace(job, run_id=held["run_id"]), state), sizing)
+                                lambda held: _check_format(replace(job, run_id=held["run_id"]), state), sizing,
+                                flatten(game.params(players=state.n_players).model_dump(mode="json")))
         except OSError as e:
             raise UserError(f"cannot create the run directory {out}: "
                             f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None

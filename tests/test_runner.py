@@ -587,3 +587,17 @@ def test_wilson_is_the_interval_of_statsmodels():
     want_low, want_high = proportion_confint(successes, n, alpha=0.05, method="wilson")
     np.testing.assert_allclose(low, want_low, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(high, want_high, rtol=1e-12, atol=1e-15)
+
+
+def test_a_run_of_an_older_chocosim_without_a_new_param_resumes_at_its_default(tmp_path):
+    """compensation.points came after runs were written: an old manifest lacks it. The
+    same run at the param's default resumes and extends; another value is refused."""
+    out = tmp_path / "r"
+    play(out, n_games=20, seed=2)
+    path = out / "manifest.json"
+    manifest = json.loads(path.read_text())
+    del manifest["params"]["compensation"]
+    path.write_text(json.dumps(manifest))
+    assert play(out, n_games=40, seed=2).played == 20
+    with pytest.raises(UserError, match=r"params.compensation.points is None there, \[0, 2\] here"):
+        play(out, n_games=40, seed=2, sets={"compensation.points": [0, 2]})
