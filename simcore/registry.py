@@ -77,6 +77,9 @@ class GameSpec:
     # table size. Empty for a game that has none. compensation.points, which every game
     # has, is not one of them.
     position_knobs: dict[str, tuple] = field(default_factory=dict, hash=False)
+    # Whether compensation.points can change who wins: False for a game won during play
+    # (a race), where the bonus moves only the score column.
+    bonus_decides: bool = True
 
     def defaults(self) -> list[ParamInfo]:
         return read_defaults(self.defaults_path)

@@ -21,4 +21,6 @@ GAME = GameSpec(
     ),
     # Each later seat starts with this many dollars more (rulebook: 1).
     position_knobs={"start_money.step": (0, 1, 2, 3)},
+    # A race to 20 points or a recipe, won during play: a bonus at the end changes no result.
+    bonus_decides=False,
 )
