@@ -36,7 +36,7 @@ from simcore.runner import RunResult, rotation_size
 from simcore.runner import run as run_games
 
 __all__ = ["RunOutcome", "run", "results", "CompareOutcome", "compare", "compare_rules",
-           "parse_variant", "sweep", "report", "seat_balance", "run_params", "comparison_table"]
+           "parse_variant", "sweep", "report", "seat_balance", "run_params", "comparison_table", "balance"]
 
 
 def seat_balance(key: str) -> bool:
@@ -215,3 +215,35 @@ def report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | N
     """The balance report of run directories (what `chocosim report` writes)."""
     from analysis.report import write_report
     return write_report(run_dirs, html, pdf)
+
+
+def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None = None,
+            minutes: float | None = None, games: int = 1_000_000, precision: float = 0.5,
+            players: Sequence[int] | None = None, ladder: Sequence[str] | None = None,
+            lowest: str | None = None, search: str | None = "mcts", doublings: int = 1,
+            margin: float = 1.0, compensation: bool = True, evidence: bool = True,
+            runs: Path | str = "runs", seed: int = 0, jobs: int | None = None,
+            rules: Path | str | None = None, sets: dict[str, Any] | None = None,
+            log: Any = None):
+    """Turn-position balance on a skill ladder at every table size (`players` to choose):
+    mirror matches of every rung, ratings from meetings of adjacent rungs, the strongest
+    rung's verdict and whether it converged (the two strongest rungs agree within
+    `margin` points), and with `compensation` the score bonus by position and the
+    game's turn-order knobs. Within `minutes` games go where they narrow the verdict
+    most; without, every run plays to `precision` points or `games`. Returns
+    analysis.experiments.balance.BalanceResult (.table: tidy polars frame; .verdict():
+    the verdict as JSON values); with `html`, writes the report, balance.parquet,
+    balance.csv and verdict.json beside it."""
+    from analysis.experiments import balance as bal
+
+    if html is not None and Path(html).suffix.lower() not in (".html", ".htm"):
+        raise UserError(f"-o {html}: the report is HTML, allowed is a path ending in .html")
+    p = bal.plan(game, runs, players=players, ladder=ladder, search=search, doublings=doublings,
+                 lowest=lowest, games=games, precision=precision, minutes=minutes, margin=margin,
+                 compensation=compensation, sets=sets, rules=rules, seed=seed)
+    result = bal.balance(p, jobs=jobs, log=log)
+    if html is not None:
+        from analysis.render.balance import write_balance
+
+        write_balance(result, html, pdf, evidence=evidence)
+    return result

@@ -3,10 +3,6 @@ the CLI registers (`app.command("report")(report_command)`), so they can be call
 tested without the CLI module."""
 from __future__ import annotations
 
-import functools
-import itertools
-import math
-import re
 from pathlib import Path
 from typing import Annotated
 
@@ -15,10 +11,9 @@ from rich.console import Console
 
 import strategies
 from simcore.params import parse_set
-from simcore.registry import get_game
-from simcore.runner import keep_freed_memory, run
+from simcore.runner import keep_freed_memory
 
-__all__ = ["report_command", "balance_command", "default_lineups", "balance"]
+__all__ = ["report_command", "balance_command"]
 
 _console = Console(stderr=True)
 
@@ -48,65 +43,62 @@ def report_command(run_dirs: RunDirsArg, out: HtmlOpt, pdf: PdfOpt = None, min_e
     _console.print(f"report of {len(analyses)} run(s), {games:,} games: {written}", soft_wrap=True)
 
 
-def default_lineups(bots: list[str], players: int) -> list[list[str]]:
-    """Every bot against every other: one table per set of `players` different bots;
-    with fewer bots than seats, one table with the bots repeated in turn."""
-    if len(bots) <= players:
-        return [[bots[i % len(bots)] for i in range(players)]]
-    return [list(c) for c in itertools.combinations(bots, players)]
-
-
-def _slug(specs: list[str]) -> str:
-    return re.sub(r"[^\w.=-]+", "_", "-vs-".join(specs)).strip("_")[:120]
-
-
-def balance(game: str, n_games: int, runs_dir: Path, *, seats: list[list[str]] | None = None,
-            players: int | None = None, sets: dict | None = None, rules: Path | None = None,
-            seed: int = 0, jobs: int | None = None, quiet: bool = False) -> list[Path]:
-    """Play `n_games` split over the lineups (default: every bot against every other),
-    each a run directory under runs_dir/<game>/ (re-running resumes); return them."""
-    spec = get_game(game)
-    table = players or getattr(spec.params(rules, sets), "players", None) or spec.players[0]
-    default_bots = [name for name, cls in strategies.available(game).items() if cls.DEFAULT_TABLES]
-    lineups = seats or default_lineups(default_bots, table)
-    # Every run a whole number of seat rotations, so each seat order is played equally.
-    rotation = math.factorial(table)
-    per_run = max(rotation, math.ceil(n_games / len(lineups) / rotation) * rotation)
-    dirs = []
-    # One seed for every table: each deals the same games (common random numbers), so
-    # differences between tables are bot differences, and the report's tests across
-    # runs, which assume independent samples, are conservative.
-    for specs in lineups:
-        params = spec.params(rules, sets, players=len(specs))
-        # The size is part of the name: a bigger sweep is a new run, not a clash.
-        out = runs_dir / game / f"{_slug(specs)}-{per_run}"
-        run(spec, params, specs, functools.partial(strategies.build_lineup, spec.name, specs),
-            out, n_games=per_run, seed=seed, jobs=jobs, quiet=quiet)
-        dirs.append(out)
-    return dirs
-
-
 def balance_command(
     game: Annotated[str, typer.Argument(help="A game name (`chocosim games` lists them).")],
     out: HtmlOpt,
-    n_games: Annotated[int, typer.Option("--games", min=1, help="Games to play in all, split over the tables.")] = 1_000_000,
     pdf: PdfOpt = None,
-    seats: Annotated[list[str] | None, typer.Option(
-        "--seats", help="A table: one strategy spec per seat, comma-separated; repeatable. "
-        "Default: every bot of the game against every other.")] = None,
-    players: Annotated[int | None, typer.Option("--players", min=1, help="Table size for the default tables.")] = None,
+    minutes: Annotated[float, typer.Option(
+        "--minutes", min=0.0, help="Time budget: games go where they narrow the verdict most until it is "
+        "spent; 0: no limit, every run plays to --precision or --games.")] = 10.0,
+    n_games: Annotated[int, typer.Option("--games", min=1, help="Games per run at most.")] = 1_000_000,
+    precision: Annotated[float, typer.Option(
+        "--precision", min=0.0001, help="A run stops once every win rate it measures is known within "
+        "± this many points (95% confidence sequence).")] = 0.5,
+    players: Annotated[list[int] | None, typer.Option(
+        "--players", min=2, help="A table size; repeatable (default: every size the game allows).")] = None,
+    ladder: Annotated[str | None, typer.Option(
+        "--ladder", help="The rungs, weakest first, comma-separated strategy specs (default: the game's "
+        "bots, the tuned heuristic where validated, the search bot and twice its budget).")] = None,
+    lowest: Annotated[str | None, typer.Option(
+        "--lowest", help="Drop the default ladder's rungs below this one, e.g. heuristic.")] = None,
+    search: Annotated[str, typer.Option(
+        "--search", help="The search bot of the top rungs (at its budget and doublings of it).")] = "mcts",
+    doublings: Annotated[int, typer.Option("--doublings", min=0, help="Doublings of the search budget.")] = 1,
+    margin: Annotated[float, typer.Option(
+        "--margin", min=0.0001, help="Points within which the two strongest rungs must agree to call the "
+        "verdict converged.")] = 1.0,
+    compensation: Annotated[bool, typer.Option(
+        "--compensation/--no-compensation", help="Estimate and confirm the score bonus by turn position and "
+        "sweep the game's turn-order knobs at the strongest rung.")] = True,
+    evidence: Annotated[bool, typer.Option(
+        "--evidence/--no-evidence", help="Also write the per-run report of the strongest rungs "
+        "(<report>-evidence.html).")] = True,
     runs_dir: Annotated[Path, typer.Option("--runs", help="Where the run directories go (re-running resumes them).")] = Path("runs"),
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Run seed.")] = 0,
     jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")] = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="House rules TOML.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override one param: key=value; repeatable.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
-    min_effect: MinEffectOpt = 0.02,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
-    """Play a game's bots against each other, then write the balance report: the
-    one-command balance check."""
+    """Turn-position balance on a skill ladder, at every table size: mirror matches from the
+    weakest bot to the strongest, the strongest rung's verdict and whether it has
+    converged, and what would balance it."""
+    from analysis import api
+
     sets = dict(parse_set(s) for s in set_ or [])
-    tables = [strategies.split_specs(s) for s in seats] if seats else None
-    dirs = balance(game, n_games, runs_dir, seats=tables, players=players, sets=sets,
-                   rules=rules, seed=seed, jobs=jobs, quiet=quiet)
-    report_command(dirs, out, pdf, min_effect)
+    rungs = strategies.split_specs(ladder) if ladder else None
+    log = None if quiet else (lambda line: _console.print(line, soft_wrap=True, markup=False, highlight=False))
+    keep_freed_memory()
+    result = api.balance(game, html=out, pdf=pdf, minutes=minutes or None, games=n_games, precision=precision,
+                         players=players, ladder=rungs, lowest=lowest, search=search, doublings=doublings,
+                         margin=margin, compensation=compensation, evidence=evidence, runs=runs_dir,
+                         seed=seed, jobs=jobs, rules=rules, sets=sets, log=log)
+    from analysis.render.balance import headline, overall
+
+    typer.echo(overall(result))
+    for v in result.sizes:
+        typer.echo(headline(v, result.margin))
+    written = f"{out}" + (f" and {pdf}" if pdf else "")
+    _console.print(f"balance report: {written}; tables and verdict beside it "
+                   f"({', '.join(('balance.parquet', 'balance.csv', 'verdict.json'))}) "
+                   f"in {result.wall_seconds:.0f} s", soft_wrap=True, markup=False, highlight=False)

@@ -14,7 +14,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from analysis.cli_report import balance_command, default_lineups, report_command
+from analysis.cli_report import report_command
 from analysis.compare import describe_run, open_info
 from analysis.metrics import analyze, pooled_strategies
 from analysis import stats
@@ -240,8 +240,11 @@ def test_bad_input_leaves_an_existing_report_alone(tmp_path: Path, duel: Path) -
 
 def _app() -> typer.Typer:
     app = typer.Typer()
+
+    @app.callback()
+    def _by_name() -> None:
+        """Subcommands by name, as in the chocosim app."""
     app.command("report")(report_command)
-    app.command("balance")(balance_command)
     return app
 
 
@@ -250,23 +253,6 @@ def test_report_command(tmp_path: Path, duel: Path) -> None:
     result = CliRunner().invoke(_app(), ["report", str(duel), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert out.stat().st_size > 10_000
-
-
-def test_balance_command_plays_and_reports(tmp_path: Path) -> None:
-    out = tmp_path / "fab.html"
-    result = CliRunner().invoke(_app(), ["balance", "fabryka", "--games", "600", "-o", str(out),
-                                         "--runs", str(tmp_path / "runs"), "--seats", "random,heuristic",
-                                         "--quiet"])
-    assert result.exit_code == 0, result.output
-    assert 'id="components-r0"' in out.read_text()
-    parts = list((tmp_path / "runs" / "fabryka" / "random-vs-heuristic-600").glob("part-*.arrow"))
-    assert parts
-
-
-def test_default_lineups() -> None:
-    assert default_lineups(["g", "h", "r"], 2) == [["g", "h"], ["g", "r"], ["h", "r"]]
-    assert default_lineups(["r"], 3) == [["r", "r", "r"]]
-    assert default_lineups(["a", "b"], 4) == [["a", "b", "a", "b"]]
 
 
 def test_one_strategy_report_has_no_matchups(tmp_path: Path) -> None:

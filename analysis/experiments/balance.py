@@ -1,0 +1,883 @@
+"""The balance experiment: turn-position balance among players of a stated skill.
+
+A balance verdict is a claim about players of some skill, so it is measured where play is
+equal and at every skill the game's bots reach:
+
+- At each table size, a ladder of rungs from the weakest bot to the strongest (the game's
+  bots, its tuned weights where validated at that size, the search bot at growing
+  budgets). Each rung plays a mirror match (every seat the same bot): the win rate by turn
+  position there is about turn order and nothing else. Lineups of two different rungs
+  (adjacent on the ladder, seats alternating) only place the rungs on one Elo scale
+  (Bradley-Terry); they never enter the position verdict.
+- The headline is the strongest rung's, and it says whether the verdict has converged:
+  the two strongest rungs' position rates agree within a margin at every position (the
+  paired equivalence test of `compare`, the mirrors sharing their seeds), or still move
+  with skill.
+- What would balance it, at the strongest rung: a score bonus by turn position (komi),
+  estimated from the final scores and confirmed by a paired run with the bonus as a
+  house rule (`compensation.points`), and the fair point of each knob the game declares
+  (GameSpec.position_knobs) from a sweep of its values on the same seeds.
+
+Games go where they narrow the verdict most within a time budget: every cell (a run
+directory) first plays a short pilot that prices its games, then the cells whose extra
+games shrink the widest interval the most per second play more, the top rungs' mirrors
+weighted highest, until every cell's confidence sequence (the one `run --precision` uses)
+is within the precision, its cap is reached or the time is spent. Re-running resumes and
+extends every run directory.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+
+import strategies
+from simcore.errors import UserError
+from simcore.params import Params, flatten
+from simcore.parts import list_parts, read_part
+from simcore.registry import GameSpec, get_game
+from simcore.runner import MANIFEST, run
+
+__all__ = ["SEARCH", "BUDGET", "TUNED", "DEFAULT_MARGIN", "Cell", "Plan", "plan", "default_ladder",
+           "play", "Played", "RungResult", "Convergence", "Komi", "KnobPoint", "Knob", "SizeVerdict",
+           "BalanceResult", "analyze", "convergence", "estimate_komi", "position_rates_with_bonus",
+           "komi_cell_sets", "COMPENSATION"]
+
+SEARCH = "mcts"  # the search bot: the top rungs, at its default budget and doublings of it
+BUDGET = "iterations"  # the argument of the search bot's spec that is its budget
+TUNED = "heuristic(weights=tuned)"
+BASE_RUNGS = ("random", "greedy", "heuristic")
+COMPENSATION = "compensation.points"  # every game's score bonus by turn position
+DEFAULT_MARGIN = 1.0  # points: "converged" when the top two rungs agree within it
+# Weights of a cell's extra games in the allocation: the verdict rests on the top two
+# rungs' mirrors, their ratings on the meetings near the top.
+_TIER_WEIGHT = {0: 8.0, 1: 2.0, 2: 1.0, 3: 0.5}
+# Share of a time budget the ladder gets before the compensation runs are priced.
+LADDER_SHARE = 0.7
+
+Kind = Literal["mirror", "meeting", "komi", "knob"]
+
+
+# ---- the plan ----
+
+def _with_arg(spec: str, key: str, value: object) -> str:
+    name, kwargs = strategies.parse_spec(spec)
+    kwargs[key] = str(value)
+    return f"{name}({', '.join(f'{k}={v}' for k, v in kwargs.items())})"
+
+
+def _search_budget(game: str, spec: str) -> int:
+    name, kwargs = strategies.parse_spec(spec)
+    cls = strategies.resolve(game, spec)
+    value = kwargs.get(BUDGET, cls.WEIGHTS.get(BUDGET))
+    try:
+        budget = float(value)
+    except (TypeError, ValueError):
+        budget = math.nan
+    if not (budget >= 1 and budget == int(budget)):
+        raise UserError(f"--search {spec!r}: {name} needs a whole {BUDGET} budget >= 1 to double")
+    return int(budget)
+
+
+def default_ladder(game: str, players: int, *, search: str | None = SEARCH, doublings: int = 1,
+                   lowest: str | None = None) -> tuple[list[str], list[str]]:
+    """The rungs at one table size, weakest first, and notes on the rungs left out: the
+    game's random, greedy and heuristic bots, the shipped tuned heuristic where its
+    weights were validated at this size, and the search bot at its budget and
+    `doublings` doublings of it. `lowest` drops the rungs below it."""
+    bots = strategies.available(game)
+    rungs = [r for r in BASE_RUNGS if r in bots]
+    notes = []
+    if "heuristic" in bots and "tuned" in strategies.bundled_weights(game, "heuristic"):
+        if players in (strategies.validated_players(game, TUNED) or ()):
+            rungs.append(TUNED)
+        else:
+            notes.append(f"{TUNED} is left out at {players} players: its weights were not "
+                         "validated at this table size")
+    if search is not None:
+        if strategies.parse_spec(search)[0] not in bots and ":" not in search:
+            raise UserError(f"--search {search!r}: {game} has no such bot; available: {', '.join(bots)}")
+        b = _search_budget(game, search)
+        rungs += [_with_arg(search, BUDGET, b * 2**k) for k in range(doublings + 1)]
+    if lowest is not None:
+        if lowest not in rungs:
+            raise UserError(f"--lowest {lowest!r} is not a rung of the ladder ({', '.join(rungs)})")
+        rungs = rungs[rungs.index(lowest):]
+    return rungs, notes
+
+
+def _check_rung(game: str, spec: str, players: int) -> None:
+    try:
+        strategies.build(game, spec)
+    except UserError as e:
+        raise UserError(f"ladder rung {spec!r}: {e}") from None
+    valid = strategies.validated_players(game, spec)
+    if valid is not None and players not in valid:
+        where = ", ".join(map(str, valid)) or "no table size"
+        raise UserError(f"ladder rung {spec!r}: its weights were validated at {where} players, "
+                        f"not {players}; a balance verdict needs bots known to play well there")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run directory of the experiment."""
+
+    players: int
+    kind: Kind
+    specs: tuple[str, ...]
+    label: str  # the rung (mirror), "a vs b" (meeting), the bonus or knob value
+    path: Path
+    seating: str
+    sets: tuple[tuple[str, Any], ...] = ()  # param overrides on top of the plan's
+    tier: int = 2
+
+    @property
+    def unit(self) -> int:
+        """Games come in multiples of this (whole seat rotations where seats rotate)."""
+        return math.factorial(self.players) if self.seating == "rotate" else 1
+
+
+@dataclass(frozen=True)
+class Plan:
+    game: GameSpec
+    sizes: list[int]
+    ladders: dict[int, list[str]]  # per table size, weakest first
+    notes: dict[int, list[str]]
+    sets: dict[str, Any]
+    rules: Path | None
+    seed: int
+    runs_dir: Path
+    cap: int  # games per cell at most
+    precision: float  # points: a cell is done when its widest interval is within it
+    margin: float  # points: the convergence margin
+    minutes: float | None  # time budget (None: every cell plays to precision or cap)
+    compensation: bool  # estimate and confirm the komi, sweep the game's knobs
+
+    def params(self, players: int, extra: Sequence[tuple[str, Any]] = ()) -> Params:
+        return self.game.params(self.rules, {**self.sets, **dict(extra)}, players=players)
+
+    def _dir(self, players: int, name: str, extra: Sequence[tuple[str, Any]] = ()) -> Path:
+        """runs/<game>/balance/<n>p/<name>; a hash of the params and seed joins the name
+        when they are not the defaults, so a house rule or another seed is a new run."""
+        slug = re.sub(r"[^\w.=-]+", "_", name).strip("_")
+        params = self.params(players, extra)
+        if params != self.game.params(players=players) or self.seed != 0 or len(slug) > 100:
+            key = json.dumps([params.model_dump(mode="json"), self.seed])
+            slug = f"{slug[:100]}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+        return self.runs_dir / self.game.name / "balance" / f"{players}p" / slug
+
+    def mirror(self, players: int, rung: str) -> Cell:
+        rungs = self.ladders[players]
+        tier = 0 if rung in rungs[-2:] else 2
+        return Cell(players, "mirror", (rung,) * players, rung, self._dir(players, rung),
+                    "fixed", (), tier)
+
+    def meetings(self, players: int) -> list[Cell]:
+        """Adjacent rungs head to head, seats alternating (both ways round at odd sizes);
+        seats rotate up to three players and are drawn at random beyond (players! games
+        a rotation would be too many for a slow bot)."""
+        rungs = self.ladders[players]
+        seating = "rotate" if players <= 3 else "random"
+        out = []
+        for k, (a, b) in enumerate(zip(rungs, rungs[1:])):
+            tables = [[a if s % 2 == 0 else b for s in range(players)]]
+            if players % 2:
+                tables.append([b if s % 2 == 0 else a for s in range(players)])
+            tier = 1 if k >= len(rungs) - 3 else 3
+            for t in tables:
+                out.append(Cell(players, "meeting", tuple(t), f"{b} vs {a}",
+                                self._dir(players, "-vs-".join(t)), seating, (), tier))
+        return out
+
+    def ladder_cells(self) -> list[Cell]:
+        return [c for n in self.sizes
+                for c in [*(self.mirror(n, r) for r in self.ladders[n]), *self.meetings(n)]]
+
+    def komi_cell(self, players: int, rung: str, points: Sequence[int]) -> Cell:
+        sets = ((COMPENSATION, list(points)),)
+        label = f"{COMPENSATION}={list(points)}"
+        return Cell(players, "komi", (rung,) * players, label,
+                    self._dir(players, f"{rung}-komi-{'_'.join(map(str, points))}", sets), "fixed", sets, 0)
+
+    def knob_cells(self, players: int, rung: str) -> list[Cell]:
+        out = []
+        for name, values in self.game.position_knobs.items():
+            for v in values:
+                if _same_value(self.params(players), name, v):
+                    continue  # the rulebook value: the rung's own mirror
+                sets = ((name, v),)
+                out.append(Cell(players, "knob", (rung,) * players, f"{name}={v}",
+                                self._dir(players, f"{rung}-{name}={v}", sets), "fixed", sets, 1))
+        return out
+
+
+def _same_value(params: Params, name: str, value: Any) -> bool:
+    return flatten(params.model_dump(mode="json")).get(name) == value
+
+
+def komi_cell_sets(points: Sequence[int]) -> dict[str, Any]:
+    return {COMPENSATION: list(points)}
+
+
+def plan(game: str, runs_dir: Path | str = "runs", *, players: Sequence[int] | None = None,
+         ladder: Sequence[str] | None = None, search: str | None = SEARCH, doublings: int = 1,
+         lowest: str | None = None, games: int = 1_000_000, precision: float = 0.5,
+         minutes: float | None = None, margin: float = DEFAULT_MARGIN, compensation: bool = True,
+         sets: dict[str, Any] | None = None, rules: Path | str | None = None, seed: int = 0) -> Plan:
+    """Check every input and lay out the cells; nothing is played or written."""
+    spec = get_game(game)
+    rules = Path(rules) if rules is not None else None
+    sets = dict(sets or {})
+    if games < 1:
+        raise UserError(f"games = {games}: must be at least 1")
+    for name, value, ok in (("precision", precision, precision > 0), ("margin", margin, margin > 0),
+                            ("minutes", minutes, minutes is None or minutes > 0)):
+        if not (ok and (value is None or math.isfinite(value))):
+            raise UserError(f"{name} = {value}: must be a positive, finite number")
+    if doublings < 0:
+        raise UserError(f"doublings = {doublings}: must be 0 or more")
+    lo, hi = spec.players
+    sizes = sorted(set(players)) if players else list(range(max(lo, 2), hi + 1))
+    if bad := [n for n in sizes if not (lo <= n <= hi) or n < 2]:
+        allowed = f"{max(lo, 2)}" if max(lo, 2) == hi else f"{max(lo, 2)} to {hi}"
+        raise UserError(f"players = {bad[0]}: turn-position balance needs two seats or more; "
+                        f"{game} allows {allowed}")
+    if "players" in sets:
+        raise UserError("--set players=...: choose table sizes with --players")
+    ladders, notes = {}, {}
+    for n in sizes:
+        spec.params(rules, sets, players=n)  # the house rule is valid at every size
+        if ladder is not None:
+            rungs, notes[n] = list(ladder), []
+            if lowest is not None:
+                raise UserError("--lowest drops rungs of the default ladder; with --ladder, list only the rungs to play")
+        else:
+            rungs, notes[n] = default_ladder(game, n, search=search, doublings=doublings, lowest=lowest)
+        if len(set(rungs)) != len(rungs):
+            raise UserError(f"ladder = {','.join(rungs)!r}: a rung is listed twice")
+        if not rungs:
+            raise UserError("ladder: allowed is one or more strategy specs, weakest first")
+        for r in rungs:
+            _check_rung(game, r, n)
+        ladders[n] = rungs
+    if compensation:
+        for n in sizes:
+            spec.params(rules, {**sets, COMPENSATION: [0] * n}, players=n)
+    return Plan(spec, sizes, ladders, notes, sets, rules, seed, Path(runs_dir), games, precision,
+                margin, minutes, compensation)
+
+
+# ---- playing within a budget ----
+
+@dataclass
+class Played:
+    """What a cell holds and what its games cost."""
+
+    cell: Cell
+    games: int = 0  # games in its run directory
+    played: int = 0  # games this call played
+    seconds: float = 0.0  # wall time this call spent on them
+    halfwidth: float = math.inf  # points: widest confidence-sequence half-width
+    stopped: str = ""  # why it plays no more: "precise", "cap", "time"
+
+    @property
+    def cost(self) -> float:
+        """Seconds a game (wall time, every worker), once priced."""
+        return self.seconds / self.played if self.played else math.nan
+
+
+def _existing_games(path: Path) -> int:
+    try:
+        return int(json.loads((path / MANIFEST).read_text())["n_games"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
+def _halfwidth(p: Played, planned: float) -> float:
+    """Points: the widest half-width of the cell's confidence sequence over its free
+    quantities (a mirror's position rates but one, which the others determine; a
+    meeting's win share of its first bot)."""
+    from analysis import stats
+    from analysis.summary import summarize
+
+    if p.games < 2:
+        return math.inf
+    s = summarize(p.cell.path)
+    if p.cell.kind == "meeting":
+        row = s.by_strategy.row(0, named=True)
+        rates, n, k = [row["win_rate"]], s.games, 1
+    else:
+        table = s.by_position if s.by_position is not None else s.by_seat
+        rates, n = table["win_rate"].to_list(), s.games
+        k = max(1, p.cell.players - 1)
+        rates = rates[:k]
+    worst = 0.0
+    for r in rates:
+        # Shrunk towards 1/2 (two wins and two losses added): a cell whose few games went
+        # all one way has not shown a rate of 0 or 1 with no error.
+        shrunk = (r * n + 2) / (n + 4)
+        se = math.sqrt(shrunk * (1 - shrunk) / n)
+        worst = max(worst, stats.confidence_sequence_halfwidth(se, n, planned, stats.ALPHA / k))
+    return 100 * worst
+
+
+class _Budget:
+    def __init__(self, minutes: float | None):
+        self.deadline = None if minutes is None else time.monotonic() + 60 * minutes
+
+    def left(self) -> float:
+        return math.inf if self.deadline is None else self.deadline - time.monotonic()
+
+
+def _round_up(n: float, unit: int) -> int:
+    return max(unit, math.ceil(n / unit) * unit)
+
+
+def play(p: Plan, cells: Sequence[Cell], *, seconds: float | None = None, cap: int | None = None,
+         jobs: int | None = None, log: Callable[[str], None] | None = None) -> list[Played]:
+    """Play the cells, resuming their run directories: without a time limit each to
+    precision or `cap` (default the plan's) in rounds of 1.5 times the games; with
+    `seconds`, a pilot first that prices each cell's games, then, one step at a time,
+    the cell whose next games shrink its interval the most per second (weighted by its
+    tier) until every cell is precise or capped or the time is spent."""
+    from analysis.sequential import planned_games
+
+    cap = p.cap if cap is None else cap
+    budget = _Budget(None if seconds is None else seconds / 60)
+    planned = planned_games(p.precision)
+    states = [Played(c, games=_existing_games(c.path)) for c in cells]
+
+    def extend(s: Played, n: int) -> None:
+        c = s.cell
+        n = min(max(n, s.games), _round_up(cap, c.unit))
+        if n <= s.games:
+            return
+        lineup = functools.partial(strategies.build_lineup, p.game.name, list(c.specs))
+        start = time.monotonic()
+        r = run(p.game, p.params(c.players, c.sets), list(c.specs), lineup, c.path, n_games=n,
+                seed=p.seed, seating=c.seating, jobs=jobs, quiet=True)
+        s.seconds += time.monotonic() - start
+        s.played += r.played
+        s.games = int(r.manifest["n_games"])
+        if log:
+            log(f"{c.players} players, {c.kind} {c.label}: {s.games:,} games (+{r.played:,} in "
+                f"{time.monotonic() - start:.1f} s)")
+
+    def done(s: Played) -> bool:
+        s.halfwidth = _halfwidth(s, planned)
+        if s.halfwidth <= p.precision:
+            s.stopped = "precise"
+        elif s.games >= _round_up(cap, s.cell.unit):
+            s.stopped = "cap"
+        return bool(s.stopped)
+
+    if seconds is None:
+        for s in states:
+            n = max(s.games, min(_round_up(1000, s.cell.unit), _round_up(cap, s.cell.unit)))
+            while True:
+                extend(s, n)
+                if done(s):
+                    break
+                n = _round_up(s.games * 1.5, s.cell.unit)
+        return states
+
+    # Pilot: the cheapest whole step of every cell, most important first, to price it.
+    for s in sorted(states, key=lambda s: s.cell.tier):
+        if budget.left() <= 0:
+            break
+        if not done(s):
+            extend(s, s.games + s.cell.unit)
+            done(s)
+    # Then the best value for time, one step at a time: the cell whose next games shrink
+    # its squared half-width the most per second. A step takes at most a quarter of the
+    # time left, so no cell eats the budget on a wrong price, and grows a cell eightfold
+    # while its games are cheap (a pilot's price is mostly the run's fixed cost), else
+    # at most doubles it.
+    while (left := budget.left()) > 0:
+        ready = [s for s in states if not s.stopped and s.played]
+        if not ready:
+            break
+        best = max(ready, key=lambda s: _TIER_WEIGHT[s.cell.tier] * s.halfwidth ** 2 / max(s.games * s.cost, 1e-9))
+        grow = 8 if best.games * best.cost < 2.0 else 1
+        step = min(grow * best.games, left / 4 / best.cost)
+        step = math.floor(step / best.cell.unit) * best.cell.unit
+        if step < max(best.cell.unit, best.games / 20):  # too little time left to matter
+            best.stopped = "time"
+            continue
+        extend(best, best.games + step)
+        done(best)
+    for s in states:
+        if not s.stopped:
+            s.stopped = "time"
+    return states
+
+
+# ---- reading the runs ----
+
+def _position_table(path: Path, players: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per game (sorted by game index), scores and win shares by turn position."""
+    scores, wins, games = [], [], []
+    for part in list_parts(path):
+        df = read_part(part, ["game", "position", "score", "win"]).sort("game", "position")
+        g = df.height // players
+        games.append(df["game"].to_numpy()[::players])
+        scores.append(df["score"].to_numpy().astype(np.float64).reshape(g, players))
+        wins.append(df["win"].to_numpy().astype(np.float64).reshape(g, players))
+    order = np.argsort(np.concatenate(games))
+    return np.concatenate(scores)[order], np.concatenate(wins)[order], len(order)
+
+
+def position_rates_with_bonus(scores: np.ndarray, wins: np.ndarray, bonus: Sequence[float]) -> np.ndarray:
+    """Each position's win share if `bonus[p]` points were added to position p's final
+    score: the top adjusted score wins, ties shared. A game whose winner did not have the
+    top score was decided by something other than points (an instant win): the bonus
+    leaves it as it was."""
+    by_points = _decided_by_points(scores, wins)
+    adjusted = scores + np.asarray(bonus, dtype=float)[None, :]
+    top = adjusted == adjusted.max(axis=1, keepdims=True)
+    share = top / top.sum(axis=1, keepdims=True)
+    return np.where(by_points[:, None], share, wins).mean(axis=0)
+
+
+def _decided_by_points(scores: np.ndarray, wins: np.ndarray) -> np.ndarray:
+    best = scores == scores.max(axis=1, keepdims=True)
+    return ((wins > 0) <= best).all(axis=1)
+
+
+@dataclass(frozen=True)
+class Komi:
+    """The score bonus by turn position that would equalise the win rates."""
+
+    estimate: list[tuple[float, float, float]]  # per position: points relative to position 0, 95% interval
+    points: list[int]  # the whole-point bonus proposed (the param takes integers), none below zero
+    predicted: list[float]  # win share per position with `points`, from the same games
+    games: int
+    confirmed: list[Any] | None = None  # Rate per position in the paired run with the bonus
+    changes: list[tuple[float, float, float, float]] | None = None  # per position: change, low, high, q (points)
+    confirm_games: int = 0
+    balanced: bool | None = None  # every position's confirmed rate within the margin of fair
+
+
+def _crossing(k: np.ndarray, rate: np.ndarray, target: float) -> float:
+    """Where a rate increasing in k (a step function at whole points) crosses target,
+    interpolated between the whole points around it."""
+    above = np.flatnonzero(rate >= target)
+    if not above.size:
+        return math.inf
+    j = above[0]
+    if j == 0:
+        return -math.inf if rate[0] > target else float(k[0])
+    r0, r1 = rate[j - 1], rate[j]
+    return float(k[j - 1] + (target - r0) / (r1 - r0) * (k[j] - k[j - 1])) if r1 > r0 else float(k[j])
+
+
+def estimate_komi(scores: np.ndarray, wins: np.ndarray, sweeps: int = 8) -> Komi:
+    """The points to add to each later turn position's final score so that every
+    position wins its fair share, from final scores by position (games x positions).
+
+    For position p, with the other bonuses fixed, its win share is a step function of
+    its own bonus b (the games it wins outright when b exceeds the others' best adjusted
+    score minus its own, plus a share of the ties); the fair bonus is where it crosses
+    1/n, interpolated between whole points, found for each position in turn until the
+    whole-point bonuses settle. The 95% interval of each position's bonus inverts the
+    Wilson interval of its share (others at their bonuses): the bonuses whose share the
+    data cannot tell from fair. The proposal is the whole-point bonus vector, among the
+    floors and ceilings of the estimates, whose widest departure from fair is smallest."""
+    from analysis import stats
+
+    g, n = scores.shape
+    fair = 1 / n
+    span = int(np.ceil(scores.max() - scores.min())) + 2
+    grid = np.arange(-span, span + 1)
+    bonus = np.zeros(n)
+    real = np.zeros(n)
+    lows, highs = np.zeros(n), np.zeros(n)
+
+    def curve(p: int, others: np.ndarray) -> np.ndarray:
+        return np.array([position_rates_with_bonus(scores, wins, np.where(np.arange(n) == p, b, others))[p]
+                         for b in grid])
+
+    for _ in range(sweeps):
+        before = bonus.copy()
+        for p in range(1, n):
+            rate = curve(p, bonus)
+            real[p] = _crossing(grid, rate, fair)
+            if math.isfinite(real[p]):
+                bonus[p] = round(real[p])
+        if np.array_equal(before, bonus):
+            break
+    for p in range(1, n):
+        rate = curve(p, bonus)
+        low_ci, high_ci = (np.array(b) for b in zip(*(stats.wilson(r * g, g) for r in rate)))
+        # The bonus is too small while even the upper bound is below fair, too big once
+        # even the lower bound is above it.
+        lows[p] = _crossing(grid, high_ci, fair)
+        highs[p] = _crossing(grid, low_ci, fair)
+    candidates = [np.array(c, dtype=float) for c in _floor_ceil(real)]
+    best = min(candidates, key=lambda b: float(np.abs(position_rates_with_bonus(scores, wins, b) - fair).max()))
+    best -= best.min()  # the same bonus as points given, never taken: no entry below zero
+    predicted = position_rates_with_bonus(scores, wins, best)
+    return Komi([(float(real[p]), float(lows[p]), float(highs[p])) for p in range(n)],
+                [int(x) for x in best], predicted.tolist(), g)
+
+
+def _floor_ceil(real: np.ndarray) -> list[list[int]]:
+    out: list[list[int]] = [[0]]
+    for x in real[1:]:
+        options = {math.floor(x), math.ceil(x)} if math.isfinite(x) else {0}
+        out = [c + [o] for c in out for o in sorted(options)]
+    return out
+
+
+# ---- the analysis ----
+
+@dataclass(frozen=True)
+class RungResult:
+    spec: str
+    path: Path
+    games: int
+    rates: list[Any]  # Rate per turn position (tested against the fair share)
+    rating: tuple[float, float, float] | None  # Elo, 95% interval (None: not rated)
+    stopped: str = ""
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """The strongest rung against the one below it, paired on the mirrors' shared seeds."""
+
+    top: str
+    second: str
+    state: Literal["converged", "moves", "undecided"]
+    changes: list[tuple[float, float, float, float]]  # per position: top minus second, low, high (points), q
+    margin: float
+    games: int
+
+
+@dataclass(frozen=True)
+class KnobPoint:
+    value: Any
+    games: int
+    rates: list[Any]  # Rate per position
+
+
+@dataclass(frozen=True)
+class Knob:
+    param: str
+    rulebook: Any
+    points: list[KnobPoint]  # in the order of the game's grid
+    fair: Any  # analysis.stats.Crossing of the first player's advantage, or None
+    fair_rates: list[float] | None  # every position's rate interpolated at the fair point
+
+
+@dataclass(frozen=True)
+class SizeVerdict:
+    players: int
+    rungs: list[RungResult]  # ladder order, weakest first
+    strongest: str  # the highest-rated rung (the last one when the rungs cannot be rated)
+    ratings: Any  # analysis.stats.Ratings or None
+    matchups: Any  # analysis.stats.Matchups of the meetings
+    convergence: Convergence | None  # None with a single rung
+    komi: Komi | None
+    knobs: list[Knob]
+    reversals: list[str]  # findings that hold at one rung and reverse at another
+    notes: list[str]
+    komi_note: str = ""  # why there is no komi (compensation off, or a bonus cannot decide the game)
+
+    def rung(self, spec: str) -> RungResult:
+        return next(r for r in self.rungs if r.spec == spec)
+
+    @property
+    def top(self) -> RungResult:
+        return self.rung(self.strongest)
+
+
+@dataclass(frozen=True)
+class BalanceResult:
+    game: str
+    title: str
+    sizes: list[SizeVerdict]
+    table: pl.DataFrame  # tidy: players, rung, rating..., position, win_rate, low, high, games
+    margin: float
+    precision: float
+    seed: int
+    changed: list[str]  # house-rule params that differ from the rulebook
+    runs: list[dict[str, Any]]  # every run directory: players, kind, label, path, games
+    wall_seconds: float
+
+    def verdict(self) -> dict[str, Any]:
+        """The verdict as plain JSON values (verdict.json)."""
+        out = {"game": self.game, "margin_points": self.margin, "precision_points": self.precision,
+               "seed": self.seed, "house_rules": self.changed, "sizes": []}
+        for v in self.sizes:
+            top = v.top
+            item: dict[str, Any] = {
+                "players": v.players, "rung": v.strongest, "games": top.games,
+                "rating": None if top.rating is None else list(top.rating),
+                "rates": [{"position": p, "win_rate": r.value, "low": r.low, "high": r.high}
+                          for p, r in enumerate(top.rates)],
+                "converged": None if v.convergence is None else v.convergence.state == "converged",
+                "convergence": None if v.convergence is None else {
+                    "state": v.convergence.state, "against": v.convergence.second,
+                    "changes_points": [{"position": p, "change": c[0], "low": c[1], "high": c[2], "q": c[3]}
+                                       for p, c in enumerate(v.convergence.changes)]},
+                "compensation": _compensation_json(v),
+                "reversals": v.reversals, "notes": v.notes}
+            out["sizes"].append(item)
+        return _finite(out)
+
+
+def _finite(x: Any) -> Any:
+    """JSON has no infinity or NaN: a bound that does not exist is null."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    return x
+
+
+def _compensation_json(v: SizeVerdict) -> dict[str, Any]:
+    out: dict[str, Any] = {"komi": None, "komi_note": v.komi_note or None, "knobs": []}
+    if k := v.komi:
+        out["komi"] = {"points": k.points, "estimate": [list(e) for e in k.estimate],
+                       "predicted_rates": k.predicted,
+                       "confirmed_rates": None if k.confirmed is None else
+                       [{"win_rate": r.value, "low": r.low, "high": r.high} for r in k.confirmed],
+                       "confirm_games": k.confirm_games, "balanced": k.balanced}
+    for knob in v.knobs:
+        out["knobs"].append({"param": knob.param, "rulebook": knob.rulebook,
+                             "fair_point": None if knob.fair is None else
+                             {"value": knob.fair.x, "low": knob.fair.low, "high": knob.fair.high},
+                             "fair_rates": knob.fair_rates})
+    return out
+
+
+def _rates(path: Path, players: int) -> tuple[list[Any], int]:
+    from analysis import stats
+    from analysis.summary import summarize
+
+    s = summarize(path)
+    table = s.by_position.sort("position")
+    return [stats.rate_vs(w, s.games, 1 / players) for w in table["wins"].to_list()], s.games
+
+
+def convergence(top: Path, second: Path, top_spec: str, second_spec: str, margin: float) -> Convergence:
+    """Converged when every position's paired change (top minus second) has its 95%
+    interval within ±margin points; still moving when a change is significant (BH over
+    the positions) and its interval reaches beyond the margin; else undecided."""
+    from analysis import compare as cmp
+
+    c = cmp.compare_runs(second, [top], margin=margin, keys=lambda k: k.startswith("pos"))[0]
+    changes = [(100 * r.change.value, 100 * r.change.low, 100 * r.change.high, r.q_value) for r in c.rows]
+    if all(-margin <= lo and hi <= margin for _, lo, hi, _ in changes):
+        state = "converged"
+    elif any(q < 0.05 and (lo < -margin or hi > margin) for _, lo, hi, q in changes):
+        state = "moves"
+    else:
+        state = "undecided"
+    return Convergence(top_spec, second_spec, state, changes, margin, c.games)
+
+
+def _ratings(mirrors: list[str], meetings: list[Path]):
+    from analysis import stats
+    from analysis.skill import tally
+
+    tallies = [tally(d) for d in meetings if d.is_dir()]
+    k = len(mirrors)
+    wins, games = np.zeros((k, k)), np.zeros((k, k))
+    for t in tallies:
+        at = [mirrors.index(s) for s in t.labels]
+        wins[np.ix_(at, at)] += t.ahead
+        games[np.ix_(at, at)] += t.pairs
+    m = stats.Matchups(list(mirrors), wins, games)
+    return m, (stats.bradley_terry(m) if k > 1 and games.sum() > 0 else None)
+
+
+def _reversals(rungs: list[RungResult]) -> list[str]:
+    """Components and behaviours whose association with winning is a finding at one rung
+    and a finding of the opposite sign at another (within each rung's mirror)."""
+    from analysis import metrics
+
+    signs: dict[str, dict[str, float]] = {}
+    for r in rungs:
+        table = metrics.analyze(r.path).components.filter(pl.col("finding"))
+        for row in table.iter_rows(named=True):
+            signs.setdefault(row["feature"], {})[r.spec] = row["diff"]
+    out = []
+    for feature, by in signs.items():
+        up = [s for s, d in by.items() if d > 0]
+        down = [s for s, d in by.items() if d < 0]
+        if up and down:
+            out.append(f"Having {feature} goes with winning more under {', '.join(up)} "
+                       f"({', '.join(f'{100 * by[s]:+.1f}' for s in up)} points) but with winning less "
+                       f"under {', '.join(down)} ({', '.join(f'{100 * by[s]:+.1f}' for s in down)} points).")
+    return out
+
+
+def _knob(p: Plan, players: int, rung: RungResult) -> list[Knob]:
+    from analysis import stats
+
+    out = []
+    base_params = p.params(players)
+    for name, values in p.game.position_knobs.items():
+        rulebook = flatten(base_params.model_dump(mode="json")).get(name)
+        cells = {c.label: c for c in p.knob_cells(players, rung.spec)}
+        points, wins_by_value = [], []
+        for v in values:
+            path = rung.path if _same_value(base_params, name, v) else cells[f"{name}={v}"].path
+            if not (path / MANIFEST).is_file() or _existing_games(path) == 0:
+                continue
+            rates, games = _rates(path, players)
+            points.append(KnobPoint(v, games, rates))
+            wins_by_value.append(_position_table(path, players)[1])
+        fair, fair_rates = None, None
+        numeric = all(isinstance(pt.value, int | float) and not isinstance(pt.value, bool) for pt in points)
+        if len(points) >= 2 and numeric:
+            size = min(len(w) for w in wins_by_value)
+            x = np.array([float(pt.value) for pt in points])
+            order = np.argsort(x)
+            first = np.stack([w[:size, 0] for w in wins_by_value], axis=1)[:, order] - 1 / players
+            blocks = min(1000, size)
+            edges = np.linspace(0, size, blocks + 1).astype(int)
+            sums = np.add.reduceat(first, edges[:-1], axis=0)
+            counts = np.diff(edges).astype(float)
+            reps = stats.block_bootstrap(sums, np.repeat(counts[:, None], len(x), axis=1))
+            fair = stats.zero_crossing(x[order], first.mean(axis=0), first.std(axis=0) / math.sqrt(size),
+                                       replicates=reps)
+            if fair is not None and math.isfinite(fair.x):
+                xs = x[order]
+                fair_rates = [float(np.interp(fair.x, xs, [points[i].rates[q].value for i in order]))
+                              for q in range(players)]
+        out.append(Knob(name, rulebook, points, fair, fair_rates))
+    return out
+
+
+def analyze(p: Plan, played: Sequence[Played] = (), wall_seconds: float = 0.0, *, full: bool = True) -> BalanceResult:
+    """The verdict of every table size from the plan's run directories (without `full`,
+    only what the compensation runs need: the strongest rung and its komi)."""
+    state = {s.cell.path: s for s in played}
+    sizes, rows, runs = [], [], []
+    for n in p.sizes:
+        rungs_specs = p.ladders[n]
+        mirror_cells = [p.mirror(n, r) for r in rungs_specs]
+        present = [c for c in mirror_cells if _existing_games(c.path) > 0]
+        if not present:
+            raise UserError(f"no mirror match at {n} players has any games yet: give more --minutes")
+        meetings = p.meetings(n)
+        matchups, ratings = _ratings(rungs_specs, [c.path for c in meetings])
+        results = []
+        for c in present:
+            rates, games = _rates(c.path, n)
+            rating = None
+            if ratings is not None:
+                i = ratings.names.index(c.label)
+                rating = (float(ratings.elo[i]), float(ratings.low[i]), float(ratings.high[i]))
+            results.append(RungResult(c.label, c.path, games, rates, rating,
+                                      state[c.path].stopped if c.path in state else ""))
+        rated = [r for r in results if r.rating is not None]
+        order = sorted(rated, key=lambda r: r.rating[0]) if len(rated) == len(results) else results
+        strongest = order[-1].spec
+        notes = list(p.notes[n])
+        if order[-1].spec != results[-1].spec:
+            notes.append(f"The ratings put {order[-1].spec} above {results[-1].spec}, the ladder's last rung: "
+                         "the verdict is the highest-rated rung's.")
+        if missing := [c.label for c in mirror_cells if c not in present]:
+            notes.append(f"Not played within the budget: the mirror of {', '.join(missing)}.")
+        conv = None
+        if len(order) >= 2:
+            conv = convergence(order[-1].path, order[-2].path, order[-1].spec, order[-2].spec, p.margin)
+        top = next(r for r in results if r.spec == strongest)
+        komi = None
+        if p.compensation and p.game.bonus_decides:
+            komi = _komi(p, n, top)
+        komi_note = ""
+        if not p.compensation:
+            komi_note = "Compensation was not estimated (--no-compensation)."
+        elif not p.game.bonus_decides:
+            komi_note = (f"A score bonus by turn position cannot balance {p.game.title}: its winner is decided "
+                         f"during play, not by the final scores, so {COMPENSATION} changes no result.")
+        knobs = _knob(p, n, top) if p.compensation and full else []
+        sizes.append(SizeVerdict(n, results, strongest, ratings, matchups, conv, komi, knobs,
+                                 _reversals(results) if full else [], notes, komi_note))
+        for r in results:
+            for pos, rate in enumerate(r.rates):
+                rows.append({"players": n, "rung": r.spec, "strongest": r.spec == strongest,
+                             "rating": None if r.rating is None else r.rating[0],
+                             "rating_low": None if r.rating is None else r.rating[1],
+                             "rating_high": None if r.rating is None else r.rating[2],
+                             "position": pos, "win_rate": rate.value, "low": rate.low, "high": rate.high,
+                             "fair": 1 / n, "games": r.games})
+        cells = [*mirror_cells, *meetings]
+        if p.compensation:
+            cells += p.knob_cells(n, strongest)
+            if komi is not None and any(komi.points):
+                cells.append(p.komi_cell(n, strongest, komi.points))
+        for c in cells:
+            if (c.path / MANIFEST).is_file():
+                runs.append({"players": n, "kind": c.kind, "label": c.label, "path": str(c.path),
+                             "games": _existing_games(c.path)})
+    table = pl.DataFrame(rows, schema={"players": pl.Int64, "rung": pl.String, "strongest": pl.Boolean,
+                                       "rating": pl.Float64, "rating_low": pl.Float64, "rating_high": pl.Float64,
+                                       "position": pl.Int64, "win_rate": pl.Float64, "low": pl.Float64,
+                                       "high": pl.Float64, "fair": pl.Float64, "games": pl.Int64})
+    base = flatten(p.game.params(players=p.sizes[0]).model_dump(mode="json"))
+    mine = flatten(p.params(p.sizes[0]).model_dump(mode="json"))
+    changed = [f"{k} = {mine[k]} (rulebook {base.get(k)})" for k in sorted(mine)
+               if k != "players" and mine[k] != base.get(k)]
+    return BalanceResult(p.game.name, p.game.title, sizes, table, p.margin, p.precision, p.seed,
+                         changed, runs, wall_seconds)
+
+
+def _komi(p: Plan, n: int, top: RungResult) -> Komi:
+    """The komi estimated from the strongest rung's mirror, and its paired confirmation
+    run where one was played."""
+    from analysis import compare as cmp
+
+    scores, wins, _ = _position_table(top.path, n)
+    k = estimate_komi(scores, wins)
+    if not any(k.points):
+        return k
+    cell = p.komi_cell(n, top.spec, k.points)
+    if _existing_games(cell.path) == 0:
+        return k
+    rates, games = _rates(cell.path, n)
+    c = cmp.compare_runs(top.path, [cell.path], margin=p.margin, keys=lambda key: key.startswith("pos"))[0]
+    changes = [(100 * r.change.value, 100 * r.change.low, 100 * r.change.high, r.q_value) for r in c.rows]
+    balanced = all(abs(r.low - 1 / n) * 100 <= p.margin and abs(r.high - 1 / n) * 100 <= p.margin for r in rates)
+    return Komi(k.estimate, k.points, k.predicted, k.games, rates, changes, games, balanced)
+
+
+# ---- the whole experiment ----
+
+def balance(p: Plan, *, jobs: int | None = None, log: Callable[[str], None] | None = None) -> BalanceResult:
+    """Play the ladder (and, with compensation, the komi confirmation and knob sweeps of
+    the strongest rung at each size) within the plan's budget, then analyse."""
+    start = time.monotonic()
+    total = None if p.minutes is None else 60 * p.minutes
+    ladder_seconds = None if total is None else total * (LADDER_SHARE if p.compensation else 1.0)
+    played = play(p, p.ladder_cells(), seconds=ladder_seconds, jobs=jobs, log=log)
+    if p.compensation:
+        first = analyze(p, played, full=False)
+        for k, v in enumerate(first.sizes):
+            cells = p.knob_cells(v.players, v.strongest)
+            if v.komi is not None and any(v.komi.points):
+                cells.insert(0, p.komi_cell(v.players, v.strongest, v.komi.points))
+            share = None
+            if total is not None:
+                share = (total - (time.monotonic() - start)) / (len(first.sizes) - k)
+                if share <= 0:
+                    break
+            # As many games as the strongest rung's mirror, so they pair game for game.
+            played += play(p, cells, seconds=share, cap=v.top.games, jobs=jobs, log=log)
+    return analyze(p, played, time.monotonic() - start)

@@ -1,0 +1,1 @@
+"""Rendering: words, figures and templates for the results the experiments compute."""

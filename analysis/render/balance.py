@@ -1,0 +1,260 @@
+"""The balance report: the verdict of analysis.experiments.balance in words, a figure per
+table size and the evidence, as self-contained HTML (and PDF); the tidy table and the
+verdict are written beside it (balance.parquet, balance.csv, verdict.json)."""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from analysis.experiments.balance import BalanceResult, SizeVerdict
+from simcore.errors import UserError
+from simcore.parts import write_atomic, write_text
+
+__all__ = ["headline", "overall", "komi_text", "knob_text", "render_html", "write_balance", "ordinal",
+           "DATA_FILES"]
+
+DATA_FILES = ("balance.parquet", "balance.csv", "verdict.json")
+
+
+def ordinal(p: int) -> str:
+    """Turn position p (0 acts first) as a player: "1st", "2nd", ..."""
+    n = p + 1
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _decimals(half: float) -> int:
+    if not math.isfinite(half) or half <= 0:
+        return 1
+    return int(min(2, max(0, 1 - math.floor(math.log10(half * 100)))))
+
+
+def rate(r: Any) -> str:
+    """"51.0% (95% CI 50.9–51.1)"."""
+    d = _decimals((r.high - r.low) / 2)
+    return f"{100 * r.value:.{d}f}% (95% CI {100 * r.low:.{d}f}–{100 * r.high:.{d}f})"
+
+
+def change(c: tuple[float, float, float, float]) -> str:
+    """A change in points with its interval: "+4.5 points (95% CI +3.1 to +5.9)"."""
+    return f"{c[0]:+.1f} points (95% CI {c[1]:+.1f} to {c[2]:+.1f})"
+
+
+def pvalue(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def _balance_word(v: SizeVerdict, margin: float) -> str:
+    """Whether the strongest rung's positions are fair: an advantage (significant and at
+    least the margin), balanced (every interval within the margin of fair), or neither."""
+    n = v.players
+    rates = v.top.rates
+    if all(abs(r.low - 1 / n) * 100 <= margin and abs(r.high - 1 / n) * 100 <= margin for r in rates):
+        return f"balanced within ±{margin:g} points"
+    p = max(range(n), key=lambda k: abs(rates[k].value - 1 / n))
+    r = rates[p]
+    if r.p_value < 0.05 / n and abs(r.value - 1 / n) * 100 >= margin:
+        side = "advantage" if r.value > 1 / n else "disadvantage"
+        return f"a {ordinal(p)}-player {side} of {100 * (r.value - 1 / n):+.1f} points over the fair {100 / n:.1f}%"
+    return f"not shown balanced within ±{margin:g} points"
+
+
+def headline(v: SizeVerdict, margin: float) -> str:
+    """One sentence: the strongest rung's position rates and whether they converged."""
+    top = v.top
+    rated = f", rated {top.rating[0]:+.0f} Elo" if top.rating else ""
+    rates = ", ".join(f"the {ordinal(p)} player {rate(r)}" for p, r in enumerate(top.rates))
+    text = (f"At {v.players} players, with {top.spec} in every seat (the strongest rung{rated}; "
+            f"{top.games:,} games), {rates}: {_balance_word(v, margin)}. ")
+    c = v.convergence
+    if c is None:
+        return text + "With one rung only, whether the verdict moves with skill is not measured."
+    widest = max(range(len(c.changes)), key=lambda k: abs(c.changes[k][0]))
+    if c.state == "converged":
+        bound = max(max(abs(lo), abs(hi)) for _, lo, hi, _ in c.changes)
+        return text + (f"Converged: {c.second} agrees within ±{margin:g} points at every position "
+                       f"(every 95% interval of the change within ±{bound:.1f}).")
+    if c.state == "moves":
+        return text + (f"Still moves with skill: against {c.second}, the {ordinal(widest)} player's rate "
+                       f"changes by {change(c.changes[widest])}.")
+    return text + (f"Not yet converged: against {c.second} the changes are not significant, but the "
+                   f"intervals reach beyond ±{margin:g} points (the {ordinal(widest)} player "
+                   f"{change(c.changes[widest])}); more games at the top two rungs would decide it.")
+
+
+def overall(result: BalanceResult) -> str:
+    """The one-line verdict over every table size."""
+    def sizes(vs: list[SizeVerdict]) -> str:
+        return ", ".join(str(v.players) for v in vs)
+
+    unfair = [v for v in result.sizes if "advantage" in _balance_word(v, result.margin)]
+    fair = [v for v in result.sizes if _balance_word(v, result.margin).startswith("balanced")]
+    parts = []
+    if unfair:
+        parts.append(f"turn order matters at {sizes(unfair)} players")
+    if fair:
+        parts.append(f"turn positions are balanced within ±{result.margin:g} points at {sizes(fair)} players")
+    if rest := [v for v in result.sizes if v not in unfair and v not in fair]:
+        parts.append(f"undecided at {sizes(rest)} players")
+    states = {s: [v for v in result.sizes if v.convergence and v.convergence.state == s]
+              for s in ("converged", "moves", "undecided")}
+    conv = []
+    if states["converged"]:
+        conv.append(f"converged at {sizes(states['converged'])}")
+    if states["moves"]:
+        conv.append(f"still moves with skill at {sizes(states['moves'])}")
+    if states["undecided"]:
+        conv.append(f"not yet shown converged at {sizes(states['undecided'])}")
+    tail = f"; the verdict has {'; '.join(conv)} players" if conv else ""
+    # "has still moves" reads badly: the list is joined into one clause instead.
+    tail = tail.replace("has still moves", "still moves").replace("has not yet", "is not yet")
+    return f"{result.title}, among the strongest bots here: {'; '.join(parts)}{tail}."
+
+
+def komi_text(v: SizeVerdict, margin: float) -> str | None:
+    k = v.komi
+    if k is None:
+        return None
+    n = v.players
+    if not any(k.points):
+        return (f"No whole-point score bonus does better than none at {n} players: the estimated fair bonus "
+                + ", ".join(f"{ordinal(p)} {e[0]:+.2f}" for p, e in enumerate(k.estimate) if p)
+                + " points rounds to zero.")
+    est = "; ".join(f"the {ordinal(p)} player {e[0]:+.2f} points (95% CI {e[1]:+.2f} to {e[2]:+.2f})"
+                    for p, e in enumerate(k.estimate) if p)
+    bonus = " and ".join(f"{b} point{'s' if b != 1 else ''} to the {ordinal(p)} player"
+                         for p, b in enumerate(k.points) if b)
+    text = (f"A score bonus by turn position (komi) would equalise the positions at {n} players. Relative to "
+            f"the 1st player, the fair bonus is {est}, estimated from {k.games:,} games' final scores. In whole "
+            f"points, {bonus}: the same games would then give "
+            + ", ".join(f"{100 * x:.1f}%" for x in k.predicted) + " by position. ")
+    if k.confirmed is None:
+        return text + "Not yet confirmed by a paired run (no time left in the budget)."
+    conf = ", ".join(f"the {ordinal(p)} {rate(r)}" for p, r in enumerate(k.confirmed))
+    verdict = (f"balanced within ±{margin:g} points" if k.balanced
+               else f"not shown balanced within ±{margin:g} points")
+    return text + (f"Confirmed as a house rule (compensation.points = {k.points}) in a paired run of "
+                   f"{k.confirm_games:,} games on the same seeds: {conf}, {verdict}.")
+
+
+def knob_text(v: SizeVerdict, knob: Any) -> str:
+    n = v.players
+    first = [pt.rates[0] for pt in knob.points]
+    if knob.fair is None:
+        span = ", ".join(f"{pt.value}: {100 * pt.rates[0].value:.1f}%" for pt in knob.points)
+        return (f"{knob.param} (rulebook {knob.rulebook}): no value tried makes the first player's win rate "
+                f"cross the fair {100 / n:.1f}% ({span}).") if first else f"{knob.param}: not played."
+    others = ", ".join(f"{ordinal(p)} {100 * x:.1f}%" for p, x in enumerate(knob.fair_rates or []))
+    return (f"{knob.param} (rulebook {knob.rulebook}): the first player's advantage changes sign at "
+            f"{knob.fair.x:.2f} (95% CI {knob.fair.low:.2f}–{knob.fair.high:.2f}); there the positions "
+            f"would win {others} (interpolated between the values played).")
+
+
+def _figure(v: SizeVerdict) -> str:
+    """Each position's win rate against the rung's rating (its place in the ladder when
+    the rungs cannot be rated), with 95% intervals; dashed: the fair share."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+    from matplotlib.ticker import PercentFormatter
+
+    from analysis import plots
+
+    rated = all(r.rating is not None for r in v.rungs)
+    x = np.array([r.rating[0] if rated else k for k, r in enumerate(v.rungs)], dtype=float)
+    fig, ax = plt.subplots(figsize=(plots.WIDTH, 3.6))
+    colors = sns.color_palette("colorblind")
+    spread = (np.ptp(x) or 1.0) * 0.006
+    for p in range(v.players):
+        y = np.array([r.rates[p].value for r in v.rungs])
+        err = np.clip(np.vstack([y - [r.rates[p].low for r in v.rungs], [r.rates[p].high for r in v.rungs] - y]), 0, None)
+        ax.errorbar(x + (p - (v.players - 1) / 2) * spread, y, yerr=err, fmt="o-", capsize=3,
+                    color=colors[p % 10], label=f"{ordinal(p)} player")
+    ax.axhline(1 / v.players, color="black", ls="--", lw=1)
+    for k, r in enumerate(v.rungs):
+        ax.annotate(r.spec, (x[k], 0), xycoords=("data", "axes fraction"), xytext=(0, 3), textcoords="offset points",
+                    rotation=90, fontsize=7, color="#5d6675", ha="center", va="bottom")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel("rung rating (Elo, Bradley–Terry)" if rated else "rung (weakest to strongest)")
+    if not rated:
+        ax.set_xticks(x, [""] * len(x))
+    ax.set_ylabel("win rate in the mirror match")
+    ax.set_title(f"{v.players} players: win rate by turn position at each rung (95% intervals)")
+    ax.legend(fontsize=8, frameon=False, ncol=min(v.players, 6), loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    buf = io.StringIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode()).decode()
+
+
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(rate=rate, change=change, pvalue=pvalue)
+    env.globals.update(ordinal=ordinal)
+    return env
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("chocosim")
+    except PackageNotFoundError:
+        return "source checkout"
+
+
+def render_html(result: BalanceResult, evidence: str | None = None) -> str:
+    sizes = [{"v": v, "headline": headline(v, result.margin), "komi": komi_text(v, result.margin),
+              "knobs": [knob_text(v, k) for k in v.knobs], "figure": _figure(v)} for v in result.sizes]
+    return _environment().get_template("balance.html.j2").render(
+        r=result, overall=overall(result), sizes=sizes, evidence=evidence, version=_version(),
+        created=datetime.now(UTC).isoformat(timespec="seconds"))
+
+
+def write_balance(result: BalanceResult, html: Path | str, pdf: Path | str | None = None, *,
+                  evidence: bool = True) -> list[Path]:
+    """Write the report, the tidy table (parquet and CSV) and verdict.json beside it, and,
+    with `evidence`, the per-run report of each table size's strongest rung
+    (<name>-evidence.html: components, outcomes, the game's own sections). Everything
+    is rendered before anything is written. Returns the files written."""
+    html = Path(html)
+    if html.suffix.lower() not in (".html", ".htm"):
+        raise UserError(f"-o {html}: the report is HTML, allowed is a path ending in .html")
+    side = html.parent
+    evidence_path = html.with_name(f"{html.stem}-evidence.html") if evidence else None
+    text = render_html(result, evidence_path.name if evidence_path else None)
+    verdict = json.dumps(result.verdict(), indent=2, allow_nan=False, default=str) + "\n"
+    written = []
+    try:
+        side.mkdir(parents=True, exist_ok=True)
+        write_atomic(side / "balance.parquet", lambda tmp: result.table.write_parquet(tmp))
+        write_atomic(side / "balance.csv", lambda tmp: result.table.write_csv(tmp))
+        write_text(side / "verdict.json", verdict)
+        written += [side / f for f in DATA_FILES]
+        if evidence_path is not None:
+            from analysis.report import write_report
+
+            write_report([v.top.path for v in result.sizes], evidence_path)
+            written.append(evidence_path)
+        write_text(html, text)
+        written.append(html)
+    except OSError as e:
+        raise UserError(f"cannot write the balance report to {side}: {e.strerror or e}") from None
+    if pdf is not None:
+        from analysis.report import print_pdf
+
+        Path(pdf).parent.mkdir(parents=True, exist_ok=True)
+        print_pdf(html, Path(pdf))
+        written.append(Path(pdf))
+    return written
