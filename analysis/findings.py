@@ -16,7 +16,7 @@ from analysis import stats
 from analysis.metrics import PositionBalance, RunAnalysis, ordinal
 from analysis.stats import Rate
 
-__all__ = ["Finding", "findings", "checks", "pct", "rate_text", "points", "pp", "pvalue", "position_findings",
+__all__ = ["Finding", "findings", "checks", "pct", "rate_text", "points", "pp", "pvalue", "count", "position_findings",
            "leader_checkpoint"]
 
 MAX_COMPONENT_FINDINGS = 5
@@ -59,11 +59,15 @@ def pp(diff: float, low: float, high: float) -> str:
 
 
 def pvalue(p: float) -> str:
-    """A p or q value for a table: three digits, and no "0" where double precision
-    underflowed (a 1M-game run makes p values far below 1e-300)."""
-    if p < 1e-300:
-        return "< 1e-300"
-    return f"{p:.2e}" if p < 1e-3 else f"{p:.3g}"
+    """A p or q value for a table: "< 0.001" below that (a million-game run makes p
+    values like 4.52e-161, whose digits mean nothing to a reader), else three digits."""
+    return "< 0.001" if p < 1e-3 else f"{p:.3g}"
+
+
+def count(x: float) -> str:
+    """A count of wins: whole ("45,724", not "45,724.0"), with one decimal only when
+    shared victories made it fractional."""
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
 
 
 def _p(p: float, name: str = "p") -> str:

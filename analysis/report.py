@@ -22,7 +22,7 @@ import jinja2
 import polars as pl
 
 from analysis import stats
-from analysis.findings import (checks, findings, leader_checkpoint, pct, points, position_findings,
+from analysis.findings import (checks, count, findings, leader_checkpoint, pct, points, position_findings,
                                pp, pvalue, rate_text)
 from analysis.metrics import (LEAD_CHANGES, MIN_EFFECT, RunAnalysis, analyze, ordinal, pooled_positions,
                               pooled_strategies, rules_key)
@@ -149,7 +149,7 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=pct, rate=rate_text, pvalue=pvalue,
+    env.filters.update(pct=pct, rate=rate_text, pvalue=pvalue, count=count,
                        p_is=lambda p: pvalue(p) if pvalue(p).startswith("<") else f"= {pvalue(p)}")
     env.globals.update(points=points, pp=pp, ordinal=ordinal)
     return env

@@ -687,11 +687,10 @@ def points(v: float, low: float, high: float) -> str:
 
 
 def pvalue(p: float) -> str:
+    """As the balance report writes them: "< 0.001" below that, else three digits."""
     if not math.isfinite(p):
         return "n/a"
-    if p < 1e-300:
-        return "< 1e-300"
-    return f"{p:.2e}" if p < 1e-3 else f"{p:.3g}"
+    return "< 0.001" if p < 1e-3 else f"{p:.3g}"
 
 
 def elo_text(e: tuple[float, float, float]) -> str:

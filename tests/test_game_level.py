@@ -140,12 +140,12 @@ def test_a_component_effect_counts_the_game_as_the_unit() -> None:
     assert (e.low, e.high) == pytest.approx((0.4 - 1.959964 * se, 0.4 + 1.959964 * se), abs=1e-6)
 
 
-def _write_run(path, games: list[list[tuple[int, float, int]]]):
+def one_bot_run(path, games: list[list[tuple[int, float, int]]], seating: str = "fixed"):
     """A one-bot run directory as the runner writes it; games[g][seat] = (rank, win,
     value of the feature "majority")."""
     n = len(games[0])
     path.mkdir(parents=True)
-    manifest = {"run_id": "t", "game": "handmade", "players": n, "seed": 7, "seating": "fixed",
+    manifest = {"run_id": "t", "game": "handmade", "players": n, "seed": 7, "seating": seating,
                 "n_games": len(games), "chunk_size": len(games), "params": {"players": n},
                 "strategies": [{"spec": "bot", "class": "x.Bot", "weights": {}}]}
     (path / "manifest.json").write_text(json.dumps(manifest))
@@ -165,7 +165,7 @@ def test_the_report_gives_component_effects_the_game_level_interval(tmp_path) ->
     # Seat g % 2 wins game g; the holder is the winner in the first 70 games.
     games = [[(0 if s == g % 2 else 1, float(s == g % 2), int(s == (g % 2 if g < 70 else 1 - g % 2)))
               for s in range(2)] for g in range(100)]
-    row = analyze(_write_run(tmp_path / "run", games)).components.row(0, named=True)
+    row = analyze(one_bot_run(tmp_path / "run", games)).components.row(0, named=True)
     se = 2 * np.sqrt(0.21 * 100 / 99 / 100)
     assert row["feature"] == "majority" and row["diff"] == pytest.approx(0.4)
     assert (row["diff_low"], row["diff_high"]) == pytest.approx((0.4 - 1.959964 * se, 0.4 + 1.959964 * se), abs=1e-6)

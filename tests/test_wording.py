@@ -2,10 +2,16 @@
 numbers written the way a reader takes them (issue 25, item 7)."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-from analysis.findings import position_findings
+from analysis import skill
+from analysis.findings import count, position_findings, pvalue
 from analysis.metrics import position_balance
+from analysis.metrics import analyze
+from analysis.report import render_html
+from test_game_level import one_bot_run
 
 
 def test_the_position_finding_names_only_the_pairs_the_tests_separate() -> None:
@@ -19,3 +25,24 @@ def test_the_position_finding_names_only_the_pairs_the_tests_separate() -> None:
     assert "the pairwise tests separate 1st from 3rd and 2nd from 3rd, not 1st from 2nd" in text
     found, _ = position_findings(position_balance(np.array([2000.0, 3000.0, 5000.0]), 10000), "x")
     assert "every pair of positions differs" in found[0].text
+
+
+def test_tiny_p_values_read_as_below_a_thousandth_and_win_counts_as_counts() -> None:
+    for fmt in (pvalue, skill.pvalue):
+        assert fmt(4.52e-161) == "< 0.001" and fmt(0.0) == "< 0.001"
+        assert fmt(0.0012) == "0.0012" and fmt(0.5) == "0.5"
+    assert count(45724.0) == "45,724" and count(45724.5) == "45,724.5"
+
+
+def test_the_report_says_what_a_seat_is_and_writes_counts_and_p_values_plainly(tmp_path) -> None:
+    # 2,000 games, seat 0 wins 1,500: p vs fair far below 0.001; no git revision recorded.
+    games = [[(0 if s == int(g >= 1500) else 1, float(s == int(g >= 1500)), s) for s in range(2)]
+             for g in range(2000)]
+    rotated = render_html([analyze(one_bot_run(tmp_path / "rot", games, seating="rotate"))])
+    assert "seat 0 takes the first spec" not in rotated
+    assert "Seating was rotate: the specs of <code>--seats</code> moved between seats" in rotated
+    assert '<td class="num">1,500</td>' in rotated and "1,500.0" not in rotated
+    assert "&lt; 0.001" in rotated and not re.search(r"\d\.\d+e-\d", rotated)
+    assert "<th>git_revision</th><td><code>unknown</code>" in rotated
+    fixed = render_html([analyze(one_bot_run(tmp_path / "fix", games))])
+    assert "Seating was fixed: seat <i>i</i> held the <i>i</i>-th spec" in fixed
