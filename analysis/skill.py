@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from analysis.stats import Difference, Matchups, Rate, Ratings
 
 __all__ = ["DEFAULT_RUNGS", "BUDGET", "FORBID", "Plan", "plan", "play", "RunTally", "tally",
-           "HeadToHead", "head_to_head", "PositionBalance", "Ladder", "analyze_ladder",
+           "HeadToHead", "head_to_head", "matchups_of", "PositionBalance", "Ladder", "analyze_ladder",
            "Depth", "analyze_depth", "summed_excess", "Importance", "Restricted", "analyze_restricted",
            "SkillAnalysis", "analyze", "Finding", "findings", "ladder_findings", "depth_findings",
            "restricted_findings", "ladder_section", "render_html", "write_skill_report", "skill",
@@ -332,6 +332,22 @@ def _tally_pairs(t: RunTally, game: np.ndarray, strat: np.ndarray, rank: np.ndar
         share[game[met]] = num[met, i, j] / cnt[met, i, j]
 
 
+def matchups_of(tallies: Sequence[RunTally], names: Sequence[str] | None = None) -> Matchups:
+    """The head-to-head results of several runs added up onto `names` (default: every
+    label, in order of appearance), with the game-level moments that give their ratings
+    and shares intervals counting the game as the unit (see _game_moments)."""
+    from analysis import stats
+
+    names = list(names) if names is not None else list(dict.fromkeys(s for t in tallies for s in t.labels))
+    k = len(names)
+    wins, games = np.zeros((k, k)), np.zeros((k, k))
+    for t in tallies:
+        at = [names.index(s) for s in t.labels]
+        wins[np.ix_(at, at)] += t.ahead
+        games[np.ix_(at, at)] += t.pairs
+    return stats.Matchups(names, wins, games, _game_moments(names, tallies))
+
+
 def _game_moments(names: list[str], tallies: Sequence[RunTally], block: int = 50_000) -> np.ndarray:
     """stats.Matchups.ahead_moments of several runs, a game being all the games of the
     same index: runs of one plan share their seeds, so game i of every run was dealt
@@ -469,14 +485,8 @@ def analyze_ladder(run_dirs: Sequence[Path | str], rungs: Sequence[str] | None =
     if len({t.manifest.get("game") for t in tallies}) > 1:
         raise UserError("a skill ladder needs runs of one game; these are of "
                         f"{', '.join(sorted({str(t.manifest.get('game')) for t in tallies}))}")
-    names = list(dict.fromkeys(s for t in tallies for s in t.labels))
-    k = len(names)
-    wins, games = np.zeros((k, k)), np.zeros((k, k))
-    for t in tallies:
-        at = [names.index(s) for s in t.labels]
-        wins[np.ix_(at, at)] += t.ahead
-        games[np.ix_(at, at)] += t.pairs
-    m = stats.Matchups(names, wins, games, _game_moments(names, tallies))
+    m = matchups_of(tallies)
+    names = m.names
     ratings = stats.bradley_terry(m)
     if rungs is None:
         if ratings is None:

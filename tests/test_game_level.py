@@ -11,7 +11,7 @@ import pytest
 from analysis import stats
 from analysis.metrics import _Tally, _tally_pairs, effect_columns
 from analysis.metrics import analyze
-from analysis.skill import RunTally, _game_moments
+from analysis.skill import RunTally, _game_moments, matchups_of
 
 
 def test_ahead_counts_by_hand() -> None:
@@ -57,6 +57,11 @@ def test_the_skill_ladder_clusters_games_of_the_same_index_across_runs() -> None
     g0[0 * 3 + 1] = g0[1 * 3 + 2] = 1  # a ahead of b, b ahead of c
     g1[1 * 3 + 0] = g1[1 * 3 + 2] = 1  # b ahead of a, b ahead of c
     assert np.array_equal(got, np.outer(g0, g0) + np.outer(g1, g1))
+    r1.ahead[:] = r1.ahead_game.sum(axis=0)
+    r1.pairs[:] = r1.ahead + r1.ahead.T
+    m = matchups_of([r1, r2], ["c", "b", "a"])
+    assert m.names == ["c", "b", "a"] and m.wins[2, 1] == 1 and m.wins[1, 2] == 1 and m.games[1, 2] == 2
+    assert m.ahead_moments[2 * 3 + 1, 2 * 3 + 1] == 1  # a ahead of b in game 0 only
 
 
 def test_at_two_players_the_game_level_intervals_are_the_binomial_ones() -> None:
