@@ -224,7 +224,7 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
             margin: float = 1.0, compensation: bool = True, evidence: bool = True,
             runs: Path | str = "runs", seed: int = 0, jobs: int | None = None,
             rules: Path | str | None = None, sets: dict[str, Any] | None = None,
-            log: Any = None):
+            log: Any = None, play: bool = True):
     """Turn-position balance on a skill ladder at every table size (`players` to choose):
     mirror matches of every rung, ratings from meetings of adjacent rungs, the strongest
     rung's verdict and whether it converged (the two strongest rungs agree within
@@ -233,7 +233,8 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
     most; without, every run plays to `precision` points or `games`. Returns
     analysis.experiments.balance.BalanceResult (.table: tidy polars frame; .verdict():
     the verdict as JSON values); with `html`, writes the report, balance.parquet,
-    balance.csv and verdict.json beside it."""
+    balance.csv and verdict.json beside it. play=False analyses the runs already there
+    (e.g. to render them again) without playing."""
     from analysis.experiments import balance as bal
 
     if html is not None and Path(html).suffix.lower() not in (".html", ".htm"):
@@ -241,7 +242,7 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
     p = bal.plan(game, runs, players=players, ladder=ladder, search=search, doublings=doublings,
                  lowest=lowest, games=games, precision=precision, minutes=minutes, margin=margin,
                  compensation=compensation, sets=sets, rules=rules, seed=seed)
-    result = bal.balance(p, jobs=jobs, log=log)
+    result = bal.balance(p, jobs=jobs, log=log) if play else bal.analyze(p)
     if html is not None:
         from analysis.render.balance import write_balance
 

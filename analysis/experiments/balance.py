@@ -407,6 +407,18 @@ def play(p: Plan, cells: Sequence[Cell], *, seconds: float | None = None, cap: i
         ready = [s for s in states if not s.stopped and s.played]
         if not ready:
             break
+        # A cell whose games are so cheap that reaching the precision (the games it needs,
+        # from its half-width shrinking as 1/sqrt(games), with a fifth to spare) costs
+        # under 2% of the time left plays there at once: stepping would cost more in
+        # fixed costs than its games.
+        cheap = [(s, _round_up(1.2 * s.games * (s.halfwidth / p.precision) ** 2, s.cell.unit))
+                 for s in ready if math.isfinite(s.halfwidth)]
+        cheap = [(s, n) for s, n in cheap if (n - s.games) * s.cost < 0.02 * left]
+        if cheap:
+            for s, n in cheap:
+                extend(s, n)
+                done(s)
+            continue
         best = max(ready, key=lambda s: _TIER_WEIGHT[s.cell.tier] * s.halfwidth ** 2 / max(s.games * s.cost, 1e-9))
         grow = 8 if best.games * best.cost < 2.0 else 1
         step = min(grow * best.games, left / 4 / best.cost)

@@ -57,13 +57,13 @@ def _balance_word(v: SizeVerdict, margin: float) -> str:
     n = v.players
     rates = v.top.rates
     if all(abs(r.low - 1 / n) * 100 <= margin and abs(r.high - 1 / n) * 100 <= margin for r in rates):
-        return f"balanced within ±{margin:g} points"
+        return f"balanced within {_points(margin)}"
     p = max(range(n), key=lambda k: abs(rates[k].value - 1 / n))
     r = rates[p]
     if r.p_value < 0.05 / n and abs(r.value - 1 / n) * 100 >= margin:
         side = "advantage" if r.value > 1 / n else "disadvantage"
         return f"a {ordinal(p)}-player {side} of {100 * (r.value - 1 / n):+.1f} points over the fair {100 / n:.1f}%"
-    return f"not shown balanced within ±{margin:g} points"
+    return f"turn order not shown to matter, nor balanced within {_points(margin)}"
 
 
 def headline(v: SizeVerdict, margin: float) -> str:
@@ -79,43 +79,33 @@ def headline(v: SizeVerdict, margin: float) -> str:
     widest = max(range(len(c.changes)), key=lambda k: abs(c.changes[k][0]))
     if c.state == "converged":
         bound = max(max(abs(lo), abs(hi)) for _, lo, hi, _ in c.changes)
-        return text + (f"Converged: {c.second} agrees within ±{margin:g} points at every position "
+        return text + (f"Converged: {c.second} agrees within {_points(margin)} at every position "
                        f"(every 95% interval of the change within ±{bound:.1f}).")
     if c.state == "moves":
         return text + (f"Still moves with skill: against {c.second}, the {ordinal(widest)} player's rate "
                        f"changes by {change(c.changes[widest])}.")
     return text + (f"Not yet converged: against {c.second} the changes are not significant, but the "
-                   f"intervals reach beyond ±{margin:g} points (the {ordinal(widest)} player "
+                   f"intervals reach beyond {_points(margin)} (the {ordinal(widest)} player "
                    f"{change(c.changes[widest])}); more games at the top two rungs would decide it.")
 
 
-def overall(result: BalanceResult) -> str:
-    """The one-line verdict over every table size."""
-    def sizes(vs: list[SizeVerdict]) -> str:
-        return ", ".join(str(v.players) for v in vs)
+def _points(x: float) -> str:
+    return f"±{x:g} point" + ("" if x == 1 else "s")
 
-    unfair = [v for v in result.sizes if "advantage" in _balance_word(v, result.margin)]
-    fair = [v for v in result.sizes if _balance_word(v, result.margin).startswith("balanced")]
+
+def overall(result: BalanceResult) -> str:
+    """The one-line verdict over every table size: for each, whether turn order matters
+    among the strongest bots and whether that verdict has converged."""
+    state = {"converged": "converged", "moves": "still moving with skill",
+             "undecided": "not yet shown converged"}
     parts = []
-    if unfair:
-        parts.append(f"turn order matters at {sizes(unfair)} players")
-    if fair:
-        parts.append(f"turn positions are balanced within ±{result.margin:g} points at {sizes(fair)} players")
-    if rest := [v for v in result.sizes if v not in unfair and v not in fair]:
-        parts.append(f"undecided at {sizes(rest)} players")
-    states = {s: [v for v in result.sizes if v.convergence and v.convergence.state == s]
-              for s in ("converged", "moves", "undecided")}
-    conv = []
-    if states["converged"]:
-        conv.append(f"converged at {sizes(states['converged'])}")
-    if states["moves"]:
-        conv.append(f"still moves with skill at {sizes(states['moves'])}")
-    if states["undecided"]:
-        conv.append(f"not yet shown converged at {sizes(states['undecided'])}")
-    tail = f"; the verdict has {'; '.join(conv)} players" if conv else ""
-    # "has still moves" reads badly: the list is joined into one clause instead.
-    tail = tail.replace("has still moves", "still moves").replace("has not yet", "is not yet")
-    return f"{result.title}, among the strongest bots here: {'; '.join(parts)}{tail}."
+    for v in result.sizes:
+        word = _balance_word(v, result.margin)
+        if word.startswith("a "):
+            word = word[2:]
+        conv = state[v.convergence.state] if v.convergence else "one rung only"
+        parts.append(f"at {v.players} players {word} ({conv})")
+    return f"{result.title}, among the strongest bots here: {'; '.join(parts)}."
 
 
 def komi_text(v: SizeVerdict, margin: float) -> str | None:
@@ -124,9 +114,10 @@ def komi_text(v: SizeVerdict, margin: float) -> str | None:
         return None
     n = v.players
     if not any(k.points):
-        return (f"No whole-point score bonus does better than none at {n} players: the estimated fair bonus "
-                + ", ".join(f"{ordinal(p)} {e[0]:+.2f}" for p, e in enumerate(k.estimate) if p)
-                + " points rounds to zero.")
+        est = ", ".join(f"{e[0]:+.2f} points to the {ordinal(p)} player (95% CI {e[1]:+.2f} to {e[2]:+.2f})"
+                        for p, e in enumerate(k.estimate) if p)
+        return (f"No whole-point score bonus does better than none at {n} players: the fair bonus relative to "
+                f"the 1st player, {est}, rounds to zero.")
     est = "; ".join(f"the {ordinal(p)} player {e[0]:+.2f} points (95% CI {e[1]:+.2f} to {e[2]:+.2f})"
                     for p, e in enumerate(k.estimate) if p)
     bonus = " and ".join(f"{b} point{'s' if b != 1 else ''} to the {ordinal(p)} player"
@@ -138,8 +129,8 @@ def komi_text(v: SizeVerdict, margin: float) -> str | None:
     if k.confirmed is None:
         return text + "Not yet confirmed by a paired run (no time left in the budget)."
     conf = ", ".join(f"the {ordinal(p)} {rate(r)}" for p, r in enumerate(k.confirmed))
-    verdict = (f"balanced within ±{margin:g} points" if k.balanced
-               else f"not shown balanced within ±{margin:g} points")
+    verdict = (f"balanced within {_points(margin)}" if k.balanced
+               else f"not shown balanced within {_points(margin)}")
     return text + (f"Confirmed as a house rule (compensation.points = {k.points}) in a paired run of "
                    f"{k.confirm_games:,} games on the same seeds: {conf}, {verdict}.")
 
@@ -152,6 +143,10 @@ def knob_text(v: SizeVerdict, knob: Any) -> str:
         return (f"{knob.param} (rulebook {knob.rulebook}): no value tried makes the first player's win rate "
                 f"cross the fair {100 / n:.1f}% ({span}).") if first else f"{knob.param}: not played."
     others = ", ".join(f"{ordinal(p)} {100 * x:.1f}%" for p, x in enumerate(knob.fair_rates or []))
+    if not (math.isfinite(knob.fair.low) and math.isfinite(knob.fair.high)):
+        return (f"{knob.param} (rulebook {knob.rulebook}): on these games the first player's advantage changes "
+                f"sign at {knob.fair.x:.2f}, but its 95% interval is unbounded: too few games to place the fair "
+                "point.")
     return (f"{knob.param} (rulebook {knob.rulebook}): the first player's advantage changes sign at "
             f"{knob.fair.x:.2f} (95% CI {knob.fair.low:.2f}–{knob.fair.high:.2f}); there the positions "
             f"would win {others} (interpolated between the values played).")
