@@ -9,8 +9,7 @@ import polars as pl
 import pytest
 
 from analysis import stats
-from analysis.metrics import _Tally, _tally_pairs, effect_columns
-from analysis.metrics import analyze
+from analysis.metrics import _Tally, _tally_pairs, analyze, effect_columns
 from analysis.skill import RunTally, _game_moments, matchups_of
 
 
