@@ -701,19 +701,14 @@ def convergence(top: Path, second: Path, top_spec: str, second_spec: str, margin
     return Convergence(top_spec, second_spec, state, changes, margin, c.games)
 
 
-def _ratings(mirrors: list[str], meetings: list[Path]):
+def _ratings(rungs: list[str], meetings: list[Path]):
+    """Bradley-Terry ratings of the rungs from their meetings, the game the unit of the
+    intervals (at 3+ players one game's comparisons are correlated)."""
     from analysis import stats
-    from analysis.skill import tally
+    from analysis.skill import matchups_of, tally
 
-    tallies = [tally(d) for d in meetings if d.is_dir()]
-    k = len(mirrors)
-    wins, games = np.zeros((k, k)), np.zeros((k, k))
-    for t in tallies:
-        at = [mirrors.index(s) for s in t.labels]
-        wins[np.ix_(at, at)] += t.ahead
-        games[np.ix_(at, at)] += t.pairs
-    m = stats.Matchups(list(mirrors), wins, games)
-    return m, (stats.bradley_terry(m) if k > 1 and games.sum() > 0 else None)
+    m = matchups_of([tally(d) for d in meetings if d.is_dir()], rungs)
+    return m, (stats.bradley_terry(m) if len(rungs) > 1 and m.games.sum() > 0 else None)
 
 
 def _reversals(rungs: list[RungResult]) -> list[str]:
