@@ -24,7 +24,8 @@ from helpers import cli
 GAME = "fabryka"
 
 
-def synthetic_run(path: Path, specs: list[str], winners: np.ndarray, params: dict, seating: str = "fixed") -> None:
+def synthetic_run(path: Path, specs: list[str], winners: np.ndarray, params: dict, seating: str = "fixed",
+                  features: dict[str, np.ndarray] | None = None) -> None:
     """A run directory as the runner writes it: winners[g] is the seat that wins game g
     (seat = turn position, seat s holds specs[s]), scores 10 for the winner and 5 for
     the others."""
@@ -42,7 +43,7 @@ def synthetic_run(path: Path, specs: list[str], winners: np.ndarray, params: dic
         "run_id": path.name, "game": game, "seed": game + 1000, "seat": seat,
         "strategy": [specs[s] for s in seat], "score": np.where(won, 10, 5), "rank": np.where(won, 1, 2),
         "win": won.astype(float), "first": seat == 0, "position": seat, "turns": 40,
-        "end_reason": "scoring"})
+        "end_reason": "scoring", **{k: v.ravel() for k, v in (features or {}).items()}})
     df = df.with_columns(pl.col("run_id", "strategy", "end_reason").cast(pl.Categorical),
                          pl.col("seat", "rank", "position").cast(pl.Int8), pl.col("win").cast(pl.Float32),
                          pl.col("score", "turns").cast(pl.Int32))
@@ -126,6 +127,25 @@ def test_the_strongest_rung_is_the_highest_rated_not_the_last_listed(ladder_plan
     (v,) = bal.analyze(ladder_plan).sizes
     assert v.strongest == "random"
     assert any("above heuristic" in n for n in v.notes)
+
+
+def test_a_component_that_helps_at_one_rung_and_hurts_at_another_is_a_reversal(ladder_plan):
+    """Pink cards: the winner held them in 70% of the random mirror's games (the loser in
+    the rest), in 30% of the heuristic mirror's: a finding of each sign."""
+    rng = np.random.default_rng(6)
+    params = ladder_plan.params(2).model_dump(mode="json")
+    for rung, held_by_winner in (("random", 0.7), ("heuristic", 0.3)):
+        w = winners(rng, 20_000, 0.5)
+        winner_has = rng.random(20_000) < held_by_winner
+        holder = np.where(winner_has, w, 1 - w)
+        pink = (np.arange(2)[None, :] == holder[:, None]).astype(np.int8)
+        synthetic_run(ladder_plan.mirror(2, rung).path, [rung, rung], w, params, features={"cards_pink": pink})
+    (cell,) = ladder_plan.meetings(2)
+    synthetic_run(cell.path, list(cell.specs), np.ones(20_000, dtype=int), params, seating="rotate")
+    (v,) = bal.analyze(ladder_plan).sizes
+    (text,) = v.reversals  # P(win | has) - P(win | not) = 0.7 - 0.3 = +40 points, then -40
+    assert text.startswith("Having cards_pink goes with winning more under random (+4")
+    assert "winning less under heuristic (-4" in text
 
 
 # ---- the komi ----

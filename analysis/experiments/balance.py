@@ -711,16 +711,22 @@ def _ratings(rungs: list[str], meetings: list[Path]):
     return m, (stats.bradley_terry(m) if len(rungs) > 1 and m.games.sum() > 0 else None)
 
 
-def _reversals(rungs: list[RungResult]) -> list[str]:
-    """Components and behaviours whose association with winning is a finding at one rung
-    and a finding of the opposite sign at another (within each rung's mirror)."""
-    from analysis import metrics
+def _reversals(rungs: list[RungResult], min_change: float = 0.05) -> list[str]:
+    """Findings that hold at one rung and reverse at another, within each rung's mirror:
+    a component or behaviour whose association with winning is a finding of opposite
+    signs at two rungs; and how decided the game is by its last interim standings (the
+    sole leader's win rate there) when the strongest and the weakest rung differ by at
+    least `min_change` (Newcombe interval, significant)."""
+    from analysis import metrics, stats
 
     signs: dict[str, dict[str, float]] = {}
+    leaders = {}
     for r in rungs:
-        table = metrics.analyze(r.path).components.filter(pl.col("finding"))
-        for row in table.iter_rows(named=True):
+        a = metrics.analyze(r.path)
+        for row in a.components.filter(pl.col("finding")).iter_rows(named=True):
             signs.setdefault(row["feature"], {})[r.spec] = row["diff"]
+        if a.quality is not None and a.quality.leader_wins and a.quality.leader_wins[-1] is not None:
+            leaders[r.spec] = (a.quality.checkpoints[-1], a.quality.leader_wins[-1])
     out = []
     for feature, by in signs.items():
         up = [s for s, d in by.items() if d > 0]
@@ -729,6 +735,15 @@ def _reversals(rungs: list[RungResult]) -> list[str]:
             out.append(f"Having {feature} goes with winning more under {', '.join(up)} "
                        f"({', '.join(f'{100 * by[s]:+.1f}' for s in up)} points) but with winning less "
                        f"under {', '.join(down)} ({', '.join(f'{100 * by[s]:+.1f}' for s in down)} points).")
+    ends = [r.spec for r in rungs if r.spec in leaders]
+    if len(ends) >= 2:
+        (cw, weak), (cs, strong) = leaders[ends[0]], leaders[ends[-1]]
+        d = stats.difference(strong.successes, strong.n, weak.successes, weak.n)
+        if cw == cs and d.p_value < stats.ALPHA and abs(d.value) >= min_change:
+            out.append(f"The sole leader at {cs} goes on to win {100 * strong.value:.1f}% of games with "
+                       f"{ends[-1]} but {100 * weak.value:.1f}% with {ends[0]} ({100 * d.value:+.1f} points, "
+                       f"95% CI {100 * d.low:+.1f} to {100 * d.high:+.1f}): skill changes how open the game "
+                       "still is by then.")
     return out
 
 
