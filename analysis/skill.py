@@ -360,7 +360,7 @@ def _game_moments(names: list[str], tallies: Sequence[RunTally], block: int = 50
     for t in tallies:
         at = np.array([names.index(s) for s in t.labels])
         cols.append((at[:, None] * k + at[None, :]).ravel())
-    for start in range(0, max(t.n_games for t in tallies), block):
+    for start in range(0, max((t.n_games for t in tallies), default=0), block):
         total = np.zeros((block, k * k))
         for t, c in zip(tallies, cols):
             part = t.ahead_game[start:start + block]

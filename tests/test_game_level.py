@@ -61,6 +61,8 @@ def test_the_skill_ladder_clusters_games_of_the_same_index_across_runs() -> None
     m = matchups_of([r1, r2], ["c", "b", "a"])
     assert m.names == ["c", "b", "a"] and m.wins[2, 1] == 1 and m.wins[1, 2] == 1 and m.games[1, 2] == 2
     assert m.ahead_moments[2 * 3 + 1, 2 * 3 + 1] == 1  # a ahead of b in game 0 only
+    none = matchups_of([], ["a", "b"])  # no meetings played yet: nothing to rate
+    assert not none.games.any() and not none.ahead_moments.any()
 
 
 def test_at_two_players_the_game_level_intervals_are_the_binomial_ones() -> None:
