@@ -20,9 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 import strategies
-from analysis.cli_experiments import compare_command, sweep_command
+from analysis.cli_experiments import compare_command, skill_command, sweep_command
 from analysis.cli_report import balance_command, report_command
-from analysis.skill import skill_command
 from analysis.cli_tune import tune_command
 from analysis.summary import Summary, summarize
 from simcore.errors import UserError

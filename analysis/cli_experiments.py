@@ -1,4 +1,4 @@
-"""`chocosim compare` and `chocosim sweep`: plain functions with typer annotations that
+"""`chocosim compare`, `chocosim sweep` and `chocosim skill`: plain functions with typer annotations that
 the CLI registers, like analysis/cli_report.py, so they can be tested without the CLI.
 The experiments (and the statistics stack under them) are imported only when a command
 runs, so the CLI starts fast."""
@@ -17,7 +17,7 @@ from simcore.params import parse_set
 from simcore.registry import games
 from simcore.runner import SEATINGS
 
-__all__ = ["compare_command", "sweep_command"]
+__all__ = ["compare_command", "sweep_command", "skill_command"]
 
 _console = Console(stderr=True, markup=False, highlight=False)
 
@@ -133,3 +133,52 @@ def sweep_command(
     ok = sum(1 for p in result.points if not p.refused)
     _say(f"sweep of {ok} point(s) ({len(result.points) - ok} refused), {result.played:,} games played "
          f"in {result.seconds:.1f} s: {where}, {out}" + (f" and {pdf}" if pdf else ""))
+
+
+def _split_ladder(text: str) -> list[str]:
+    try:
+        return strategies.split_specs(text)
+    except UserError:
+        raise UserError(f"--ladder {text!r}: allowed are two or more comma-separated strategy specs, "
+                        "weakest first, e.g. random,greedy,heuristic") from None
+
+
+def skill_command(
+    game: Annotated[str, typer.Argument(help="A game name (`chocosim games` lists them).")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="The HTML report to write.")],
+    n_games: Annotated[int, typer.Option("--games", min=1, help="Games per run (each pairing, mirror match, "
+                                         "doubling and component), rounded up to whole seat rotations.")] = 2_000,
+    ladder: Annotated[str | None, typer.Option(
+        "--ladder", help="The rungs, weakest first, comma-separated specs [default: random,greedy,heuristic "
+        "and mcts where the game has them].", show_default=False)] = None,
+    depth: Annotated[str | None, typer.Option(
+        "--depth", help="Skill depth of this search bot: its iterations doubled --doublings times, e.g. "
+        "'mcts(iterations=32)'.")] = None,
+    doublings: Annotated[int, typer.Option("--doublings", min=1, help="Doublings of the budget for --depth.")] = 3,
+    restricted: Annotated[str | None, typer.Option(
+        "--restricted", help="Restricted play of this bot: it never takes one component, for each of "
+        "the game's components, against its unrestricted self.")] = None,
+    components: Annotated[str | None, typer.Option(
+        "--components", help="Only these components for --restricted, comma-separated [default: all].",
+        show_default=False)] = None,
+    pdf: Annotated[Path | None, typer.Option("--pdf", help="Also print the report to this PDF (needs Chromium).")] = None,
+    players: Annotated[int | None, typer.Option("--players", min=1, help="Table size [default: the params' or the game's smallest].",
+                                                show_default=False)] = None,
+    runs_dir: Annotated[Path, typer.Option("--runs", help="Where the run directories go (re-running resumes them).")] = Path("runs"),
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Run seed, the same for every run.")] = 0,
+    jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")] = None,
+    rules: Annotated[Path | None, typer.Option("--rules", help="House rules TOML.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Override one param: key=value; repeatable.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Skill in a game: a ladder of bots with ratings, the balance at each rung, the skill
+    depth of a search bot and the importance of each component (restricted play)."""
+    sets = dict(parse_set(s) for s in set_ or [])
+    rungs = _split_ladder(ladder) if ladder is not None else None
+    from analysis.skill import skill
+
+    a = skill(game, n_games, runs_dir, out, pdf=pdf, jobs=jobs, quiet=quiet, ladder=rungs, depth=depth,
+              doublings=doublings, restricted=restricted, players=players,
+              components=[c.strip() for c in components.split(",")] if components is not None else None, sets=sets, rules=rules, seed=seed)
+    written = f"{out}" + (f" and {pdf}" if pdf else "")
+    _console.print(f"skill report of {a.title}, {len(a.runs)} runs of {a.n_games:,} games: {written}", soft_wrap=True)

@@ -24,29 +24,24 @@ used: statsmodels alone takes seconds to import, which every CLI command would p
 """
 from __future__ import annotations
 
-import base64
 import functools
 import hashlib
-import io
 import json
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
-import typer
-from rich.console import Console
 
 import strategies
 from simcore.errors import UserError
-from simcore.params import Params, flatten, parse_set
+from simcore.params import Params, flatten
 from simcore.registry import GameSpec, get_game
-from simcore.parts import list_parts, read_part, write_text
+from simcore.parts import list_parts, read_part
 from simcore.runner import MANIFEST, run
 
 if TYPE_CHECKING:
@@ -55,18 +50,12 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_RUNGS", "BUDGET", "FORBID", "Plan", "plan", "play", "RunTally", "tally",
            "HeadToHead", "head_to_head", "matchups_of", "PositionBalance", "Ladder", "analyze_ladder",
            "Depth", "analyze_depth", "summed_excess", "Importance", "Restricted", "analyze_restricted",
-           "SkillAnalysis", "analyze", "Finding", "findings", "ladder_findings", "depth_findings",
-           "restricted_findings", "ladder_section", "render_html", "write_skill_report", "skill",
-           "skill_command", "with_arg"]
+           "SkillAnalysis", "analyze", "skill", "with_arg"]
 
 # The default ladder, weakest first: the rungs the game has of these.
 DEFAULT_RUNGS = ("random", "greedy", "heuristic", "mcts")
 BUDGET = "iterations"  # the argument of a search bot's spec that skill depth doubles
 FORBID = "forbid"  # the argument every strategy spec takes for restricted play
-_TEMPLATE = "skill.html.j2"
-
-_console = Console(stderr=True)
-
 
 # ---- specs ----
 
@@ -676,269 +665,6 @@ def analyze(p: Plan) -> SkillAnalysis:
                          ladder, depth, restricted, runs)
 
 
-# ---- findings ----
-
-@dataclass(frozen=True)
-class Finding:
-    section: str  # the report section holding the evidence
-    text: str
-
-
-def pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def rate_text(r: Rate) -> str:
-    return f"{pct(r.value)} (95% CI {100 * r.low:.1f}–{pct(r.high)})"
-
-
-def points(v: float, low: float, high: float) -> str:
-    return f"{100 * v:+.1f} points (95% CI {100 * low:+.1f} to {100 * high:+.1f})"
-
-
-def pvalue(p: float) -> str:
-    """As the balance report writes them: "< 0.001" below that, else three digits."""
-    if not math.isfinite(p):
-        return "n/a"
-    return "< 0.001" if p < 1e-3 else f"{p:.3g}"
-
-
-def elo_text(e: tuple[float, float, float]) -> str:
-    return f"{e[0]:+.0f} Elo (95% CI {e[1]:+.0f} to {e[2]:+.0f})"
-
-
-def position_name(p: int) -> str:
-    return "acting first" if p == 0 else f"position {p + 1}"
-
-
-def ladder_findings(ladder: Ladder) -> list[Finding]:
-    from analysis.stats import ALPHA
-
-    g, share = ladder.gap, ladder.gap.share
-    out = []
-    if share.p_value < ALPHA and share.value > 0.5:
-        text = (f"Skill matters: {g.a} is ahead of {g.b} in {rate_text(share)} of their games, "
-                f"{elo_text(g.elo)}.")
-    elif share.p_value < ALPHA:
-        text = (f"The ladder is upside down at its ends: {g.a} is ahead of {g.b} in only "
-                f"{rate_text(share)} of their games.")
-    else:
-        text = (f"Skill does not show: {g.a} is ahead of {g.b} in {rate_text(share)} of their games, "
-                "not significantly different from 50%: luck decides between these bots.")
-    out.append(Finding("skill-ladder", text))
-    for h, q in zip(ladder.pairs, ladder.pair_q, strict=True):
-        # h.a is the rung listed higher: a significant share below 50% breaks the order.
-        if q < ALPHA and h.share.value < 0.5:
-            out.append(Finding("skill-ladder", f"Out of order: {h.a}, listed as stronger, is ahead of {h.b} "
-                                               f"in only {rate_text(h.share)} of their games (q = {pvalue(q)})."))
-    if ladder.balance is None:
-        return out
-    b = ladder.balance
-    moved = [s for s in b.shifts if s.significant]
-    for s in moved:
-        r0, r1 = b.win[0][s.position], b.win[b.rungs.index(s.rung)][s.position]
-        out.append(Finding("skill-balance", (
-            f"The balance depends on skill: {position_name(s.position)} wins {pct(r1.value)} of {s.rung} "
-            f"mirror matches against {pct(r0.value)} of {b.rungs[0]} ones, "
-            f"{points(s.diff.value, s.diff.low, s.diff.high)}, q = {pvalue(s.q_value)}.")))
-    if not moved:
-        n = len(b.shifts)
-        out.append(Finding("skill-balance", (
-            "The position balance does not depend significantly on skill: no rung's win rates by position "
-            f"differ from {b.rungs[0]}'s (Benjamini–Hochberg over {n} comparison{'s' if n > 1 else ''}).")))
-    return out
-
-
-def depth_findings(d: Depth) -> list[Finding]:
-    if d.depth == 0:
-        verdict = "the first doubling does not win significantly more than half its games: luck decides there"
-    else:
-        verdict = f"each of the first {d.depth} doublings wins significantly more than half its games"
-    return [Finding("skill-depth", f"Skill depth {d.depth} of {len(d.steps)} doublings from {d.base}: "
-                                   f"{verdict}; summed excess over 50% {points(*d.excess)}.")]
-
-
-def restricted_findings(r: Restricted) -> list[Finding]:
-    out = []
-    for c in (c for c in r.components if c.significant):
-        if c.drop[0] > 0:
-            text = (f"{c.component} matters to {r.bot}: never taking it costs {points(*c.drop)} of win share "
-                    f"(q = {pvalue(c.q_value)}).")
-        else:
-            text = (f"{r.bot} does better never taking {c.component}: "
-                    f"{points(-c.drop[0], -c.drop[2], -c.drop[1])} of win share (q = {pvalue(c.q_value)}); "
-                    "it overvalues it.")
-        out.append(Finding("skill-restricted", text))
-    if not out:
-        out.append(Finding("skill-restricted", f"No component's removal changes {r.bot}'s win share "
-                                               f"significantly ({len(r.components)} tested, Benjamini–Hochberg)."))
-    return out
-
-
-def findings(a: SkillAnalysis) -> list[Finding]:
-    out = ladder_findings(a.ladder)
-    if a.depth is not None:
-        out += depth_findings(a.depth)
-    if a.restricted is not None:
-        out += restricted_findings(a.restricted)
-    return out
-
-
-# ---- figures ----
-
-@dataclass(frozen=True)
-class Figure:
-    src: str  # data: URI of the SVG
-    alt: str
-
-
-def _figure(fig, alt: str) -> Figure:
-    import matplotlib.pyplot as plt
-
-    buf = io.StringIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    return Figure("data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode()).decode(), alt)
-
-
-def _palette():
-    import seaborn as sns
-
-    return sns.color_palette("colorblind")
-
-
-def _errors(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    return np.clip(np.vstack([values - low, high - values]), 0, None)
-
-
-def balance_figure(b: PositionBalance) -> Figure:
-    """Win rate by position, one group per position, one bar per rung."""
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import PercentFormatter
-
-    from analysis import plots
-
-    fig, ax = plt.subplots(figsize=(plots.WIDTH, 1.6 + 0.35 * b.players * len(b.rungs)))
-    width = 0.8 / len(b.rungs)
-    for r, rung in enumerate(b.rungs):
-        rates = b.win[r]
-        y = np.arange(b.players) + r * width
-        v = np.array([x.value for x in rates])
-        ax.barh(y, v, height=width, label=rung, color=_palette()[r % 10],
-                xerr=_errors(v, np.array([x.low for x in rates]), np.array([x.high for x in rates])),
-                error_kw={"ecolor": "black", "capsize": 3, "lw": 1})
-    ax.set_yticks(np.arange(b.players) + 0.4 - width / 2, [position_name(p) for p in range(b.players)])
-    ax.invert_yaxis()
-    ax.axvline(1 / b.players, color="black", ls="--", lw=1)
-    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_xlabel("win rate in mirror matches (dashed: fair share)")
-    ax.set_title("Win rate by turn position at each rung (95% Wilson intervals)", pad=22)
-    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(b.rungs), 4), frameon=False)
-    return _figure(fig, "win rate by turn position at each rung of the ladder")
-
-
-def depth_figure(d: Depth) -> Figure:
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import PercentFormatter
-
-    from analysis import plots
-
-    fig, ax = plt.subplots(figsize=(plots.WIDTH, 3.2))
-    x = np.arange(len(d.steps))
-    v = np.array([s.h2h.share.value for s in d.steps])
-    low = np.array([s.h2h.share.low for s in d.steps])
-    high = np.array([s.h2h.share.high for s in d.steps])
-    ax.errorbar(x, v, yerr=_errors(v, low, high), fmt="o-", color=_palette()[0], ecolor="black", capsize=4)
-    ax.axhline(0.5, color="black", ls="--", lw=1)
-    ax.set_xticks(x, [f"{s.budget} vs {s.budget // 2}" for s in d.steps], rotation=30 if len(x) > 5 else 0)
-    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_xlabel(f"{BUDGET}: budget against half of it")
-    ax.set_ylabel("ahead share of the doubled budget")
-    ax.set_title("Skill trace: each doubling against the budget below (95% Wilson intervals)")
-    return _figure(fig, "skill trace over doubling budgets")
-
-
-def restricted_figure(r: Restricted) -> Figure:
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import PercentFormatter
-
-    from analysis import plots
-
-    fig, ax = plt.subplots(figsize=(plots.WIDTH, 1.4 + 0.3 * len(r.components)))
-    y = np.arange(len(r.components))
-    v = np.array([c.drop[0] for c in r.components])
-    err = _errors(v, np.array([c.drop[1] for c in r.components]), np.array([c.drop[2] for c in r.components]))
-    sig = np.array([c.significant for c in r.components])
-    for mask, color, label in ((sig, _palette()[3], "significant (BH q < 0.05)"), (~sig, "grey", "not significant")):
-        if mask.any():
-            ax.errorbar(v[mask], y[mask], xerr=err[:, mask], fmt="o", color=color, ecolor=color, capsize=3, label=label)
-    ax.set_yticks(y, [c.component for c in r.components])
-    ax.invert_yaxis()
-    ax.axvline(0, color="black", lw=1)
-    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_xlabel("drop in win share when never taking the component (percentage points)")
-    ax.set_title(f"Restricted play: importance of each component to {r.bot} (95% paired intervals)", pad=22)
-    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
-    return _figure(fig, "importance of each component by restricted play")
-
-
-def ladder_figures(ladder: Ladder) -> dict[str, Figure | None]:
-    from analysis import plots
-
-    ratings = ladder.ratings
-    return {
-        "ratings": Figure(_data_uri(plots.strategy_ratings(ratings)), "ratings of the ladder's rungs") if ratings else None,
-        "matchups": Figure(_data_uri(plots.matchup_matrix(ladder.matchups)), "head-to-head matrix of the ladder"),
-        "balance": balance_figure(ladder.balance) if ladder.balance else None,
-    }
-
-
-def _data_uri(svg: str) -> str:
-    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
-
-
-# ---- the report ----
-
-def _environment():
-    import jinja2
-
-    env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=pct, rate=rate_text, pvalue=pvalue, elo=elo_text)
-    env.globals.update(points=points, position_name=position_name)
-    return env
-
-
-def ladder_section(ladder: Ladder) -> str:
-    """The skill-ladder section alone (findings, ratings, head-to-head, balance by
-    skill) as an HTML fragment for another report, e.g. the balance report over
-    analyze_ladder(its run directories); it uses that report's styles."""
-    return _environment().get_template(_TEMPLATE).render(
-        standalone=False, a=None, ladder=ladder, findings=ladder_findings(ladder),
-        figures=ladder_figures(ladder), depth_figure=None, restricted_figure=None)
-
-
-def render_html(a: SkillAnalysis) -> str:
-    return _environment().get_template(_TEMPLATE).render(
-        standalone=True, a=a, ladder=a.ladder, findings=findings(a), figures=ladder_figures(a.ladder),
-        depth_figure=depth_figure(a.depth) if a.depth else None,
-        restricted_figure=restricted_figure(a.restricted) if a.restricted else None,
-        created=datetime.now(UTC).isoformat(timespec="seconds"))
-
-
-def write_skill_report(a: SkillAnalysis, html: Path | str, pdf: Path | str | None = None) -> None:
-    from analysis.report import print_pdf
-
-    html = Path(html)
-    text = render_html(a)  # before anything is written: a failure leaves old reports alone
-    write_text(html, text)
-    if pdf is not None:
-        Path(pdf).parent.mkdir(parents=True, exist_ok=True)
-        print_pdf(html, Path(pdf))
-
-
 # ---- the command ----
 
 def skill(game: str, n_games: int, runs_dir: Path | str, html: Path | str, *, pdf: Path | str | None = None,
@@ -949,52 +675,7 @@ def skill(game: str, n_games: int, runs_dir: Path | str, html: Path | str, *, pd
     p = plan(game, n_games, runs_dir, **plan_args)
     play(p, jobs=jobs, quiet=quiet)
     a = analyze(p)
+    from analysis.render.skill import write_skill_report
+
     write_skill_report(a, html, pdf)
     return a
-
-
-def _split_ladder(text: str) -> list[str]:
-    try:
-        return strategies.split_specs(text)
-    except UserError:
-        raise UserError(f"--ladder {text!r}: allowed are two or more comma-separated strategy specs, "
-                        "weakest first, e.g. random,greedy,heuristic") from None
-
-
-def skill_command(
-    game: Annotated[str, typer.Argument(help="A game name (`chocosim games` lists them).")],
-    out: Annotated[Path, typer.Option("-o", "--out", help="The HTML report to write.")],
-    n_games: Annotated[int, typer.Option("--games", min=1, help="Games per run (each pairing, mirror match, "
-                                         "doubling and component), rounded up to whole seat rotations.")] = 2_000,
-    ladder: Annotated[str | None, typer.Option(
-        "--ladder", help="The rungs, weakest first, comma-separated specs [default: random,greedy,heuristic "
-        "and mcts where the game has them].", show_default=False)] = None,
-    depth: Annotated[str | None, typer.Option(
-        "--depth", help=f"Skill depth of this search bot: its {BUDGET} doubled --doublings times, e.g. "
-        f"'mcts({BUDGET}=32)'.")] = None,
-    doublings: Annotated[int, typer.Option("--doublings", min=1, help="Doublings of the budget for --depth.")] = 3,
-    restricted: Annotated[str | None, typer.Option(
-        "--restricted", help="Restricted play of this bot: it never takes one component, for each of "
-        "the game's components, against its unrestricted self.")] = None,
-    components: Annotated[str | None, typer.Option(
-        "--components", help="Only these components for --restricted, comma-separated [default: all].",
-        show_default=False)] = None,
-    pdf: Annotated[Path | None, typer.Option("--pdf", help="Also print the report to this PDF (needs Chromium).")] = None,
-    players: Annotated[int | None, typer.Option("--players", min=1, help="Table size [default: the params' or the game's smallest].",
-                                                show_default=False)] = None,
-    runs_dir: Annotated[Path, typer.Option("--runs", help="Where the run directories go (re-running resumes them).")] = Path("runs"),
-    seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Run seed, the same for every run.")] = 0,
-    jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")] = None,
-    rules: Annotated[Path | None, typer.Option("--rules", help="House rules TOML.")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Override one param: key=value; repeatable.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
-) -> None:
-    """Skill in a game: a ladder of bots with ratings, the balance at each rung, the skill
-    depth of a search bot and the importance of each component (restricted play)."""
-    sets = dict(parse_set(s) for s in set_ or [])
-    rungs = _split_ladder(ladder) if ladder is not None else None
-    a = skill(game, n_games, runs_dir, out, pdf=pdf, jobs=jobs, quiet=quiet, ladder=rungs, depth=depth,
-              doublings=doublings, restricted=restricted, players=players,
-              components=[c.strip() for c in components.split(",")] if components is not None else None, sets=sets, rules=rules, seed=seed)
-    written = f"{out}" + (f" and {pdf}" if pdf else "")
-    _console.print(f"skill report of {a.title}, {len(a.runs)} runs of {a.n_games:,} games: {written}", soft_wrap=True)

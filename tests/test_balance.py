@@ -17,7 +17,7 @@ import pytest
 
 from analysis import api
 from analysis.experiments import balance as bal
-from analysis.render.balance import headline, overall, write_balance
+from analysis.render.balance import headline, overall
 from simcore.errors import UserError
 from helpers import cli
 

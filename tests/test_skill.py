@@ -15,6 +15,7 @@ import pytest
 from scipy import stats as sps
 
 from analysis import skill
+from analysis.render import skill as render_skill
 from analysis.report import find_chromium
 from analysis.stats import ELO_PER_LOGIT
 from simcore.errors import UserError
@@ -98,7 +99,7 @@ def test_planted_ladder_is_recovered_with_intervals_covering_the_truth(tmp_path)
     assert gap.share.low <= true_gap <= gap.share.high
     low, high = gap.elo[1], gap.elo[2]
     assert low <= ELO_PER_LOGIT * 1.9 <= high
-    texts = [f.text for f in skill.ladder_findings(ladder)]
+    texts = [f.text for f in render_skill.ladder_findings(ladder)]
     assert texts[0].startswith("Skill matters: best is ahead of weak")
     assert not any("Out of order" in t for t in texts)
     # Every pair of the round robin, the higher rung first, each above 50%.
@@ -128,12 +129,12 @@ def test_equal_bots_show_no_skill_and_an_inverted_pair_is_flagged(tmp_path):
                                 ["a", "b", "c"])
     assert 0.5 - 0.05 < flat.gap.share.value < 0.5 + 0.05
     assert flat.gap.share.low <= 0.5 <= flat.gap.share.high
-    assert skill.ladder_findings(flat)[0].text.startswith("Skill does not show")
+    assert render_skill.ladder_findings(flat)[0].text.startswith("Skill does not show")
     # Listed weakest first, but "mid" beats "top": the order is wrong and said so.
     wrong = skill.analyze_ladder(planted_ladder(tmp_path / "wrong", {"low": 0.0, "mid": 1.5, "top": 0.8}),
                                  ["low", "mid", "top"])
     assert any(f.text.startswith("Out of order: top, listed as stronger, is ahead of mid")
-               for f in skill.ladder_findings(wrong))
+               for f in render_skill.ladder_findings(wrong))
 
 
 def test_ladder_order_defaults_to_ratings_and_needs_its_ends_to_have_met(tmp_path):
@@ -161,7 +162,7 @@ def test_a_planted_position_shift_is_found_and_a_null_one_is_not(tmp_path):
     assert set(shifts) == {"b", "c"}  # the last position is not tested again
     assert shifts["b"].significant and shifts["b"].diff.low <= -0.06 <= shifts["b"].diff.high
     assert not shifts["c"].significant and shifts["c"].diff.low <= 0 <= shifts["c"].diff.high
-    texts = [f.text for f in skill.ladder_findings(skill.analyze_ladder(dirs, ["a", "b", "c"]))]
+    texts = [f.text for f in render_skill.ladder_findings(skill.analyze_ladder(dirs, ["a", "b", "c"]))]
     moved = [t for t in texts if t.startswith("The balance depends on skill")]
     assert len(moved) == 1 and "acting first wins" in moved[0] and "of b mirror matches" in moved[0]
 
@@ -190,7 +191,7 @@ def test_planted_skill_trace_gives_its_depth_and_summed_excess(tmp_path):
     assert d.depth == 2
     truth = sum(p - 0.5 for p in DEPTH_SHARES)
     assert d.excess[1] <= truth <= d.excess[2]
-    assert skill.depth_findings(d)[0].text.startswith("Skill depth 2 of 4 doublings from mcts(iterations=8)")
+    assert render_skill.depth_findings(d)[0].text.startswith("Skill depth 2 of 4 doublings from mcts(iterations=8)")
 
 
 def test_depth_counts_doublings_only_while_they_stay_significant(tmp_path):
@@ -201,7 +202,7 @@ def test_depth_counts_doublings_only_while_they_stay_significant(tmp_path):
     d = skill.analyze_depth(dirs, specs, [4, 8, 16])
     assert [s.significant for s in d.steps] == [False, True]
     assert d.depth == 0
-    assert "the first doubling does not win significantly" in skill.depth_findings(d)[0].text
+    assert "the first doubling does not win significantly" in render_skill.depth_findings(d)[0].text
 
 
 def test_summed_excess_interval_covers_the_truth_under_shared_seeds():
@@ -255,7 +256,7 @@ def test_planted_component_importance_is_found_and_a_worthless_one_is_not(tmp_pa
     assert by["white"].significant and by["nuts"].significant and by["decoy"].significant
     assert not by["paper"].significant and by["paper"].drop == (0.0, 0.0, 0.0)
     assert by["white"].share.low <= 0.2 <= by["white"].share.high
-    texts = [f.text for f in skill.restricted_findings(r)]
+    texts = [f.text for f in render_skill.restricted_findings(r)]
     assert any(re.match(r"white matters to heuristic: never taking it costs \+(29|30)\.\d points", t) for t in texts)
     assert any(t.startswith("heuristic does better never taking decoy") for t in texts)
     assert not any("paper" in t for t in texts)
@@ -353,12 +354,12 @@ def test_skill_command_plays_reports_and_resumes(tmp_path, capsys):
         find_chromium()
     except UserError:
         return
-    skill.write_skill_report(first, tmp_path / "again.html", tmp_path / "skill.pdf")
+    render_skill.write_skill_report(first, tmp_path / "again.html", tmp_path / "skill.pdf")
     assert (tmp_path / "skill.pdf").read_bytes().startswith(b"%PDF")
 
 
 def test_ladder_section_is_a_fragment_for_another_report(tmp_path):
-    html = skill.ladder_section(skill.analyze_ladder(planted_ladder(tmp_path, {"u": 0.0, "v": 1.0}), ["u", "v"]))
+    html = render_skill.ladder_section(skill.analyze_ladder(planted_ladder(tmp_path, {"u": 0.0, "v": 1.0}), ["u", "v"]))
     assert '<section id="skill-ladder">' in html and "<html" not in html
     assert "Skill matters: v is ahead of u" in html
 

@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from analysis import skill
+from analysis.render import skill as render_skill
 from analysis.findings import count, position_findings, pvalue
 from analysis.metrics import position_balance
 from analysis.metrics import analyze
@@ -28,7 +29,7 @@ def test_the_position_finding_names_only_the_pairs_the_tests_separate() -> None:
 
 
 def test_tiny_p_values_read_as_below_a_thousandth_and_win_counts_as_counts() -> None:
-    for fmt in (pvalue, skill.pvalue):
+    for fmt in (pvalue, render_skill.pvalue):
         assert fmt(4.52e-161) == "< 0.001" and fmt(0.0) == "< 0.001"
         assert fmt(0.0012) == "0.0012" and fmt(0.5) == "0.5"
     assert count(45724.0) == "45,724" and count(45724.5) == "45,724.5"
