@@ -793,9 +793,10 @@ def analyze(p: Plan, played: Sequence[Played] = (), wall_seconds: float = 0.0, *
     for n in p.sizes:
         rungs_specs = p.ladders[n]
         mirror_cells = [p.mirror(n, r) for r in rungs_specs]
-        present = [c for c in mirror_cells if _existing_games(c.path) > 0]
+        # A rung needs two games for an interval; one the budget did not reach is named.
+        present = [c for c in mirror_cells if _existing_games(c.path) >= 2]
         if not present:
-            raise UserError(f"no mirror match at {n} players has any games yet: give more --minutes")
+            raise UserError(f"no mirror match at {n} players has two games yet: give more --minutes")
         meetings = p.meetings(n)
         matchups, ratings = _ratings(rungs_specs, [c.path for c in meetings])
         results = []
@@ -815,7 +816,7 @@ def analyze(p: Plan, played: Sequence[Played] = (), wall_seconds: float = 0.0, *
             notes.append(f"The ratings put {order[-1].spec} above {results[-1].spec}, the ladder's last rung: "
                          "the verdict is the highest-rated rung's.")
         if missing := [c.label for c in mirror_cells if c not in present]:
-            notes.append(f"Not played within the budget: the mirror of {', '.join(missing)}.")
+            notes.append(f"Not played within the budget (fewer than two games): the mirror of {', '.join(missing)}.")
         conv = None
         if len(order) >= 2:
             conv = convergence(order[-1].path, order[-2].path, order[-1].spec, order[-2].spec, p.margin)
