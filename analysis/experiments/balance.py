@@ -289,11 +289,21 @@ class Played:
     seconds: float = 0.0  # wall time this call spent on them
     halfwidth: float = math.inf  # points: widest confidence-sequence half-width
     stopped: str = ""  # why it plays no more: "precise", "cap", "time"
+    largest: tuple[int, float] = (0, 0.0)  # games and seconds of its largest step
+    quickest: float = math.inf  # seconds of its quickest step
 
-    @property
-    def cost(self) -> float:
-        """Seconds a game (wall time, every worker), once priced."""
-        return self.seconds / self.played if self.played else math.nan
+    def record(self, games: int, seconds: float) -> None:
+        self.played += games
+        self.seconds += seconds
+        self.quickest = min(self.quickest, seconds)
+        if games >= self.largest[0]:
+            self.largest = (games, seconds)
+
+    def per_game(self, overhead: float) -> float:
+        """Seconds a game once a step's fixed cost (starting a run, writing its manifest,
+        reading its tallies) is taken off: a pilot of one game costs mostly that."""
+        games, seconds = self.largest
+        return max((seconds - overhead) / games, 1e-7) if games else math.nan
 
 
 def _existing_games(path: Path) -> int:
@@ -366,8 +376,7 @@ def play(p: Plan, cells: Sequence[Cell], *, seconds: float | None = None, cap: i
         start = time.monotonic()
         r = run(p.game, p.params(c.players, c.sets), list(c.specs), lineup, c.path, n_games=n,
                 seed=p.seed, seating=c.seating, jobs=jobs, quiet=True)
-        s.seconds += time.monotonic() - start
-        s.played += r.played
+        s.record(r.played, time.monotonic() - start)
         s.games = int(r.manifest["n_games"])
         if log:
             log(f"{c.players} players, {c.kind} {c.label}: {s.games:,} games (+{r.played:,} in "
@@ -398,30 +407,38 @@ def play(p: Plan, cells: Sequence[Cell], *, seconds: float | None = None, cap: i
         if not done(s):
             extend(s, s.games + s.cell.unit)
             done(s)
-    # Then the best value for time, one step at a time: the cell whose next games shrink
-    # its squared half-width the most per second. A step takes at most a quarter of the
-    # time left, so no cell eats the budget on a wrong price, and grows a cell eightfold
-    # while its games are cheap (a pilot's price is mostly the run's fixed cost), else
-    # at most doubles it.
+    # Then the best value for time, one step at a time. A step costs a fixed part (the
+    # quickest step of any cell) and a part per game (each cell's own, from its largest
+    # step). A cell that reaches the precision (the games it needs, from its half-width
+    # shrinking as 1/sqrt(games), with a fifth to spare) for under 2% of the time left,
+    # or a second, plays there at once. Otherwise the cell whose next games shrink its
+    # squared half-width the most per second plays: a step takes at most a quarter of
+    # the time left, so no cell eats the budget on a wrong price, and grows a cell
+    # eightfold while its games are cheap, else at most doubles it.
     while (left := budget.left()) > 0:
         ready = [s for s in states if not s.stopped and s.played]
         if not ready:
             break
-        # A cell whose games are so cheap that reaching the precision (the games it needs,
-        # from its half-width shrinking as 1/sqrt(games), with a fifth to spare) costs
-        # under 2% of the time left plays there at once: stepping would cost more in
-        # fixed costs than its games.
-        cheap = [(s, _round_up(1.2 * s.games * (s.halfwidth / p.precision) ** 2, s.cell.unit))
-                 for s in ready if math.isfinite(s.halfwidth)]
-        cheap = [(s, n) for s, n in cheap if (n - s.games) * s.cost < 0.02 * left]
+        overhead = min(s.quickest for s in states if s.played)
+        cheap = []
+        for s in ready:
+            if math.isfinite(s.halfwidth):
+                need = _round_up(1.2 * s.games * (s.halfwidth / p.precision) ** 2, s.cell.unit)
+                if overhead + (need - s.games) * s.per_game(overhead) < max(0.02 * left, 1.0):
+                    cheap.append((s, need))
         if cheap:
-            for s, n in cheap:
-                extend(s, n)
+            for s, need in cheap:
+                extend(s, need)
                 done(s)
             continue
-        best = max(ready, key=lambda s: _TIER_WEIGHT[s.cell.tier] * s.halfwidth ** 2 / max(s.games * s.cost, 1e-9))
-        grow = 8 if best.games * best.cost < 2.0 else 1
-        step = min(grow * best.games, left / 4 / best.cost)
+
+        def gain(s: Played) -> float:
+            return _TIER_WEIGHT[s.cell.tier] * s.halfwidth ** 2 / (overhead + s.games * s.per_game(overhead))
+
+        best = max(ready, key=gain)
+        per_game = best.per_game(overhead)
+        grow = 8 if best.games * per_game < 2.0 else 1
+        step = min(grow * best.games, (left / 4 - overhead) / per_game)
         step = math.floor(step / best.cell.unit) * best.cell.unit
         if step < max(best.cell.unit, best.games / 20):  # too little time left to matter
             best.stopped = "time"
