@@ -25,7 +25,7 @@ from simcore.registry import games
 ROOT = Path(__file__).resolve().parent.parent
 # Minutes of the balance budget per game: the games with more table sizes and slower
 # search get more.
-MINUTES = {"fabryka": 6.0, "enemy_chocolatier": 10.0, "manfredini": 8.0, "alleycat": 8.0}
+MINUTES = {"fabryka": 6.0, "enemy_chocolatier": 15.0, "manfredini": 8.0, "alleycat": 8.0}
 DEFAULT_MINUTES = 6.0
 # The search bot's lowest budget on the ladder: its default where a decision costs about
 # a millisecond, less where it costs tens (Alley Cat), so the top rungs get games at all.
