@@ -43,7 +43,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from simcore.batch import SEATING_MODES, play_batch, result_arrays, tally_size
 from simcore.errors import UserError
 from simcore.params import Params, flatten
-from simcore.parts import LEGACY_GLOB, PART_GLOB, part_name, read_tally, scan_parts, tally_path, write_atomic, write_part
+from simcore.parts import (LEGACY_GLOB, MANIFEST, PART_GLOB, STRAY, chunks_of, part_name, part_problem, segments_of, tally_path,
+                           write_atomic, write_part)
 from simcore.registry import GameSpec
 from simcore.state import CHECKED_BUILD, GameState
 from simcore.strategy import DecideError, PythonStrategy, Strategy
@@ -57,7 +58,6 @@ SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, i
 # the rest release the GIL, and threads start at once), processes when one is written
 # in Python (it holds the GIL while it decides).
 BACKENDS = ("auto", "processes", "threads", "dask")
-MANIFEST = "manifest.json"
 # What makes two runs the same run: a directory is resumed (or extended to more games)
 # only if all of these match. The number of games is not part of it: game i of a run is
 # the same game however many games the run has.
@@ -131,21 +131,6 @@ def default_chunk_size(n_games: int, jobs: int, bytes_per_game: int) -> int:
     or small runs (at least CHUNKS_PER_JOB chunks per job)."""
     spread = math.ceil(n_games / (jobs * CHUNKS_PER_JOB))
     return max(1, min(DEFAULT_CHUNK_SIZE, CHUNK_BYTES // bytes_per_game, spread))
-
-
-def _chunks(manifest: dict[str, Any]) -> list[tuple[int, int, int]]:
-    """(part index, first game, end) of every chunk of a run. A run extended to more
-    games keeps the parts it has: each extension is a segment of games chunked on its
-    own, by its own chunk size (a third entry; the run's chunk_size where it has none),
-    its parts numbered on from the last part of the segment before."""
-    segments = manifest.get("segments") or [[0, manifest["n_games"]]]
-    chunks: list[tuple[int, int, int]] = []
-    for start, end, *own in segments:
-        size = own[0] if own else manifest["chunk_size"]
-        first = len(chunks)
-        chunks += [(first + k, i0, min(i0 + size, end))
-                   for k, i0 in enumerate(range(start, end, size))]
-    return chunks
 
 
 def rotation_size(n_players: int, seating: str) -> int:
@@ -265,6 +250,10 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
             or manifest["chunk_size"] < 1:
         raise UserError(f"run directory {out}: {MANIFEST} is not a chocosim manifest "
                         "(no positive chunk_size)")
+    try:
+        segments_of(manifest)
+    except (ValueError, TypeError) as e:
+        raise UserError(f"run directory {out}: {MANIFEST} has garbled segments ({e})") from None
     if next(out.glob(LEGACY_GLOB), None) is not None:
         raise UserError(f"run directory {out} holds Parquet parts of an older chocosim: summary and "
                         "report still read it, but it cannot be resumed or extended; choose another "
@@ -281,7 +270,7 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
              defaults: dict[str, Any] | None = None) -> dict[str, Any]:
     """Open the run directory: resume the same run, extend it to more games, start a
     new one, or refuse. Extending appends a segment [old n_games, new n_games, chunk
-    size] to the manifest (see _chunks), so games 0..old n_games-1 and their parts stay
+    size] to the manifest (see simcore.parts.chunks_of), so games 0..old n_games-1 and their parts stay
     as they are; `sizing(games)` chunks the new segment for its own size (a run begun
     with a one-game pilot would otherwise play every later game in parts of one).
     `check(manifest)` may refuse the run held there before anything is written."""
@@ -404,14 +393,15 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
                    fresh["run_id"], out.resolve())
         try:
             manifest = _prepare(out, identity, fresh,
-                                lambda held: _check_format(replace(job, run_id=held["run_id"]), state), sizing,
+                                lambda held: _check_format(replace(job, run_id=held["run_id"]), state, held), sizing,
                                 flatten(game.params(players=state.n_players).model_dump(mode="json")))
         except OSError as e:
             raise UserError(f"cannot create the run directory {out}: "
                             f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None
         n_games = manifest["n_games"]
         job = replace(job, run_id=manifest["run_id"])
-        todo = [c for c in _chunks(manifest) if not _part_done(out, *c, state.n_players)]
+        _remove_strays(out, manifest)
+        todo = [c for c in chunks_of(manifest) if not _part_done(out, c[0], manifest)]
         resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
         if todo and manifest is not fresh:
             _record_resume(out, manifest, fresh)
@@ -420,39 +410,40 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     return RunResult(out, manifest, played, resumed, requested)
 
 
-def _part_done(out: Path, index: int, i0: int, i1: int, n_players: int) -> bool:
-    """Whether part `index` is on disk whole: its tally holds the part's size and the
-    games of its chunk, and the part's rows read and start at game i0. A truncated or
-    corrupt part, another chunk's part, or one without its tally is said so (stderr) and
-    played again."""
+def _part_done(out: Path, index: int, manifest: dict[str, Any]) -> bool:
+    """Whether part `index` is on disk whole and of this run (simcore.parts.part_problem:
+    its tally names this run and chunk, and its bytes match the tally's checksum). A
+    damaged part, another run's or chunk's part, or one without its tally is said so
+    (stderr) and played again."""
     path = out / part_name(index)
     if not path.exists():
         return False
-    try:
-        tally = read_tally(path)
-        if tally is None:
-            raise ValueError(f"its tally {tally_path(path).name} is missing")
-        # The rows' game column only (memory-mapped): cheap, and it tells parts apart.
-        first, rows = scan_parts([path]).select(pl.col("game").first(), pl.len()).collect().row(0)
-    except (OSError, ValueError, pl.exceptions.PolarsError) as e:
-        print(f"chocosim: {path} is unreadable ({str(e).splitlines()[0]}): playing its games again",
-              file=sys.stderr)
-        return False
-    # Not its run_id: a run extended to more games may be given a new one.
-    whole = (tally.get("first_game"), tally.get("games"), first, rows) == (i0, i1 - i0, i0, (i1 - i0) * n_players)
-    if not whole:
-        print(f"chocosim: {path} does not hold games {i0}-{i1 - 1} of this run: playing them again",
-              file=sys.stderr)
-    return whole
+    problem = part_problem(path, manifest, need_tally=True)
+    if problem is not None:
+        print(f"chocosim: {path} {problem}: playing its games again", file=sys.stderr)
+    return problem is None
 
 
-def _check_format(job: _Job, state: GameState) -> None:
+def _remove_strays(out: Path, manifest: dict[str, Any]) -> None:
+    """Remove the parts (and tallies) that are no chunk of the run (a part-00099 copied
+    in): they would stand in the way of every reader, and no re-run replaces them."""
+    for path in sorted(out.glob(PART_GLOB)):
+        problem = part_problem(path, manifest)
+        if problem is not None and problem.startswith(STRAY):
+            print(f"chocosim: {path} {problem}: removed", file=sys.stderr)
+            path.unlink(missing_ok=True)
+            tally_path(path).unlink(missing_ok=True)
+
+
+def _check_format(job: _Job, state: GameState, manifest: dict[str, Any]) -> None:
     """Refuse to add parts to a run whose parts have other columns or column types (a
     run of an older chocosim, or of a game that has since gained a feature or an end
-    reason): polars would not read the run's parts together. The first part whose
-    schema reads stands for them all (an unreadable one is replayed later)."""
+    reason): polars would not read the run's parts together. The first part of the run
+    that passes its checks stands for them all (another is replayed later)."""
     expected = dict(_table(job, state, result_arrays(state, 0)).schema)
     for part in sorted(job.out.glob(PART_GLOB)):
+        if part_problem(part, manifest) is not None:
+            continue
         try:
             found = pl.read_ipc_schema(part)
         except (OSError, pl.exceptions.PolarsError):
@@ -648,7 +639,7 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     table = _table(job, state, a)
     path = job.out / part_name(index)
     try:
-        write_part(path, table, _tally(job, state, a, i0, counts))
+        write_part(path, table, _tally(job, state, a, index, i0, counts))
     except (OSError, pl.exceptions.PolarsError) as e:
         # polars reports a failed write (a full disk) as its own error around the OS one.
         reason = e.strerror if isinstance(e, OSError) and e.strerror else \
@@ -700,7 +691,8 @@ def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFram
     return pl.DataFrame(columns)
 
 
-def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int, counts: np.ndarray) -> dict[str, Any]:
+def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray], index: int, i0: int,
+           counts: np.ndarray) -> dict[str, Any]:
     """Which games of which run a part holds, and its counts per cell of TALLY_CELLS
     (rows, wins, score sum, shared-victory wins; only cells that occur) from the counts
     play_batch added up per strategy index, and per value of the game's GROUPING feature."""
@@ -714,8 +706,10 @@ def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int, count
     for s, p, st, r in zip(*np.nonzero(by_label[..., 0]), strict=True):
         rows, wins, score, shared = by_label[s, p, st, r]
         cells.append([int(s), int(p), labels[st], reasons[r], int(rows), float(wins), int(score), float(shared)])
-    tally: dict[str, Any] = {"run_id": job.run_id, "first_game": i0,
-                             "games": len(a["game_index"]), "rows": len(a["win"]), "cells": cells,
+    games = len(a["game_index"])
+    # The run and chunk it holds (simcore.parts.part_problem checks them on every read).
+    tally: dict[str, Any] = {"run_id": job.run_id, "seed": job.seed, "index": index, "first_game": i0,
+                             "end": i0 + games, "games": games, "rows": len(a["win"]), "cells": cells,
                              "group": None}
     names = list(state.feature_names())
     key_name = next((g for g in GROUPING if g in names), None)
