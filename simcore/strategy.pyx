@@ -1,6 +1,7 @@
 # cython: language_level=3
 """Strategy base classes: compiled (nogil `choose`) and plain-Python (`decide`)."""
 import json
+import math
 import operator
 import traceback
 from pathlib import Path
@@ -42,6 +43,10 @@ cdef class Strategy:
                 declared[name] = float(value)
             except (TypeError, ValueError):
                 raise UserError(f"{type(self).__name__}: weight {name}={value!r} is not a number")
+            # Every bot's weights pass here: a NaN reached the search bot's C code (a
+            # segfault at c=nan) and an infinity its loop bounds.
+            if not math.isfinite(declared[name]):
+                raise UserError(f"{type(self).__name__}: weight {name}={value!r} is not a finite number")
         self.weights = declared
         for i, value in enumerate(declared.values()):
             self.w[i] = value
