@@ -248,6 +248,9 @@ def part_problem(part: Path, manifest: dict[str, Any], *, need_tally: bool = Fal
             expect = {k: expect[k] for k in ("first_game", "games")}
         for key, value in expect.items():
             if tally.get(key) != value:
+                if key in ("run_id", "seed"):
+                    return (f"is a part of another run (its tally says {key} {tally.get(key)!r}, "
+                            f"this run's is {value!r})")
                 return (f"does not hold games {i0}-{i1 - 1} of this run (its tally says {key} "
                         f"{tally.get(key)!r}, this run's part {index} has {value!r})")
         if "checksum" in tally:

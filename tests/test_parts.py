@@ -76,7 +76,7 @@ def damaged(runs, tmp_path, damage) -> Path:
 # the middle of a part (its size kept), part 4 and its tally copied over part 2.
 CASES = {
     "other-seed": (lambda out, runs: copy_part(runs / "other" / part_name(1), out / part_name(1)), 1,
-                   "does not hold games 10-19 of this run"),
+                   "is a part of another run"),
     "flipped-bytes": (lambda out, runs: flip_64_bytes(out / part_name(1)), 1, "is damaged"),
     "other-chunk": (lambda out, runs: copy_part(out / part_name(4), out / part_name(2)), 2,
                     "does not hold games 20-29 of this run"),
