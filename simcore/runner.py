@@ -44,8 +44,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from simcore.batch import SEATING_MODES, play_batch, result_arrays, tally_size
 from simcore.errors import UserError
 from simcore.params import Params, flatten
-from simcore.parts import (LEGACY_GLOB, MANIFEST, PART_GLOB, STRAY, chunks_of, part_name, part_problem, segments_of, tally_path,
-                           write_atomic, write_part)
+from simcore.parts import (LEGACY_GLOB, MANIFEST, PART_GLOB, STRAY, chunk_of, chunks_of, part_index, part_name,
+                           part_problem, segments_of, tally_path, write_atomic, write_part)
 from simcore.registry import GameSpec
 from simcore.state import CHECKED_BUILD, GameState
 from simcore.strategy import DecideError, PythonStrategy, Strategy
@@ -469,9 +469,9 @@ def _remove_strays(out: Path, manifest: dict[str, Any]) -> None:
     """Remove the parts (and tallies) that are no chunk of the run (a part-00099 copied
     in): they would stand in the way of every reader, and no re-run replaces them."""
     for path in sorted(out.glob(PART_GLOB)):
-        problem = part_problem(path, manifest)
-        if problem is not None and problem.startswith(STRAY):
-            print(f"chocosim: {path} {problem}: removed", file=sys.stderr)
+        index = part_index(path)
+        if index is None or chunk_of(manifest, index) is None:
+            print(f"chocosim: {path} {STRAY} (its run has no chunk of that number): removed", file=sys.stderr)
             path.unlink(missing_ok=True)
             tally_path(path).unlink(missing_ok=True)
 
