@@ -11,12 +11,12 @@ import sys
 import time
 
 import pytest
+from simcore.strategy import DecideError, PythonStrategy
 
 import strategies
 from simcore.play import play_game
 from simcore.registry import get_game
 from simcore.runner import BotFailure, run
-from simcore.strategy import DecideError, PythonStrategy
 
 FABRYKA = get_game("fabryka")
 

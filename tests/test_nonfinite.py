@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import cli
 
 import strategies
-from helpers import cli
 from simcore.errors import UserError
 
 GAME = "fabryka"

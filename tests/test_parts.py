@@ -15,7 +15,15 @@ import strategies
 from analysis.metrics import open_run
 from analysis.summary import scan_run, summarize
 from simcore.errors import UserError
-from simcore.parts import chunk_of, chunks_of, list_parts, part_index, part_name, read_tally, tally_path
+from simcore.parts import (
+    chunk_of,
+    chunks_of,
+    list_parts,
+    part_index,
+    part_name,
+    read_tally,
+    tally_path,
+)
 from simcore.registry import get_game
 from simcore.runner import run
 

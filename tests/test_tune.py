@@ -252,8 +252,8 @@ class Interrupted(Exception):
 def test_a_resumed_tuning_is_the_uninterrupted_one(tmp_path, monkeypatch, stop_after):
     # Interrupted during trial stop_after + 1 (during the default candidate itself for 0),
     # then the same command again: the same trials, the same best.json, as one run of 7.
-    kw = dict(trials=7, games=60, holdout_games=60, weights=["collect_threshold", "deny"], jobs=1,
-              quiet=True, seed=11)
+    kw = {"trials": 7, "games": 60, "holdout_games": 60, "weights": ["collect_threshold", "deny"], "jobs": 1,
+          "quiet": True, "seed": 11}
     whole = tune.tune_bot("fabryka", "heuristic", ["random"], tmp_path / "whole", **kw)
     field_wins = tune._field_wins
     calls = []
