@@ -212,7 +212,7 @@ _hashed: dict[tuple[str, int, int, int], str] = {}
 
 
 def checksum(part: Path) -> str:
-    """"sha256:<hex digest>" of the file's bytes (about a second per gigabyte)."""
+    """"sha256:<hex digest>" of the file's bytes (about 1.3 s per gigabyte on the 2-core build machine, two parts at once)."""
     st = part.stat()
     key = (str(part.resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
     if key not in _hashed:
