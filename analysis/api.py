@@ -168,6 +168,7 @@ def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: S
     seats = strategies.split_specs(seats) if isinstance(seats, str) else list(seats)
     if not variants:
         raise UserError("compare GAME needs at least one --variant (key=value or a .toml file)")
+    cmp.check_margin(margin)  # before any game is played
     parsed = [parse_variant(v) for v in variants]
     base_params = spec.params(None, None, players=len(seats))
     params = [spec.params(f, s, players=len(seats)) for _, f, s in parsed]  # all checked first

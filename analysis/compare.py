@@ -35,7 +35,7 @@ from simcore.params import flatten
 from simcore.parts import write_text
 from simcore.runner import MANIFEST
 
-__all__ = ["RunInfo", "open_info", "Metric", "metrics_for", "Row", "Comparison", "compare_runs",
+__all__ = ["RunInfo", "open_info", "Metric", "metrics_for", "Row", "Comparison", "compare_runs", "check_margin",
            "describe_run", "pairing_problems", "variant_label", "render_compare", "write_compare",
            "DEFAULT_MARGIN", "BLOCK_GAMES"]
 
@@ -317,6 +317,11 @@ def _accumulate(base: RunInfo, variant: RunInfo, ms: list[Metric],
     return joint, mb, mv
 
 
+def check_margin(margin: float) -> None:
+    if not 0 < margin < math.inf:
+        raise UserError(f"margin = {margin}: must be a positive, finite number of points")
+
+
 def compare_runs(base: Path | str | RunInfo, variants: Sequence[Path | str | RunInfo], *,
                  paired: bool = True, margin: float = DEFAULT_MARGIN,
                  keys: Callable[[str], bool] | None = None) -> list[Comparison]:
@@ -328,8 +333,7 @@ def compare_runs(base: Path | str | RunInfo, variants: Sequence[Path | str | Run
     infos = [v if isinstance(v, RunInfo) else open_info(v) for v in variants]
     if not infos:
         raise UserError("compare needs at least one variant run besides the base")
-    if margin <= 0:
-        raise UserError(f"margin = {margin}: must be a positive number of points")
+    check_margin(margin)
     if paired:
         for v in infos:
             problems = pairing_problems(base, v)

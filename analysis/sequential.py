@@ -89,8 +89,8 @@ def until_precise(play: Callable[[int], None], measure: Callable[[], list[tuple[
     """Play (`play(n)`: make every run hold n games) in rounds of growing size until the
     confidence sequence of every measured quantity is within ±precision points, or the
     cap is reached. `step` keeps the round sizes whole seat rotations."""
-    if not precision > 0:
-        raise UserError(f"precision = {precision}: must be a positive number of points")
+    if not 0 < precision < math.inf:  # infinity plans no games: a division by zero
+        raise UserError(f"precision = {precision}: must be a positive, finite number of points")
     planned = planned_games(precision)
     n = first_round(precision, cap, step)
     looks = 0

@@ -3,9 +3,11 @@ position and by strategy, shared victories, mean scores and end reasons. When th
 results have a feature column named like GROUPING (a game's way of saying which scenario
 a game was dealt, e.g. a solo game's goal card), win rates per value of it too.
 
-Read off the tallies the runner writes into each part's footer (a few cells per part,
-so a summary of ten million games takes a fraction of a second); a part written
-without one (by an older chocosim) is tallied from its rows."""
+Read off the tallies the runner writes beside each part (a few cells per part); a part
+written without one (by an older chocosim) is tallied from its rows. The parts are
+first checked against the manifest (simcore.parts.list_parts): hashing them is most of
+a summary's time, about 1.3 s per gigabyte of parts (0.31 s of 0.40 s for 2 million
+two-player Fabryka games)."""
 from __future__ import annotations
 
 import json

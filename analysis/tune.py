@@ -7,7 +7,9 @@ and as small changes from the rulebook as it can. Both
 - evaluate every candidate on the same game seeds (common random numbers), so candidates
   differ by what they are, not by the luck of their deals;
 - keep the study in optuna's SQLite storage in the output directory, so re-running the
-  command continues it, and an interrupted run keeps every finished trial;
+  command continues it, and an interrupted run keeps every finished trial; the sampler
+  of each trial is seeded from the seed and the number of trials finished before it, so
+  a resumed study is the uninterrupted one, and one tune at a time holds the directory;
 - confirm the winner on fresh seeds never used in the search (the best of many noisy
   candidates looks better than it is: the winner's curse), and report that figure.
 
@@ -17,8 +19,11 @@ i of an evaluation always has the seed f(seed, i), whatever the number of jobs.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import math
+import os
 import re
 import tomllib
 from collections.abc import Callable, Sequence
@@ -237,11 +242,63 @@ def _study(out: Path, directions: list[str], config: dict[str, Any], seed: int):
     elif any(out.iterdir()):
         raise UserError(f"output directory {out} is not empty and holds no tuning ({CONFIG}); choose another --out")
     storage = f"sqlite:///{(out / STUDY_DB).resolve()}"
-    sampler = optuna.samplers.TPESampler(seed=seed % 2**32, multivariate=True)
     study = optuna.create_study(storage=storage, study_name="chocosim", directions=directions,
-                                sampler=sampler, load_if_exists=True)
+                                sampler=_sampler(seed, 0), load_if_exists=True)
     path.write_text(json.dumps(config, indent=2) + "\n")
     return study
+
+
+def _sampler(seed: int, finished: int):
+    """The sampler that proposes the trial after `finished` finished ones: TPE seeded
+    from (seed, finished). TPE reads the finished trials from the storage and keeps
+    only its random state: seeded per trial, a resumed study proposes what the
+    uninterrupted one would have (seeded once per start, it proposed other trials)."""
+    import optuna
+
+    trial_seed = int(np.random.SeedSequence([seed, finished]).generate_state(1)[0])
+    return optuna.samplers.TPESampler(seed=trial_seed, multivariate=True)
+
+
+def _enqueue_baseline(study, params: dict[str, Any]) -> None:
+    """Make `params` the first trial of a study that has none finished or waiting (also
+    when the first run was interrupted during it)."""
+    import optuna
+
+    held = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED, optuna.trial.TrialState.WAITING)
+    if not any(t.state in held for t in study.get_trials(deepcopy=False)):
+        study.enqueue_trial(params)
+
+
+def _exclusive(tune: Callable[..., Any]) -> Callable[..., Any]:
+    """Hold the tuning directory (its `out` argument) for the whole of `tune`: a second
+    tune into it is refused in one line (two at once ran twice the trials, or one died
+    in SQLite). An flock on the directory itself: the kernel drops it with the process
+    (a killed tune leaves no stale lock), and it adds no file to the directory."""
+    signature = inspect.signature(tune)
+
+    @functools.wraps(tune)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            import fcntl
+        except ImportError:  # not on Windows: unlocked there
+            return tune(*args, **kwargs)
+        out = Path(signature.bind(*args, **kwargs).arguments["out"])
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            fd = os.open(out, os.O_RDONLY)
+        except OSError as e:
+            raise UserError(f"cannot use {out} as the tuning directory: {e.strerror or e}") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise UserError(f"tuning directory {out} is in use by another tune; wait for it to "
+                                "finish (then run this command to continue it) or choose another --out") from None
+            return tune(*args, **kwargs)
+        finally:
+            os.close(fd)  # and with it the lock
+
+    return wrapper
 
 
 def _finished(study) -> int:
@@ -253,9 +310,10 @@ def _finished(study) -> int:
 
 def _search(study, trials: int, distributions: dict[str, Any],
             evaluate: Callable[[Any], Sequence[float] | None],
-            describe_best: Callable[[], str], quiet: bool) -> int:
+            describe_best: Callable[[], str], quiet: bool, seed: int = 0) -> int:
     """Ask, evaluate and tell until the study holds `trials` finished trials; returns how
-    many this call ran. `evaluate` gets the optuna trial (its params, and user attributes
+    many this call ran. Each trial's sampler is seeded from `seed` and the number of
+    trials finished before it (see _sampler). `evaluate` gets the optuna trial (its params, and user attributes
     to record); returning None marks a candidate the game refuses (pruned). Ctrl-C marks the running trial failed and propagates: the finished ones
     stay in the storage for the next run."""
     import optuna
@@ -269,7 +327,8 @@ def _search(study, trials: int, distributions: dict[str, Any],
                TextColumn("{task.description}"))
     with Progress(*columns, console=console, disable=quiet or not console.is_terminal) as bar:
         task = bar.add_task(describe_best(), total=trials, completed=done)
-        for _ in range(todo):
+        for k in range(todo):
+            study.sampler = _sampler(seed, done + k)  # every trial before it finished
             trial = study.ask(distributions)
             try:
                 values = evaluate(trial)
@@ -361,6 +420,7 @@ def _check_field(game: str, field: Sequence[str]) -> list[str]:
     return field
 
 
+@_exclusive
 def tune_bot(game: str, bot: str, field: Sequence[str], out: Path | str, *, trials: int = 40,
              games: int = 2000, weights: Sequence[str] | None = None,
              players: Sequence[int] | None = None, holdout_games: int | None = None,
@@ -385,8 +445,7 @@ def tune_bot(game: str, bot: str, field: Sequence[str], out: Path | str, *, tria
               "weights": sorted(space), "players": sizes, "seed": seed,
               "params": {str(p): flatten(params[p].model_dump(mode="json")) for p in sizes}}
     study = _study(out, ["maximize"], config, seed)
-    if not study.trials:
-        study.enqueue_trial({k: defaults[k] for k in space})  # the default is candidate 0
+    _enqueue_baseline(study, {k: defaults[k] for k in space})  # the default is candidate 0
     from optuna.distributions import FloatDistribution
 
     distributions = {k: FloatDistribution(r.low, r.high, log=r.log) for k, r in space.items()}
@@ -417,7 +476,7 @@ def tune_bot(game: str, bot: str, field: Sequence[str], out: Path | str, *, tria
         b = max(done, key=lambda t: t.value)
         return f"best edge {100 * b.value:+.2f} points (trial {b.number})"
 
-    ran = _search(study, trials, distributions, evaluate, best_text, quiet)
+    ran = _search(study, trials, distributions, evaluate, best_text, quiet, seed)
     completed = [t for t in study.trials if t.value is not None]
     if league:
         # Values of different league rounds were measured against different opponents:
@@ -581,6 +640,7 @@ def _change_cost(values: dict[str, Any], defaults: dict[str, Any],
     return cost
 
 
+@_exclusive
 def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, float]],
                goals: Sequence[Goal], out: Path | str, *, trials: int = 40, games: int = 2000,
                holdout_games: int | None = None, seed: int = 0, jobs: int | None = None,
@@ -614,8 +674,7 @@ def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, flo
     config = {"mode": "rules", "game": game, "seats": seats, "vary": {k: list(v) for k, v in vary.items()},
               "goals": [g.text for g in goals], "games": games, "seed": seed, "params": flat}
     study = _study(out, ["minimize"] * (len(goals) + 1), config, seed)
-    if not study.trials:
-        study.enqueue_trial(defaults)
+    _enqueue_baseline(study, defaults)
     from optuna.distributions import FloatDistribution, IntDistribution
 
     distributions = {k: IntDistribution(int(lo), int(hi)) if isinstance(defaults[k], int)
@@ -642,7 +701,7 @@ def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, flo
         met = [t for t in study.trials if t.values is not None and max(t.values[:-1]) == 0]
         return f"{len(met)} trial(s) meet every goal" if met else ""
 
-    ran = _search(study, trials, distributions, lambda trial: losses(trial.params), best_text, quiet)
+    ran = _search(study, trials, distributions, lambda trial: losses(trial.params), best_text, quiet, seed)
     completed = [t for t in study.trials if t.values is not None]
     met = [t for t in completed if max(t.values[:-1]) == 0]
     chosen = min(met, key=lambda t: t.values[-1]) if met else min(completed, key=lambda t: sum(t.values[:-1]))

@@ -11,13 +11,27 @@ an older chocosim, with Parquet parts (and their tally in the footer), stay read
 The tally is written before the part is renamed into place and records the part's size:
 a part counts as finished only when both are there and agree, so a part and its tally
 are kept or lost together.
+
+A part proves what it holds. Its tally names the run (run_id, seed), the chunk (index,
+first_game, end) and the SHA-256 of the part's bytes; the part's own rows name the run
+(run_id column), the games (game column) and the run's seed (each game's seed is a hash
+of it). (polars writes no Arrow schema metadata and pyarrow is no dependency, so the
+rows, not the schema, carry that.) `part_problem` checks a part against its run's
+manifest: the runner replays a part that fails, and list_parts, through which every
+reader finds the parts, refuses it in one line, so a part of another run or chunk, a
+damaged part or a stray one is never counted. Parts of chocosim 0.3 and older have no
+index, seed or checksum in their tally: they are checked on what they have (their
+chunk's games, their rows' first game and seed) and trusted as before.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +39,11 @@ import polars as pl
 
 from simcore.errors import UserError
 
-__all__ = ["PART_GLOB", "LEGACY_GLOB", "TALLY_KEY", "part_name", "tally_path", "write_atomic",
-           "write_part", "read_tally", "list_parts", "scan_parts", "read_part", "check_part"]
+__all__ = ["MANIFEST", "STRAY", "PART_GLOB", "LEGACY_GLOB", "TALLY_KEY", "part_name", "tally_path", "write_atomic",
+           "write_part", "read_tally", "list_parts", "scan_parts", "read_part", "check_part",
+           "segments_of", "chunk_of", "chunks_of", "part_index", "checksum", "part_problem"]
 
+MANIFEST = "manifest.json"
 PART_GLOB = "part-*.arrow"
 LEGACY_GLOB = "part-*.parquet"  # written by chocosim before parts were Arrow IPC
 # The key of a legacy Parquet part's footer metadata that holds its tally.
@@ -62,10 +78,11 @@ def write_text(path: Path, text: str) -> None:
 
 
 def write_part(path: Path, table: pl.DataFrame, tally: dict[str, Any]) -> None:
-    """Write a part and its tally (which gains the part's size in bytes)."""
+    """Write a part and its tally (which gains the part's size in bytes and checksum)."""
     def write(tmp: Path) -> None:
         table.write_ipc(tmp)
         tally["bytes"] = tmp.stat().st_size
+        tally["checksum"] = checksum(tmp)
         text = json.dumps(tally, separators=(",", ":"))
         write_atomic(tally_path(path), lambda p: p.write_text(text))
 
@@ -92,13 +109,36 @@ def read_tally(part: Path) -> dict[str, Any] | None:
 
 
 def list_parts(out: Path) -> list[Path]:
-    """The parts of a run directory, in order; UserError if it has none. Listed by
-    pathlib rather than a polars glob: a directory name may hold glob characters
-    ("runs/[test]") that polars would expand."""
+    """The parts of a run directory, in order, each checked against the run's manifest
+    (part_problem); UserError, naming the part, if one fails or if there are none.
+    Listed by pathlib rather than a polars glob: a directory name may hold glob
+    characters ("runs/[test]") that polars would expand."""
     parts = sorted(out.glob(PART_GLOB)) or sorted(out.glob(LEGACY_GLOB))
     if not parts:
         raise UserError(f"run directory {out} has no results (no {PART_GLOB})")
+    manifest = _checkable_manifest(out)
+    if manifest is not None:
+        # Threads: hashing releases the GIL, and a large run's parts take seconds to hash.
+        with ThreadPoolExecutor(min(4, os.cpu_count() or 1)) as pool:
+            problems = list(pool.map(lambda p: part_problem(p, manifest), parts))
+        for part, problem in zip(parts, problems, strict=True):
+            if problem is not None:
+                again = "removes it" if problem.startswith(STRAY) else "plays its games again"
+                raise UserError(f"results part {part} {problem}; running the run's command again {again}")
     return parts
+
+
+def _checkable_manifest(out: Path) -> dict[str, Any] | None:
+    """The run's manifest if it says how the run is chunked; None otherwise (a
+    directory made by hand, a broken manifest: the reader reports that itself)."""
+    try:
+        manifest = json.loads((out / MANIFEST).read_text())
+        if not isinstance(manifest, dict) or type(manifest.get("chunk_size")) is not int:
+            return None
+        segments_of(manifest)
+    except (OSError, ValueError, TypeError):
+        return None
+    return manifest
 
 
 def scan_parts(parts: list[Path]) -> pl.LazyFrame:
@@ -121,3 +161,123 @@ def check_part(part: Path) -> None:
         pl.read_parquet_metadata(part)
     else:
         pl.read_ipc_schema(part)
+
+
+_PART_NAME = re.compile(r"part-(\d{5,})\.(?:arrow|parquet)")
+
+
+def part_index(part: Path) -> int | None:
+    """The chunk index a part's name gives; None for a name part_name never makes."""
+    m = _PART_NAME.fullmatch(part.name)
+    return int(m[1]) if m and part_name(int(m[1])).startswith(f"part-{m[1]}.") else None
+
+
+def segments_of(manifest: dict[str, Any]) -> list[tuple[int, int, int, int]]:
+    """(index of its first part, first game, end, chunk size) of each segment of games
+    of a run (a run extended to more games has one per extension, chunked on its own,
+    its parts numbered on from the segment before). ValueError or TypeError for a
+    manifest whose games or segments are not whole numbers."""
+    segments = manifest.get("segments") or [[0, manifest.get("n_games")]]
+    out, first = [], 0
+    for segment in segments:
+        start, end, *own = segment
+        size = own[0] if own else manifest.get("chunk_size")
+        if not all(type(v) is int for v in (start, end, size)) or size < 1 or not 0 <= start <= end:
+            raise ValueError(f"segment {segment!r} is not [first game, end, chunk size]")
+        out.append((first, start, end, size))
+        first += -(-(end - start) // size)
+    return out
+
+
+def chunks_of(manifest: dict[str, Any]) -> Iterator[tuple[int, int, int]]:
+    """(part index, first game, end) of every chunk of a run, in order."""
+    for first, start, end, size in segments_of(manifest):
+        for k, i0 in enumerate(range(start, end, size)):
+            yield first + k, i0, min(i0 + size, end)
+
+
+def chunk_of(manifest: dict[str, Any], index: int) -> tuple[int, int] | None:
+    """(first game, end) of part `index` of a run; None when the run has no such part.
+    Computed per segment, without listing the run's chunks."""
+    for first, start, end, size in segments_of(manifest):
+        k = index - first
+        if 0 <= k and start + k * size < end:
+            return start + k * size, min(start + (k + 1) * size, end)
+    return None
+
+
+# SHA-256 of parts already hashed by this process, by (path, inode, size, mtime): a
+# command that lists a run's parts more than once reads each part's bytes once.
+_hashed: dict[tuple[str, int, int, int], str] = {}
+
+
+def checksum(part: Path) -> str:
+    """"sha256:<hex digest>" of the file's bytes (about 1.3 s per gigabyte on the 2-core build machine, two parts at once)."""
+    st = part.stat()
+    key = (str(part.resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _hashed:
+        with part.open("rb") as f:
+            _hashed[key] = "sha256:" + hashlib.file_digest(f, "sha256").hexdigest()
+    return _hashed[key]
+
+
+STRAY = "is not a part of this run"
+
+
+def part_problem(part: Path, manifest: dict[str, Any], *, need_tally: bool = False) -> str | None:
+    """What is wrong with a part of the run of `manifest` (None when nothing is): a
+    stray part (a name or an index the run does not have; the text starts with STRAY),
+    an unreadable or damaged one, or one that holds other games, another chunk or
+    another run. A part without a tally (made by hand) is trusted as before, unless
+    `need_tally` (the runner's resume: a run's summary reads its tallies). A legacy
+    Parquet part is trusted as before (its run cannot be resumed)."""
+    if part.suffix == ".parquet":
+        return None
+    index = part_index(part)
+    chunk = None if index is None else chunk_of(manifest, index)
+    if chunk is None:
+        return f"{STRAY} (its run has no chunk of that number)"
+    i0, i1 = chunk
+    try:
+        tally = read_tally(part)
+        if tally is None:  # made by hand (tests, a user's own rows): trusted as before
+            return f"has no tally ({tally_path(part).name})" if need_tally else None
+        expect = {"index": index, "first_game": i0, "games": i1 - i0, "end": i1,
+                  "run_id": manifest.get("run_id"), "seed": manifest.get("seed")}
+        if "checksum" not in tally:  # chocosim 0.3: first_game and games only
+            expect = {k: expect[k] for k in ("first_game", "games")}
+        for key, value in expect.items():
+            if tally.get(key) != value:
+                if key in ("run_id", "seed"):
+                    return (f"is a part of another run (its tally says {key} {tally.get(key)!r}, "
+                            f"this run's is {value!r})")
+                return (f"does not hold games {i0}-{i1 - 1} of this run (its tally says {key} "
+                        f"{tally.get(key)!r}, this run's part {index} has {value!r})")
+        if "checksum" in tally:
+            if checksum(part) != tally["checksum"]:
+                return "is damaged (its bytes do not match the checksum in its tally)"
+            return None
+        return _rows_problem(part, manifest, i0, i1)
+    except (OSError, ValueError, pl.exceptions.PolarsError) as e:
+        return f"is unreadable ({str(e).splitlines()[0]})"
+
+
+def _rows_problem(part: Path, manifest: dict[str, Any], i0: int, i1: int) -> str | None:
+    """A part whose tally has no checksum (chocosim 0.3) is checked on its rows: the
+    number of rows, the first game and that game's seed (the run's seed hashed with
+    it), which are cheap to read (memory-mapped)."""
+    from simcore.batch import seed_of_game  # compiled; only for such parts
+
+    lazy = scan_parts([part])
+    names = lazy.collect_schema().names()
+    first, rows, seed = lazy.select(pl.col("game").first(), pl.len(),
+                                    pl.col("seed").first() if "seed" in names else pl.lit(None)
+                                    ).collect().row(0)
+    players = manifest.get("players")
+    if first != i0 or (type(players) is int and rows != (i1 - i0) * players):
+        return f"does not hold games {i0}-{i1 - 1} of this run"
+    run_seed = manifest.get("seed")
+    if seed is not None and type(run_seed) is int and 0 <= run_seed < 2**64 \
+            and seed != seed_of_game(run_seed, i0):
+        return f"holds games of a run with another seed than {run_seed}"
+    return None

@@ -23,6 +23,7 @@ import itertools
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -43,7 +44,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from simcore.batch import SEATING_MODES, play_batch, result_arrays, tally_size
 from simcore.errors import UserError
 from simcore.params import Params, flatten
-from simcore.parts import LEGACY_GLOB, PART_GLOB, part_name, read_tally, scan_parts, tally_path, write_atomic, write_part
+from simcore.parts import (LEGACY_GLOB, MANIFEST, PART_GLOB, STRAY, chunk_of, chunks_of, part_index, part_name,
+                           part_problem, segments_of, tally_path, write_atomic, write_part)
 from simcore.registry import GameSpec
 from simcore.state import CHECKED_BUILD, GameState
 from simcore.strategy import DecideError, PythonStrategy, Strategy
@@ -57,7 +59,6 @@ SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, i
 # the rest release the GIL, and threads start at once), processes when one is written
 # in Python (it holds the GIL while it decides).
 BACKENDS = ("auto", "processes", "threads", "dask")
-MANIFEST = "manifest.json"
 # What makes two runs the same run: a directory is resumed (or extended to more games)
 # only if all of these match. The number of games is not part of it: game i of a run is
 # the same game however many games the run has.
@@ -133,21 +134,6 @@ def default_chunk_size(n_games: int, jobs: int, bytes_per_game: int) -> int:
     return max(1, min(DEFAULT_CHUNK_SIZE, CHUNK_BYTES // bytes_per_game, spread))
 
 
-def _chunks(manifest: dict[str, Any]) -> list[tuple[int, int, int]]:
-    """(part index, first game, end) of every chunk of a run. A run extended to more
-    games keeps the parts it has: each extension is a segment of games chunked on its
-    own, by its own chunk size (a third entry; the run's chunk_size where it has none),
-    its parts numbered on from the last part of the segment before."""
-    segments = manifest.get("segments") or [[0, manifest["n_games"]]]
-    chunks: list[tuple[int, int, int]] = []
-    for start, end, *own in segments:
-        size = own[0] if own else manifest["chunk_size"]
-        first = len(chunks)
-        chunks += [(first + k, i0, min(i0 + size, end))
-                   for k, i0 in enumerate(range(start, end, size))]
-    return chunks
-
-
 def rotation_size(n_players: int, seating: str) -> int:
     """The games of one full turn of the seat orders: "rotate" plays every order once
     every n_players! games, so its game counts are rounded up to a multiple of that."""
@@ -171,6 +157,44 @@ def _check_args(n_games: int, seed: int, seating: str, jobs: int | None, backend
                         f"(backend = {backend!r}, scheduler = {scheduler!r})")
     if chunk_size is not None and chunk_size < 1:
         raise UserError(f"chunk_size = {chunk_size}: must be at least 1")
+
+
+# More parts than this is a chunk size far too small for the run (a part has fixed
+# costs: two files, a writer's start); the run's chunk list would be as long.
+MAX_PARTS = 1_000_000
+
+
+def _check_size(out: Path, n_games: int, row_bytes: int, sizing: Callable[[int], int]) -> None:
+    """Refuse, before anything is written or listed, a run (or the extension of one)
+    that the disk cannot hold or that would be cut into more than MAX_PARTS parts:
+    --games 10**15 spent minutes and 10 GB building its chunk list, with nothing played.
+    A part takes at most about `row_bytes` a game (its columns are no wider)."""
+    try:
+        held = json.loads((out / MANIFEST).read_text()).get("n_games")
+    except (OSError, ValueError, AttributeError):
+        held = None
+    games = n_games - held if type(held) is int and 0 <= held <= n_games else n_games
+    if games == 0:
+        return
+    where = out.resolve()
+    while not where.exists():
+        where = where.parent
+    need, free = games * row_bytes, shutil.disk_usage(where).free
+    if need > free:
+        raise UserError(f"{games:,} games need about {_size(need)} on disk for {out}, and "
+                        f"{_size(free)} are free there: ask for fewer games or free some space")
+    parts = -(-games // sizing(games))
+    if parts > MAX_PARTS:
+        raise UserError(f"{games:,} games in chunks of {sizing(games):,} make {parts:,} parts, more "
+                        f"than {MAX_PARTS:,}: ask for fewer games or a larger --chunk-size")
+
+
+def _size(n: float) -> str:
+    units = ("bytes", "KB", "MB", "GB", "TB", "PB")
+    k = 0
+    while n >= 1000 and k < len(units) - 1:
+        n, k = n / 1000, k + 1
+    return f"{n:,.0f} bytes" if k == 0 else f"{n:,.1f} {units[k]}"
 
 
 def _run_id(identity: dict[str, Any]) -> str:
@@ -265,6 +289,10 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
             or manifest["chunk_size"] < 1:
         raise UserError(f"run directory {out}: {MANIFEST} is not a chocosim manifest "
                         "(no positive chunk_size)")
+    try:
+        segments_of(manifest)
+    except (ValueError, TypeError) as e:
+        raise UserError(f"run directory {out}: {MANIFEST} has garbled segments ({e})") from None
     if next(out.glob(LEGACY_GLOB), None) is not None:
         raise UserError(f"run directory {out} holds Parquet parts of an older chocosim: summary and "
                         "report still read it, but it cannot be resumed or extended; choose another "
@@ -281,7 +309,7 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
              defaults: dict[str, Any] | None = None) -> dict[str, Any]:
     """Open the run directory: resume the same run, extend it to more games, start a
     new one, or refuse. Extending appends a segment [old n_games, new n_games, chunk
-    size] to the manifest (see _chunks), so games 0..old n_games-1 and their parts stay
+    size] to the manifest (see simcore.parts.chunks_of), so games 0..old n_games-1 and their parts stay
     as they are; `sizing(games)` chunks the new segment for its own size (a run begun
     with a one-game pilot would otherwise play every later game in parts of one).
     `check(manifest)` may refuse the run held there before anything is written."""
@@ -386,6 +414,8 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         def sizing(games: int) -> int:
             return chunk_size or default_chunk_size(games, n_workers, row_bytes)
 
+        _check_size(out, n_games, row_bytes, sizing)
+
         fresh = {
             "run_id": _run_id(identity),
             **identity,
@@ -404,14 +434,15 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
                    fresh["run_id"], out.resolve())
         try:
             manifest = _prepare(out, identity, fresh,
-                                lambda held: _check_format(replace(job, run_id=held["run_id"]), state), sizing,
+                                lambda held: _check_format(replace(job, run_id=held["run_id"]), state, held), sizing,
                                 flatten(game.params(players=state.n_players).model_dump(mode="json")))
         except OSError as e:
             raise UserError(f"cannot create the run directory {out}: "
                             f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None
         n_games = manifest["n_games"]
         job = replace(job, run_id=manifest["run_id"])
-        todo = [c for c in _chunks(manifest) if not _part_done(out, *c, state.n_players)]
+        _remove_strays(out, manifest)
+        todo = [c for c in chunks_of(manifest) if not _part_done(out, c[0], manifest)]
         resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
         if todo and manifest is not fresh:
             _record_resume(out, manifest, fresh)
@@ -420,39 +451,40 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     return RunResult(out, manifest, played, resumed, requested)
 
 
-def _part_done(out: Path, index: int, i0: int, i1: int, n_players: int) -> bool:
-    """Whether part `index` is on disk whole: its tally holds the part's size and the
-    games of its chunk, and the part's rows read and start at game i0. A truncated or
-    corrupt part, another chunk's part, or one without its tally is said so (stderr) and
-    played again."""
+def _part_done(out: Path, index: int, manifest: dict[str, Any]) -> bool:
+    """Whether part `index` is on disk whole and of this run (simcore.parts.part_problem:
+    its tally names this run and chunk, and its bytes match the tally's checksum). A
+    damaged part, another run's or chunk's part, or one without its tally is said so
+    (stderr) and played again."""
     path = out / part_name(index)
     if not path.exists():
         return False
-    try:
-        tally = read_tally(path)
-        if tally is None:
-            raise ValueError(f"its tally {tally_path(path).name} is missing")
-        # The rows' game column only (memory-mapped): cheap, and it tells parts apart.
-        first, rows = scan_parts([path]).select(pl.col("game").first(), pl.len()).collect().row(0)
-    except (OSError, ValueError, pl.exceptions.PolarsError) as e:
-        print(f"chocosim: {path} is unreadable ({str(e).splitlines()[0]}): playing its games again",
-              file=sys.stderr)
-        return False
-    # Not its run_id: a run extended to more games may be given a new one.
-    whole = (tally.get("first_game"), tally.get("games"), first, rows) == (i0, i1 - i0, i0, (i1 - i0) * n_players)
-    if not whole:
-        print(f"chocosim: {path} does not hold games {i0}-{i1 - 1} of this run: playing them again",
-              file=sys.stderr)
-    return whole
+    problem = part_problem(path, manifest, need_tally=True)
+    if problem is not None:
+        print(f"chocosim: {path} {problem}: playing its games again", file=sys.stderr)
+    return problem is None
 
 
-def _check_format(job: _Job, state: GameState) -> None:
+def _remove_strays(out: Path, manifest: dict[str, Any]) -> None:
+    """Remove the parts (and tallies) that are no chunk of the run (a part-00099 copied
+    in): they would stand in the way of every reader, and no re-run replaces them."""
+    for path in sorted(out.glob(PART_GLOB)):
+        index = part_index(path)
+        if index is None or chunk_of(manifest, index) is None:
+            print(f"chocosim: {path} {STRAY} (its run has no chunk of that number): removed", file=sys.stderr)
+            path.unlink(missing_ok=True)
+            tally_path(path).unlink(missing_ok=True)
+
+
+def _check_format(job: _Job, state: GameState, manifest: dict[str, Any]) -> None:
     """Refuse to add parts to a run whose parts have other columns or column types (a
     run of an older chocosim, or of a game that has since gained a feature or an end
-    reason): polars would not read the run's parts together. The first part whose
-    schema reads stands for them all (an unreadable one is replayed later)."""
+    reason): polars would not read the run's parts together. The first part of the run
+    that passes its checks stands for them all (another is replayed later)."""
     expected = dict(_table(job, state, result_arrays(state, 0)).schema)
     for part in sorted(job.out.glob(PART_GLOB)):
+        if part_problem(part, manifest) is not None:
+            continue
         try:
             found = pl.read_ipc_schema(part)
         except (OSError, pl.exceptions.PolarsError):
@@ -471,6 +503,9 @@ def _type_name(dtype: pl.DataType | None) -> str:
     return "absent" if dtype is None else dtype.base_type().__name__
 
 
+_capped: set[int] = set()  # the --jobs values already said to be capped
+
+
 @contextmanager
 def workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[int]:
     """Point joblib at the backend's workers; yield how many chunks run at once. "auto"
@@ -478,6 +513,14 @@ def workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[i
     # joblib imported here: a third of what `chocosim summary` would spend importing.
     from joblib import cpu_count, parallel_config
 
+    if backend != "dask" and jobs is not None and jobs > cpu_count():
+        # Chunks are CPU-bound: jobs beyond the cores only cost memory (--jobs 1000 on
+        # processes started 98 workers and took 3 GB in 7 s).
+        if jobs not in _capped:
+            _capped.add(jobs)
+            print(f"chocosim: jobs = {jobs} is more than the {cpu_count()} cores here: "
+                  f"using {cpu_count()}", file=sys.stderr)
+        jobs = cpu_count()
     if backend == "processes":
         # Each worker watches this process from its start (it may die before a chunk).
         with parallel_config(backend="loky", initializer=_watch_parent, initargs=(os.getpid(),)):
@@ -596,20 +639,22 @@ def _watch_parent(parent: int) -> None:
     written is then left as a temp file, which a resumed run removes."""
     global _watching
     if os.getppid() != parent:  # it died while this worker started
-        os._exit(1)
+        _exit(1)
     if _watching:
         return
 
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(PARENT_POLL_S)
-        os._exit(1)
+        _exit(1)
 
     threading.Thread(target=watch, name="chocosim-parent-watch", daemon=True).start()
     _watching = True
 
 
 _watching = False
+# The real os._exit: a Python bot's decision replaces it for its duration (simcore.strategy).
+_exit = os._exit
 
 
 @functools.cache
@@ -648,7 +693,7 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     table = _table(job, state, a)
     path = job.out / part_name(index)
     try:
-        write_part(path, table, _tally(job, state, a, i0, counts))
+        write_part(path, table, _tally(job, state, a, index, i0, counts))
     except (OSError, pl.exceptions.PolarsError) as e:
         # polars reports a failed write (a full disk) as its own error around the OS one.
         reason = e.strerror if isinstance(e, OSError) and e.strerror else \
@@ -700,7 +745,8 @@ def _table(job: _Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFram
     return pl.DataFrame(columns)
 
 
-def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int, counts: np.ndarray) -> dict[str, Any]:
+def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray], index: int, i0: int,
+           counts: np.ndarray) -> dict[str, Any]:
     """Which games of which run a part holds, and its counts per cell of TALLY_CELLS
     (rows, wins, score sum, shared-victory wins; only cells that occur) from the counts
     play_batch added up per strategy index, and per value of the game's GROUPING feature."""
@@ -714,8 +760,10 @@ def _tally(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int, count
     for s, p, st, r in zip(*np.nonzero(by_label[..., 0]), strict=True):
         rows, wins, score, shared = by_label[s, p, st, r]
         cells.append([int(s), int(p), labels[st], reasons[r], int(rows), float(wins), int(score), float(shared)])
-    tally: dict[str, Any] = {"run_id": job.run_id, "first_game": i0,
-                             "games": len(a["game_index"]), "rows": len(a["win"]), "cells": cells,
+    games = len(a["game_index"])
+    # The run and chunk it holds (simcore.parts.part_problem checks them on every read).
+    tally: dict[str, Any] = {"run_id": job.run_id, "seed": job.seed, "index": index, "first_game": i0,
+                             "end": i0 + games, "games": games, "rows": len(a["win"]), "cells": cells,
                              "group": None}
     names = list(state.feature_names())
     key_name = next((g for g in GROUPING if g in names), None)

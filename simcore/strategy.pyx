@@ -1,7 +1,11 @@
 # cython: language_level=3
 """Strategy base classes: compiled (nogil `choose`) and plain-Python (`decide`)."""
 import json
+import math
 import operator
+import os
+import signal
+import threading
 import traceback
 from pathlib import Path
 
@@ -42,6 +46,10 @@ cdef class Strategy:
                 declared[name] = float(value)
             except (TypeError, ValueError):
                 raise UserError(f"{type(self).__name__}: weight {name}={value!r} is not a number")
+            # Every bot's weights pass here: a NaN reached the search bot's C code (a
+            # segfault at c=nan) and an infinity its loop bounds.
+            if not math.isfinite(declared[name]):
+                raise UserError(f"{type(self).__name__}: weight {name}={value!r} is not a finite number")
         self.weights = declared
         for i, value in enumerate(declared.values()):
             self.w[i] = value
@@ -161,11 +169,22 @@ cdef class PythonStrategy(Strategy):
             (<RngView>view).rng = rng
             options = [legal[i] for i in range(n)]
             observation = state.observation(seat)
+            interrupts = _interrupts
+            os._exit = _bot_exit  # see _bot_exit
             try:
                 chosen = self.decide(observation, options, view)
-            except Exception as e:
-                raise DecideError(type(self).__name__, seat, f"raised {type(e).__name__}: {e}",
+            except (Exception, SystemExit) as e:
+                what = (f"called os._exit({e.code!r})" if isinstance(e, _BotExit) else
+                        f"called sys.exit({e.code!r})" if isinstance(e, SystemExit) else
+                        f"raised {type(e).__name__}: {e}")
+                raise DecideError(type(self).__name__, seat, what, traceback.format_exc(), self) from e
+            except KeyboardInterrupt as e:
+                if _interrupts != interrupts:
+                    raise  # the user's Ctrl-C, delivered while the bot decided
+                raise DecideError(type(self).__name__, seat, "raised KeyboardInterrupt (not a Ctrl-C)",
                                   traceback.format_exc(), self) from e
+            finally:
+                os._exit = _real_exit
             try:
                 index = operator.index(chosen)  # an int or numpy integer; not a float or an array
             except TypeError:
@@ -178,6 +197,34 @@ cdef class PythonStrategy(Strategy):
 
     def decide(self, observation, legal, rng):
         raise NotImplementedError(f"{type(self).__name__} must define decide(observation, legal, rng)")
+
+
+# A Python bot's sys.exit(3) ended the whole command with its code and no message, and
+# its os._exit(7) the process; a KeyboardInterrupt it raised read as the user's Ctrl-C.
+# While a bot decides, os._exit raises instead (the runner's own exits keep the real
+# one), and SIGINTs are counted, so that a KeyboardInterrupt with no SIGINT behind it is
+# the bot's failure.
+_real_exit = os._exit
+_interrupts = 0
+
+
+class _BotExit(SystemExit):
+    """os._exit called by a bot while it decided."""
+
+
+def _bot_exit(code):
+    raise _BotExit(code)
+
+
+def _count_interrupt(signum, frame):
+    global _interrupts
+    _interrupts += 1
+    signal.default_int_handler(signum, frame)
+
+
+if threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _count_interrupt)
 
 
 class DecideError(ValueError):

@@ -211,13 +211,30 @@ def _number(path: str, name: str, value: Any) -> float:
     return float(value)
 
 
+# A weights file is a few hundred bytes (a record per table size adds a few more): a
+# file beyond this is not one, and reading it whole could take gigabytes (/dev/zero).
+MAX_WEIGHTS_FILE = 2**20
+
+
+def _read_small(path: str) -> str:
+    """The text of a weights file: UserError for anything but a regular file of at most
+    MAX_WEIGHTS_FILE bytes (checked before reading: a device or a FIFO never ends)."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UserError(f"weights file {path}: not a regular file")
+    with open(path, "rb") as f:
+        data = f.read(MAX_WEIGHTS_FILE + 1)
+    if len(data) > MAX_WEIGHTS_FILE:
+        raise UserError(f"weights file {path}: larger than {MAX_WEIGHTS_FILE // 2**20} MB, not a weights file")
+    return data.decode("utf-8")
+
+
 def read_weights(path: str | Path, game: str | None = None) -> WeightsFile:
     """A weights file, flat or with its validation record; anything else (NaN or
     Infinity weights, a malformed record, another game's file) is one line. A file of
     another bot loads: its record is against that bot, so it validates nothing here."""
     path = str(path)
     try:
-        data = json.loads(Path(path).read_text())
+        data = json.loads(_read_small(path))
     except OSError as e:
         raise UserError(f"weights file {path}: {e.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:

@@ -242,3 +242,53 @@ def test_candidates_play_the_same_games_on_every_backend():
     assert all(np.array_equal(base[k], other[k]) for k in base)
     with pytest.raises(tune.UserError, match="goes with backend 'dask'"):
         tune.tune_bot("fabryka", "heuristic", ["random"], "unused", backend="dask")
+
+
+class Interrupted(Exception):
+    """Stands for the user's Ctrl-C (a KeyboardInterrupt would stop pytest itself)."""
+
+
+@pytest.mark.parametrize("stop_after", [0, 3])
+def test_a_resumed_tuning_is_the_uninterrupted_one(tmp_path, monkeypatch, stop_after):
+    # Interrupted during trial stop_after + 1 (during the default candidate itself for 0),
+    # then the same command again: the same trials, the same best.json, as one run of 7.
+    kw = {"trials": 7, "games": 60, "holdout_games": 60, "weights": ["collect_threshold", "deny"], "jobs": 1,
+          "quiet": True, "seed": 11}
+    whole = tune.tune_bot("fabryka", "heuristic", ["random"], tmp_path / "whole", **kw)
+    field_wins = tune._field_wins
+    calls = []
+
+    def interrupt(*args, **kwargs):
+        calls.append(1)
+        if len(calls) > stop_after:
+            raise Interrupted
+        return field_wins(*args, **kwargs)
+
+    monkeypatch.setattr(tune, "_field_wins", interrupt)
+    with pytest.raises(Interrupted):
+        tune.tune_bot("fabryka", "heuristic", ["random"], tmp_path / "r", **kw)
+    monkeypatch.setattr(tune, "_field_wins", field_wins)
+    resumed = tune.tune_bot("fabryka", "heuristic", ["random"], tmp_path / "r", **kw)
+    assert resumed.ran == 7 - stop_after
+    assert [(t["params"], t["value"]) for t in resumed.trials] == [(t["params"], t["value"]) for t in whole.trials]
+    assert (tmp_path / "r" / "best.json").read_bytes() == (tmp_path / "whole" / "best.json").read_bytes()
+
+
+def test_a_second_tune_into_a_busy_directory_is_one_line_and_exit_2(tmp_path, capsys):
+    import fcntl
+    import os
+
+    out = tmp_path / "t"
+    out.mkdir()
+    fd = os.open(out, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as a tune running into it holds it
+    try:
+        code, _, err = cli(capsys, "tune", "fabryka", "--weights", "deny", "--trials", "1", "--games", "10",
+                           "--out", str(out))
+    finally:
+        os.close(fd)
+    assert code == 2 and "is in use by another tune" in err and len(err.strip().splitlines()) == 1
+    assert list(out.iterdir()) == []
+    code, _, _ = cli(capsys, "tune", "fabryka", "--weights", "deny", "--trials", "1", "--games", "10",
+                     "--out", str(out))
+    assert code == 0 and (out / "best.json").exists()  # the lock went with its holder
