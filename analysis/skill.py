@@ -353,7 +353,8 @@ def _game_moments(names: list[str], tallies: Sequence[RunTally], block: int = 50
         total = np.zeros((block, k * k))
         for t, c in zip(tallies, cols):
             part = t.ahead_game[start:start + block]
-            total[:len(part), c] += part.reshape(len(part), -1)
+            if len(part):  # a run of fewer games than the longest ends before this block
+                total[:len(part), c] += part.reshape(len(part), -1)
         moments += total.T @ total
     return moments
 

@@ -63,6 +63,11 @@ def test_the_skill_ladder_clusters_games_of_the_same_index_across_runs() -> None
     assert m.ahead_moments[2 * 3 + 1, 2 * 3 + 1] == 1  # a ahead of b in game 0 only
     none = matchups_of([], ["a", "b"])  # no meetings played yet: nothing to rate
     assert not none.games.any() and not none.ahead_moments.any()
+    # A run of one game beside one of two: its games end before the second block.
+    short = run(["a", "b"], np.array([[[0, 1], [0, 0]], [[0, 0], [0, 0]]]))
+    short.n_games, short.ahead_game = 1, short.ahead_game[:1]
+    assert np.array_equal(_game_moments(["a", "b", "c"], [short, r2], block=1),
+                          np.outer(g0, g0) + np.outer(g1 - np.eye(9)[1 * 3 + 0], g1 - np.eye(9)[1 * 3 + 0]))
 
 
 def test_at_two_players_the_game_level_intervals_are_the_binomial_ones() -> None:
