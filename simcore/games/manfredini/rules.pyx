@@ -1367,6 +1367,13 @@ cdef class ManfrediniState(GameState):
 
     # ---- search support ----
 
+    cdef int action_key(self, int action, int observer) noexcept nogil:
+        # The specialist another seat keeps at a Break Room pick is hidden from the
+        # others: to them every pick is one move.
+        if observer != self.s.to_move and self.s.t.step == ST_PICK:
+            return A_PICK
+        return action
+
     cdef void copy_into(self, GameState other) noexcept nogil:
         (<ManfrediniState>other).s = self.s
 
