@@ -63,6 +63,11 @@ cdef class Strategy:
         cdef double v = self.evaluate(proto, 0)
         return v == v
 
+    def evaluation(self, GameState state, int seat):
+        """The bot's value of `seat`'s position in `state` (evaluate), None if it has none."""
+        cdef double v = self.evaluate(state, seat)
+        return v if v == v else None
+
     def bind(self, GameState proto):
         """Make the bot ready to play `proto`'s game: resolve forbid=NAME against the
         game's components (UserError naming them if it is not one), then prepare()."""
