@@ -75,7 +75,7 @@ cdef enum:
 # [46.0, 57.3] without), Fabryka's few cards a lot (70.1% against none, 1,000 games).
 GAME_DEFAULTS = {
     "alleycat": {"depth": 16, "scale": 30.0},
-    "manfredini": {"depth": 24, "scale": 2.0},
+    "manfredini": {"depth": 24, "scale": 4.0},
     "enemy_chocolatier": {"explore": 0.0},
 }
 # Elsewhere: rollouts to the end, and this share of expansions drawn at random.
