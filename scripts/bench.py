@@ -92,7 +92,7 @@ def single_core(game_filter: str | None, seconds: float) -> dict:
     return results
 
 
-SEARCH_BOTS = ("mcts",)
+SEARCH_BOTS = ("mcts", "mcts_openloop")
 # Games per table size for search(): enough for a useful interval on the fast games, a
 # few minutes in all on one core.
 SEARCH_GAMES = {"fabryka": 400, "enemy_chocolatier": 100, "manfredini": 30, "alleycat": 12}

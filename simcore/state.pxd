@@ -84,6 +84,12 @@ cdef class GameState:
     # component; a game whose action can take several components at once (a collect of
     # several cards) overrides it. Restricted play filters with this.
     cdef bint action_takes(self, int action, int component) noexcept nogil
+    # What `observer` sees of `action` played now by the seat to move, as a small int
+    # (below 4096) naming it in the search trees: two actions with one key are the
+    # same move to `observer` (two hand cards of one kind; another seat's hidden
+    # choice). Depends only on what `observer` has seen. The base: the action itself,
+    # right for a game whose action numbers mean the same move in every world.
+    cdef int action_key(self, int action, int observer) noexcept nogil
     # Make `other` (same class, same params) an independent copy of this state.
     cdef void copy_into(self, GameState other) noexcept nogil
     # Resample everything `observer` cannot see (hidden hands, deck order, the future of

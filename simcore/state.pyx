@@ -64,6 +64,9 @@ cdef class GameState:
     cdef bint action_takes(self, int action, int component) noexcept nogil:
         return self.action_component(action) == component
 
+    cdef int action_key(self, int action, int observer) noexcept nogil:
+        return action
+
     cdef void copy_into(self, GameState other) noexcept nogil:
         pass
 
@@ -179,6 +182,10 @@ cdef class GameState:
 
     def interim_names(self):
         return list(type(self).INTERIM)
+
+    def key_of(self, int action, int observer):
+        """What `observer` sees of `action` played now (action_key)."""
+        return self.action_key(action, observer)
 
     def determinized(self, int observer, seed):
         """A copy in which everything `observer` cannot see is resampled from `seed`."""

@@ -29,6 +29,10 @@ cdef class Strategy:
 
     # Pick one of legal[0..n) for `seat`; `rng` is the bot's own stream.
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil
+    # The bot's estimate of `seat`'s position in `state`, in its own units (higher is
+    # better): search bots rank the seats by it where they cut a rollout short. NaN
+    # (the base): the bot has none, and the game's standings rank them.
+    cdef double evaluate(self, GameState state, int seat) noexcept nogil
     # Allocate what the bot needs (scratch states...) before a batch; Python level.
     cpdef prepare(self, GameState proto)
 

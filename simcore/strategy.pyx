@@ -10,6 +10,7 @@ import traceback
 from pathlib import Path
 
 cimport cython
+from libc.math cimport NAN
 from libc.stdint cimport uint64_t
 from simcore.rng cimport Rng, rng_below, rng_uniform, rng_seed
 from simcore.state cimport GameState, MAX_PLAYERS, MAX_ACTIONS
@@ -59,8 +60,21 @@ cdef class Strategy:
         with gil:
             raise NotImplementedError(f"{type(self).__name__} does not implement choose")
 
+    cdef double evaluate(self, GameState state, int seat) noexcept nogil:
+        return NAN
+
     cpdef prepare(self, GameState proto):
         pass
+
+    def evaluates(self, GameState proto):
+        """Whether the bot values positions of `proto`'s game (evaluate is not NaN)."""
+        cdef double v = self.evaluate(proto, 0)
+        return v == v
+
+    def evaluation(self, GameState state, int seat):
+        """The bot's value of `seat`'s position in `state` (evaluate), None if it has none."""
+        cdef double v = self.evaluate(state, seat)
+        return v if v == v else None
 
     def bind(self, GameState proto):
         """Make the bot ready to play `proto`'s game: resolve forbid=NAME against the

@@ -299,6 +299,9 @@ cdef class AlleyCatHeuristicV1(Strategy):
 
     # ---- the value of a position, in money ----
 
+    cdef double evaluate(self, GameState state, int seat) noexcept nogil:
+        return self.value(<AlleyCatState>state, seat)
+
     cdef double value(self, AlleyCatState st, int seat) noexcept nogil:
         cdef const AcConfig* c = &st.cfg
         cdef const AcSeat* a = &st.s.seat[seat]

@@ -104,6 +104,17 @@ cdef class ManfrediniHeuristic(Strategy):
                 best = legal[i]
         return best
 
+    cdef double evaluate(self, GameState state, int seat) noexcept nogil:
+        # A position: the points it would score now plus the goods still in its
+        # warehouse at the values this bot gives them (search bots' cut-off rollouts).
+        cdef MObs o
+        cdef int g
+        cdef double v = state.standing(seat)
+        (<ManfrediniState>state).observe(seat, &o)
+        for g in range(N_GOODS):
+            v += o.goods[seat].wh.n[g] * self.good_value(&o, g)
+        return v
+
     # ---- the value of one action ----
 
     cdef double value(self, const MObs* o, int a) noexcept nogil:

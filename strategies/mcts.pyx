@@ -1,92 +1,94 @@
 # cython: language_level=3
 """`mcts`: Information Set Monte Carlo Tree Search for any game, hidden information included.
 
-Single-observer ISMCTS (Cowling, Powley and Whitehouse, "Information Set Monte Carlo Tree
-Search", IEEE TCIAIG 2012). Each iteration copies the real state into a scratch state and
-determinizes it for the bot's seat (`GameState.determinize`: every card it cannot see
-and the future of the chance stream are resampled from what it has seen, with the bot's
-own stream), then walks one tree of action sequences shared by all determinizations:
+Multiple-observer ISMCTS (Cowling, Powley and Whitehouse, "Information Set Monte Carlo
+Tree Search", IEEE TCIAIG 2012): one tree per seat, each keyed by what that seat sees of
+every move (`GameState.action_key`: in Fabryka the kind of card played, not its hand
+slot; in Manfredini another seat's Break Room pick is one move to the others). Each
+iteration copies the real state into a scratch state and determinizes it for the bot's
+seat (`GameState.determinize`: every card it cannot see and the future of the chance
+stream resampled from what it has seen, with the bot's own stream), then walks all the
+trees at once, one move at a time:
 
-- selection: among the children whose action is legal in this determinization, UCB1
-  with availability counts (a child's `avail` counts the visits in which it could have
-  been chosen: mean reward + c * sqrt(ln avail / visits));
+- the seat to move chooses in its own tree, among the children whose key is legal in
+  this world: UCB1 with availability counts (a child's `avail` counts the visits in
+  which it could have been chosen: mean reward + c * sqrt(ln avail / visits)); so an
+  opponent decides from what it sees of the moves, not from what the bot sees;
 - expansion, with progressive widening: a node visited v times grows a new child only
   while it has fewer than widen * sqrt(v + 1); the new child is the untried move the
-  game's heuristic bot picks among the untried ones (`guide`), else one drawn at random,
-  so the search looks first at the moves the heuristic rates and widens slowly (without
-  this, a decision of ~90 purchases in Enemy Chocolatier spreads 400 iterations so thin
-  that the search lost to the heuristic it rolls out with, 33%; with it, 90-98%);
-- rollout: to the end of the game by the game's own `heuristic` bot (`rollout=1`, the
-  default; a game without one rolls out at random) or by uniform random moves
-  (`rollout=0`: far weaker in the longer games, whose random games say little), or for
-  at most `depth` moves, then scored by the standings;
-- back-propagation: each node adds the reward of the seat that played its action.
+  game's heuristic bot picks among the untried ones (`guide`), or, in a share `explore`
+  of the expansions after a node's first, one drawn uniformly: the widening reaches
+  every move as the budget grows, and not only in the heuristic's order;
+- every other seat's tree follows the move by the key that seat sees of it;
+- rollout: by the game's own `heuristic` bot (`rollout=1`; a game without one rolls out
+  at random) or uniformly at random (`rollout=0`), to the end of the game or for at
+  most `depth` moves, then scored by the heuristic's evaluation of each seat's position
+  (`Strategy.evaluate`; the logistic of its lead over the best other at `scale`) or,
+  without one, by the standings; the weights at -1 take the game's own values
+  (GAME_DEFAULTS: cut-offs where full rollouts cost most);
+- back-propagation: in every tree, each node of the walk adds the reward of the seat
+  that played its move.
+
+Chance is not a node: each iteration's world fixes it, and no tree is keyed by an
+outcome, so a decision in the tree depends only on the moves before it as its seat saw
+them (a move illegal in a world, such as a card not dealt there, is simply not
+available in it).
 
 Every seat maximises its own result: the reward of a seat is its win share (1, 1/k for a
-victory shared by k, 0) plus 0.1 x (n - rank) / (n - 1) at n > 1 players, so that among
-lost games a better place still counts a little (a game with one winner and everyone
-else second, as Enemy Chocolatier, gives the term to the winner only).
+victory shared by k, 0) plus 0.1 x (n - rank) / (n - 1) at n > 1 players.
 
-The decision is the root child with most visits. A forced move is returned at once. The
-node pool (`nodes`) is allocated once by prepare and reused by every decision; when it
-is full the search stops expanding and keeps rolling out from the leaves it reaches.
-Budgets are iterations, so a game is the same for the same seed. With `forbid=NAME` the
-bot's own moves are restricted in the tree and the rollouts as at the table.
+The decision is the most visited move of the bot's own tree (of the moves with that
+key, the first in the legal list). A forced move is returned at once. The node pool
+(`nodes`) is allocated once and reused by every decision; when it cannot hold one more
+node per seat the walk stops and the iteration rolls out from where it is. Budgets are
+iterations, so a game is the same for the same seed. With `forbid=NAME` the bot's own
+moves are restricted in the tree and the rollouts as at the table.
 
-The bot reads the real state only through copy_into + determinize(seat): it never sees
-what its seat may not see, provided the game's determinize depends only on the seat's
-observation (the information test of tests/test_mcts.py checks this for every game).
+The bot reads the real state only through copy_into + determinize(seat) and the keys of
+the moves legal at its own decision: it never sees what its seat may not see, provided
+the game's determinize and action_key depend only on the seat's observation (the
+information tests of tests/test_mcts.py check this for every game).
 
-Strength and speed at the default budget (`python scripts/bench.py --search`): one mcts
-seat against the game's heuristic in the others, seats rotated; win share with its Wilson
-95% interval, fair share 1/n; CPU time of one core of the 2-core build machine while
-other jobs shared it:
-
-| game | players | games | win share | fair | games/s | iterations/s |
-|---|---|---|---|---|---|---|
-| fabryka | 2 | 400 | 92.9% (89.9-95.0) | 50% | 216 | 840 k |
-| enemy_chocolatier | 2 | 100 | 100% (96.3-100) | 50% | 17 | 81 k |
-| enemy_chocolatier | 6 | 96 | 50.0% (40.2-59.8) | 16.7% | 2.2 | 11 k |
-| manfredini | 2 | 30 | 96.7% (83.3-99.4) | 50% | 1.25 | 24 k |
-| manfredini | 4 | 28 | 85.7% (68.5-94.3) | 25% | 0.5 | 10 k |
-| alleycat | 2 | 4 | 100% (51.0-100) | 50% | 0.11 | 3.3 k |
-| alleycat | 4 | 4 | 100% (51.0-100) | 25% | 0.06 | 1.7 k |
-
-For overnight runs: `mcts(iterations=1000)`, about 5 times the time; against the default
-it won 57.0% +- 4.8 of 400 Fabryka games and 55% +- 11 of 80 Enemy Chocolatier games
-(2 players, seats rotated).
+Strength and speed: see the games' READMEs and `python scripts/bench.py --search`. The
+former open-loop bot stays as `mcts_openloop` (strategies/mcts_openloop.pyx).
 """
-from libc.math cimport log, sqrt
+from libc.math cimport exp, log, sqrt
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 from libc.stdint cimport uint32_t
 
-from simcore.rng cimport Rng, rng_below
+from simcore.rng cimport Rng, rng_below, rng_uniform
 from simcore.state cimport GameState, MAX_ACTIONS, MAX_PLAYERS
 from simcore.strategy cimport Strategy, drop_component
+from strategies.mcts_openloop cimport rewards
 
 from simcore.errors import UserError
 
 cdef enum:
-    ACTION_IDS = 4096    # actions are ints below this (every bundled game's are < 300)
+    KEY_IDS = 4096    # action keys are ints below this
 
-cdef enum:
-    W_ITERATIONS = 0
-    W_C = 1
-    W_ROLLOUT = 2
-    W_DEPTH = 3
-    W_NODES = 4
-
-cdef double RANK_WEIGHT = 0.1
+# The weights set to -1 (the defaults of depth, scale and explore) take these values,
+# by game (measured at 2 players; see the games' READMEs): the rollouts are cut where a
+# full heuristic rollout costs most, and scored by the heuristic's evaluation; Enemy
+# Chocolatier's ~90 purchases a decision leave random expansions little to find (the
+# bot won 39.7% [34.3, 45.3] of 300 games against the former one with them, 51.7%
+# [46.0, 57.3] without), Fabryka's few cards a lot (70.1% against none, 1,000 games).
+GAME_DEFAULTS = {
+    "alleycat": {"depth": 16, "scale": 30.0},
+    "manfredini": {"depth": 24, "scale": 4.0},
+    "enemy_chocolatier": {"explore": 0.0},
+}
+# Elsewhere: rollouts to the end, and this share of expansions drawn at random.
+EXPLORE = 0.25
 
 
 cdef struct Node:
-    int action          # the action that leads here from the parent
+    int key             # what the tree's seat saw of the move that leads here
     int player          # the seat that played it
     int first_child     # -1: none
     int next_sibling    # -1: none
     int visits
-    int avail           # visits of the parent in which this action was legal
+    int avail           # visits of the parent in which this move was legal
     double reward       # summed rewards of `player`
 
 
@@ -96,58 +98,85 @@ cdef class MctsStrategy(Strategy):
     # Hundreds to thousands of times slower than the heuristic: `balance` seats it only
     # when asked (--seats), so its default every-bot-against-every-other run stays quick.
     DEFAULT_TABLES = False
-    DESCRIPTION = ("information-set Monte Carlo tree search (SO-ISMCTS) over determinized copies, "
-                   "heuristic rollouts, progressive widening; each seat maximises its own win share")
+    DESCRIPTION = ("information-set Monte Carlo tree search (MO-ISMCTS: a tree per seat keyed by what it "
+                   "sees of each move) over determinized copies, heuristic rollouts, progressive "
+                   "widening; each seat maximises its own win share")
     # The conformance suite's many games: a small budget, short rollouts, a pool that fills.
-    CONFORMANCE_SPEC = "mcts(iterations=4, rollout=0, depth=10, nodes=8)"
+    CONFORMANCE_SPEC = "mcts(iterations=4, rollout=0, depth=10, nodes=16)"
     WEIGHTS = {
         "iterations": 200,    # search iterations per decision (the budget)
         "c": 0.7,             # UCB1 exploration constant (rewards are in [0, 1.1])
         "rollout": 1,         # 1: the game's heuristic bot plays the rollouts; 0: uniform random
-        "depth": 0,           # rollout moves before scoring by the standings; 0: to the end
+        "depth": -1,          # rollout moves before scoring by the standings; 0: to the end;
+                              # -1: the game's (GAME_DEFAULTS), else to the end
+        "scale": -1,          # a cut-off rollout with the heuristic's evaluation (Strategy.evaluate):
+                              # reward by the logistic of the lead over this scale; 0: by rank;
+                              # -1: the game's (GAME_DEFAULTS), else by rank
         "widen": 0.5,         # progressive widening: a node visited v times has at most
                               # widen * sqrt(v + 1) children; 0: every legal move at once
-        "guide": 1,           # with rollout=1: expand first the untried move the heuristic picks
+        "guide": 1,           # 1: expand first the untried move the game's heuristic picks
+        "explore": -1,        # share of a node's later expansions drawn uniformly, not guided;
+                              # -1: the game's (GAME_DEFAULTS), else EXPLORE
         "nodes": 100000,      # node pool size (memory: 32 bytes a node)
     }
 
     cdef Node* pool
     cdef int capacity
-    cdef int* path            # node indices of the current iteration's walk
-    cdef uint32_t* legal_mark # stamp per action id: legal in the current node
-    cdef uint32_t* tried_mark # stamp per action id: a child of the current node has it
+    cdef int* path             # path[step * MAX_PLAYERS + tree]: node indices of the walk
+    cdef uint32_t* legal_mark  # stamp per key: legal for the seat to move
+    cdef uint32_t* tried_mark  # stamp per key: a child of the current node has it
+    cdef int* rep              # per key: the first legal action with it
     cdef uint32_t stamp
-    cdef int iterations, depth
+    cdef int iterations, depth, depth_weight
+    cdef double scale, scale_weight
     cdef bint guided
-    cdef double c, widen
+    cdef double c, widen, explore, explore_weight
     cdef GameState scratch
     cdef Strategy rollout_bot  # None: uniform random rollouts
+    cdef Strategy guide_bot    # picks the expansions; None: drawn uniformly
+    cdef bint evaluates        # the rollout bot values positions (Strategy.evaluate)
     cdef readonly long long searches  # decisions searched so far (forced ones are not)
 
     def __init__(self, **weights):
         super().__init__(**weights)
         w = self.weights
-        for name, lo in (("iterations", 1), ("nodes", 2), ("depth", 0)):
+        for name, value in w.items():
+            if value != value or value in (float("inf"), float("-inf")):
+                raise UserError(f"mcts: weight {name}={value} must be a finite number")
+        # The pool holds the seats' roots and a move of each at the least.
+        for name, lo in (("iterations", 1), ("nodes", 2 * MAX_PLAYERS), ("depth", -1)):
             if w[name] < lo or w[name] != int(w[name]) or w[name] > 2**30:
                 raise UserError(f"mcts: weight {name}={w[name]:g} must be a whole number >= {lo}")
         if w["c"] < 0:
             raise UserError(f"mcts: weight c={w['c']:g} must be >= 0")
         if w["rollout"] not in (0, 1):
             raise UserError(f"mcts: weight rollout={w['rollout']:g} must be 0 (random) or 1 (heuristic)")
+        if not (0 <= w["explore"] <= 1 or w["explore"] == -1):
+            raise UserError(f"mcts: weight explore={w['explore']:g} must be in [0, 1], or -1 for the game's")
+        if w["scale"] < 0 and w["scale"] != -1:
+            raise UserError(f"mcts: weight scale={w['scale']:g} must be >= 0, or -1 for the game's")
+        if w["widen"] < 0:
+            raise UserError(f"mcts: weight widen={w['widen']:g} must be >= 0")
         self.iterations = int(w["iterations"])
-        self.depth = int(w["depth"])
+        self.depth_weight = int(w["depth"])
+        self.depth = max(self.depth_weight, 0)
+        self.scale_weight = w["scale"]
+        self.scale = max(self.scale_weight, 0.0)
         self.c = w["c"]
         self.guided = w["guide"] != 0
         self.widen = w["widen"]
+        self.explore_weight = w["explore"]
+        self.explore = max(self.explore_weight, 0.0)
         self.capacity = int(w["nodes"])
         self.pool = <Node*>malloc(self.capacity * sizeof(Node))
-        self.path = <int*>malloc(self.capacity * sizeof(int))
-        self.legal_mark = <uint32_t*>malloc(ACTION_IDS * sizeof(uint32_t))
-        self.tried_mark = <uint32_t*>malloc(ACTION_IDS * sizeof(uint32_t))
-        if not (self.pool and self.path and self.legal_mark and self.tried_mark):
+        self.path = <int*>malloc(self.capacity * MAX_PLAYERS * sizeof(int))
+        self.legal_mark = <uint32_t*>malloc(KEY_IDS * sizeof(uint32_t))
+        self.tried_mark = <uint32_t*>malloc(KEY_IDS * sizeof(uint32_t))
+        self.rep = <int*>malloc(KEY_IDS * sizeof(int))
+        if not (self.pool and self.path and self.legal_mark and self.tried_mark and self.rep):
             raise MemoryError("mcts: cannot allocate the node pool")
-        memset(self.legal_mark, 0, ACTION_IDS * sizeof(uint32_t))
-        memset(self.tried_mark, 0, ACTION_IDS * sizeof(uint32_t))
+        memset(self.legal_mark, 0, KEY_IDS * sizeof(uint32_t))
+        memset(self.tried_mark, 0, KEY_IDS * sizeof(uint32_t))
         self.stamp = 0
 
     def __dealloc__(self):
@@ -155,24 +184,75 @@ cdef class MctsStrategy(Strategy):
         free(self.path)
         free(self.legal_mark)
         free(self.tried_mark)
+        free(self.rep)
 
     cpdef prepare(self, GameState proto):
         if self.scratch is None or type(self.scratch) is not type(proto) or self.scratch.params is not proto.params:
             self.scratch = proto.clone()
-            self.rollout_bot = None
-            if self.weights["rollout"] == 1:
-                self.rollout_bot = _heuristic_for(proto)
-        if self.rollout_bot is not None:
-            self.rollout_bot.bind(proto)
+            game = _game_name(proto)
+            self.guide_bot = _heuristic_for(game) if self.guided else None
+            self.rollout_bot = self.guide_bot if self.weights["rollout"] == 1 and self.guided else (
+                _heuristic_for(game) if self.weights["rollout"] == 1 else None)
+            own = GAME_DEFAULTS.get(game, {})
+            if self.depth_weight < 0:
+                self.depth = own.get("depth", 0)
+            if self.scale_weight < 0:
+                self.scale = own.get("scale", 0.0)
+            if self.explore_weight < 0:
+                self.explore = own.get("explore", EXPLORE)
+            self.evaluates = self.rollout_bot is not None and self.rollout_bot.evaluates(proto)
+        for bot in {id(b): b for b in (self.guide_bot, self.rollout_bot) if b is not None}.values():
+            bot.bind(proto)
+
+    cdef inline uint32_t next_stamp(self) noexcept nogil:
+        self.stamp += 1
+        if self.stamp == 0:
+            # The stamps wrapped around: forget every old mark.
+            memset(self.legal_mark, 0, KEY_IDS * sizeof(uint32_t))
+            memset(self.tried_mark, 0, KEY_IDS * sizeof(uint32_t))
+            self.stamp = 1
+        return self.stamp
+
+    cdef int key(self, GameState st, int action, int observer) except -1 nogil:
+        cdef int k = st.action_key(action, observer)
+        if k < 0 or k >= KEY_IDS:
+            with gil:
+                raise ValueError(f"mcts handles action keys in [0, {KEY_IDS}), not {k}")
+        return k
+
+    cdef int child_with(self, int node, int key, int player, int* used) noexcept nogil:
+        # The child of `node` with `key`, created if there is none.
+        cdef int child = self.pool[node].first_child
+        cdef Node* nd
+        while child >= 0:
+            if self.pool[child].key == key:
+                return child
+            child = self.pool[child].next_sibling
+        child = used[0]
+        used[0] += 1
+        nd = &self.pool[child]
+        nd.key = key
+        nd.player = player
+        nd.first_child = -1
+        nd.next_sibling = self.pool[node].first_child
+        nd.visits = 0
+        nd.avail = 0
+        nd.reward = 0.0
+        self.pool[node].first_child = child
+        return child
 
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
-        cdef int it, i, k, p, nl, node, child, best, n_tried, used, steps, length, a
+        cdef int it, i, k, p, q, nl, nk, node, child, best, n_tried, used, steps, length, a, key
+        cdef int nt = state.n_players
         cdef int buf[MAX_ACTIONS]
         cdef int allowed[MAX_ACTIONS]
         cdef int untried[MAX_ACTIONS]
+        cdef int keys[MAX_ACTIONS]
         cdef const int* moves
         cdef double value, best_value
         cdef double reward[MAX_PLAYERS]
+        cdef bint expanded
+        cdef uint32_t st
         cdef Node* nd
         if n == 1:
             return legal[0]
@@ -180,24 +260,26 @@ cdef class MctsStrategy(Strategy):
             with gil:
                 raise RuntimeError("MctsStrategy.prepare(state) was not called before choose")
         self.searches += 1
-        self.pool[0].action = -1
-        self.pool[0].player = -1
-        self.pool[0].first_child = -1
-        self.pool[0].next_sibling = -1
-        self.pool[0].visits = 0
-        self.pool[0].avail = 0
-        self.pool[0].reward = 0.0
-        used = 1
+        # Nodes 0..nt-1: the roots of the seats' trees.
+        for q in range(nt):
+            nd = &self.pool[q]
+            nd.key = -1
+            nd.player = -1
+            nd.first_child = -1
+            nd.next_sibling = -1
+            nd.visits = 0
+            nd.avail = 0
+            nd.reward = 0.0
+            self.path[q] = q
+        used = nt
         for it in range(self.iterations):
             state.copy_into(self.scratch)
             self.scratch.determinize(seat, rng)
-            node = 0
             length = 1
-            self.path[0] = 0
             p = self.scratch.current_player()
-            # Selection and expansion.
-            while p >= 0:
-                if node == 0:
+            # Selection and expansion, every tree in step.
+            while p >= 0 and used + nt <= self.capacity:
+                if length == 1:
                     moves = legal      # the bot's own decision: the list it was given
                     nl = n
                 else:
@@ -206,25 +288,27 @@ cdef class MctsStrategy(Strategy):
                     if p == seat and self.forbid >= 0:
                         nl = drop_component(self.scratch, self.forbid, buf, nl, allowed)
                         moves = allowed
-                self.stamp += 1
-                if self.stamp == 0:
-                    # The stamps wrapped around: forget every old mark.
-                    memset(self.legal_mark, 0, ACTION_IDS * sizeof(uint32_t))
-                    memset(self.tried_mark, 0, ACTION_IDS * sizeof(uint32_t))
-                    self.stamp = 1
+                # The moves as the seat to move sees them: one representative action a key.
+                st = self.next_stamp()
+                nk = 0
                 for i in range(nl):
-                    if moves[i] >= ACTION_IDS or moves[i] < 0:
-                        with gil:
-                            raise ValueError(f"mcts handles actions in [0, {ACTION_IDS}), not {moves[i]}")
-                    self.legal_mark[moves[i]] = self.stamp
+                    key = self.key(self.scratch, moves[i], p)
+                    keys[i] = key
+                    if self.legal_mark[key] != st:
+                        self.legal_mark[key] = st
+                        self.rep[key] = moves[i]
+                        nk += 1
+                node = self.path[(length - 1) * MAX_PLAYERS + p]
                 n_tried = 0
                 best = -1
                 best_value = -1.0
                 child = self.pool[node].first_child
                 while child >= 0:
                     nd = &self.pool[child]
-                    if self.legal_mark[nd.action] == self.stamp:
-                        self.tried_mark[nd.action] = self.stamp
+                    # (A node where seats' turns differ between worlds keeps the
+                    # others' children too: only the mover's count.)
+                    if self.legal_mark[nd.key] == st and nd.player == p:
+                        self.tried_mark[nd.key] = st
                         n_tried += 1
                         nd.avail += 1
                         value = nd.reward / nd.visits + self.c * sqrt(log(<double>nd.avail) / nd.visits)
@@ -232,45 +316,50 @@ cdef class MctsStrategy(Strategy):
                             best_value = value
                             best = child
                     child = nd.next_sibling
-                # Progressive widening: a node visited v times grows at most
-                # widen * sqrt(v + 1) children, in the order expansion picks them.
-                if n_tried < nl and (n_tried == 0 or self.widen == 0
+                expanded = False
+                if n_tried < nk and (n_tried == 0 or self.widen == 0
                                      or n_tried < self.widen * sqrt(self.pool[node].visits + 1.0)):
-                    if used == self.capacity:
-                        break          # the pool is full: roll out from here
-                    # Expand one untried action: the one the rollout bot would pick among
+                    # Expand one untried move: the one the rollout bot would pick among
                     # them (so a node's first children are the moves it rates best), or
                     # one drawn uniformly.
                     k = 0
                     for i in range(nl):
-                        if self.tried_mark[moves[i]] != self.stamp:
+                        if self.tried_mark[keys[i]] != st:
+                            self.tried_mark[keys[i]] = st
                             untried[k] = moves[i]
                             k += 1
                     if k == 1:
                         a = untried[0]
-                    elif self.rollout_bot is None or not self.guided:
+                    elif (self.guide_bot is None
+                          or (n_tried > 0 and self.explore > 0 and rng_uniform(rng) < self.explore)):
                         a = untried[rng_below(rng, k)]
                     else:
-                        a = self.rollout_bot.choose(self.scratch, p, untried, k, rng)
-                    nd = &self.pool[used]
-                    nd.action = a
-                    nd.player = p
-                    nd.first_child = -1
-                    nd.next_sibling = self.pool[node].first_child
-                    nd.visits = 0
-                    nd.avail = 1
-                    nd.reward = 0.0
-                    self.pool[node].first_child = used
-                    node = used
-                    used += 1
-                    self.path[length] = node
-                    length += 1
-                    p = self.scratch.apply(a)
-                    break
-                node = best
-                self.path[length] = node
+                        a = self.guide_bot.choose(self.scratch, p, untried, k, rng)
+                        # A heuristic may answer with a move outside the list it was
+                        # given (Enemy Chocolatier's stops when no purchase pays): one
+                        # already in the tree would expand nothing, every time.
+                        i = 0
+                        while i < k and untried[i] != a:
+                            i += 1
+                        if i == k:
+                            a = untried[rng_below(rng, k)]
+                    child = self.child_with(node, self.key(self.scratch, a, p), p, &used)
+                    self.pool[child].avail = 1
+                    expanded = True
+                if not expanded:
+                    child = best
+                    a = self.rep[self.pool[child].key]
+                # Every tree follows the move by what its seat sees of it.
+                for q in range(nt):
+                    if q == p:
+                        self.path[length * MAX_PLAYERS + q] = child
+                    else:
+                        self.path[length * MAX_PLAYERS + q] = self.child_with(
+                            self.path[(length - 1) * MAX_PLAYERS + q], self.key(self.scratch, a, q), p, &used)
                 length += 1
-                p = self.scratch.apply(self.pool[node].action)
+                p = self.scratch.apply(a)
+                if expanded:
+                    break
             # Rollout.
             steps = 0
             while p >= 0 and (self.depth == 0 or steps < self.depth):
@@ -287,55 +376,90 @@ cdef class MctsStrategy(Strategy):
                     a = self.rollout_bot.choose(self.scratch, p, moves, nl, rng)
                 p = self.scratch.apply(a)
                 steps += 1
-            rewards(self.scratch, p < 0, reward)
-            # Back-propagation: each node scores for the seat that played into it.
+            if p >= 0 and self.evaluates:
+                value_rewards(self.scratch, self.rollout_bot, self.scale, reward)
+            else:
+                rewards(self.scratch, p < 0, reward)
+            # Back-propagation: in every tree, each node scores for the seat that moved.
             for i in range(1, length):
-                nd = &self.pool[self.path[i]]
-                nd.visits += 1
-                nd.reward += reward[nd.player]
-            self.pool[0].visits += 1
-        # The most visited action; ties to the one expanded first.
+                for q in range(nt):
+                    nd = &self.pool[self.path[i * MAX_PLAYERS + q]]
+                    nd.visits += 1
+                    nd.reward += reward[nd.player]
+            for q in range(nt):
+                self.pool[q].visits += 1
+        # The most visited move of the bot's own tree; ties to the one expanded first.
         best = -1
-        child = self.pool[0].first_child
+        child = self.pool[seat].first_child
         while child >= 0:
             if best < 0 or self.pool[child].visits >= self.pool[best].visits:
                 best = child
             child = self.pool[child].next_sibling
-        return self.pool[best].action
+        for i in range(n):
+            if self.key(state, legal[i], seat) == self.pool[best].key:
+                return legal[i]
+        with gil:
+            raise RuntimeError("mcts: the chosen move is not in the legal list")
 
 
-cdef void rewards(GameState s, bint finished, double* out) noexcept nogil:
-    # Each seat's reward: win share plus RANK_WEIGHT x (n - rank) / (n - 1). A rollout
-    # cut short is ranked by the standings (equal standings share the rank).
-    cdef int scores[MAX_PLAYERS]
+    def root_children(self, int seat):
+        """After a search: the moves of `seat`'s tree root as (key, visits, mean reward,
+        avail), most recently expanded first (tests, inspection)."""
+        out = []
+        child = self.pool[seat].first_child
+        while child >= 0:
+            nd = &self.pool[child]
+            out.append((nd.key, nd.visits, nd.reward / nd.visits if nd.visits else 0.0, nd.avail))
+            child = nd.next_sibling
+        return out
+
+
+cdef void value_rewards(GameState s, Strategy bot, double scale, double* out) noexcept nogil:
+    # A rollout cut short, scored by the bot's evaluation of each seat's position: with
+    # scale > 0, each seat's reward is 1.1 / (1 + exp(-(its value - the best other's) /
+    # scale)), so that a lead counts by its size (a rank at a cut-off says little in a
+    # long game); with scale 0, the seats are ranked as a finished game's are.
+    cdef double v[MAX_PLAYERS]
     cdef int ranks[MAX_PLAYERS]
     cdef int n = s.n_players, p, q, winners = 0
-    if finished:
-        s.outcome(scores, ranks)
-    else:
+    cdef double other
+    for p in range(n):
+        v[p] = bot.evaluate(s, p)
+    if scale > 0 and n > 1:
         for p in range(n):
-            scores[p] = s.standing(p)
-        for p in range(n):
-            ranks[p] = 1
+            other = -1e300
             for q in range(n):
-                ranks[p] += scores[q] > scores[p]
+                if q != p and v[q] > other:
+                    other = v[q]
+            out[p] = 1.1 / (1.0 + exp(-(v[p] - other) / scale))
+        return
+    for p in range(n):
+        ranks[p] = 1
+        for q in range(n):
+            ranks[p] += v[q] > v[p]
     for p in range(n):
         winners += ranks[p] == 1
     for p in range(n):
         out[p] = (1.0 / winners) if ranks[p] == 1 else 0.0
         if n > 1:
-            out[p] += RANK_WEIGHT * (n - ranks[p]) / (n - 1)
+            out[p] += 0.1 * (n - ranks[p]) / (n - 1)
 
 
-def _heuristic_for(GameState proto):
-    """The game's own `heuristic` bot (default weights), or None if it has none."""
-    import strategies
+def _game_name(GameState proto):
     from simcore.registry import games
     for name, spec in games().items():
         if spec.state_cls is type(proto):
-            cls = strategies.available(name).get("heuristic")
-            return None if cls is None else cls()
+            return name
     return None
+
+
+def _heuristic_for(game):
+    """The game's own `heuristic` bot (default weights), or None if it has none."""
+    import strategies
+    if game is None:
+        return None
+    cls = strategies.available(game).get("heuristic")
+    return None if cls is None else cls()
 
 
 STRATEGIES = (MctsStrategy,)

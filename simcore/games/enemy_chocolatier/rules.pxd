@@ -138,6 +138,9 @@ cdef struct Ec:
     int rounds_done                  # round boundaries recorded
     int rec_points[MAX_PLAYERS][MAX_RECORD]
     int rec_ingr[MAX_PLAYERS][MAX_RECORD]
+    # Recipe cards (bits) each seat's holdings have completed right after one of its
+    # purchases: public, and none of them can be its own (it would have won then).
+    unsigned int ruled_out[MAX_PLAYERS]
 
 
 cdef struct EcObs:
@@ -188,6 +191,9 @@ cdef class EnemyState(GameState):
 
     # True once `seat` owns every ingredient of its recipe.
     cdef bint recipe_done(self, int seat) noexcept nogil
+    # Mark in ruled_out[seat] the recipe cards its holdings now complete.
+    cdef void rule_out(self, int seat) noexcept nogil
+    cdef void match_recipes(self, const int* seats, int ns, const signed char* pool, int m) noexcept nogil
 
     cdef void place_segments(self) noexcept nogil
     cdef void collect_houses(self, uint64_t nbs, uint64_t* out) noexcept nogil

@@ -388,6 +388,8 @@ cdef class EnemyState(GameState):
         if self.recipe_done(p):
             self.finish(END_RECIPE, p)
             return -1
+        if self.cfg.colour[h] < N_ING:
+            self.rule_out(p)
         if self.find_offer():
             return p
         return self.pass_turn()
@@ -417,6 +419,14 @@ cdef class EnemyState(GameState):
             if self.s.ingr[p][k] < need[k]:
                 return False
         return True
+
+    cdef void rule_out(self, int p) noexcept nogil:
+        cdef const int* have = self.s.ingr[p]
+        cdef int r
+        for r in range(self.cfg.n_recipes):
+            if (have[0] >= self.cfg.recipe[r][0] and have[1] >= self.cfg.recipe[r][1]
+                    and have[2] >= self.cfg.recipe[r][2] and have[3] >= self.cfg.recipe[r][3]):
+                self.s.ruled_out[p] |= 1u << r
 
     cdef int progress(self, int p) noexcept nogil:
         cdef const int* need = self.cfg.recipe[self.s.recipe[p]]
@@ -525,46 +535,82 @@ cdef class EnemyState(GameState):
 
     cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
         # Hidden from `observer`: the other players' recipe cards. They come from the
-        # cards it does not hold; a player whose recipe were already complete would have
-        # won, so a deal must leave every other recipe incomplete. Rejection keeps the
-        # deal uniform over the consistent ones; after 16 misses (rare, late in a game)
-        # the cards are dealt seat by seat among those still consistent.
+        # cards it does not hold, and none may be one a player's holdings ever completed
+        # after its purchase (ruled_out: it would have won then; its current holdings
+        # are among those). Rejection keeps the deal uniform over the consistent ones;
+        # after 16 misses (late in a game) a matching found by augmenting paths, over
+        # seats and cards in random order, deals a consistent one.
         cdef signed char pool[MAX_RECIPES]
+        cdef int seats[MAX_PLAYERS]
         cdef int n = self.cfg.n_players
-        cdef int m = 0, k, p, i, j, attempt
+        cdef int m = 0, k, p, i, attempt, ns = 0
         cdef bint ok
         for k in range(self.cfg.n_recipes):
             if k != self.s.recipe[observer]:
                 pool[m] = k
                 m += 1
+        for p in range(n):
+            if p != observer:
+                seats[ns] = p
+                ns += 1
         for attempt in range(16):
             shuffle_i8(rng, pool, m)
-            i = 0
-            for p in range(n):
-                if p != observer:
-                    self.s.recipe[p] = pool[i]
-                    i += 1
             ok = True
-            for p in range(n):
-                if p != observer and self.recipe_done(p):
+            for i in range(ns):
+                self.s.recipe[seats[i]] = pool[i]
+                if (self.s.ruled_out[seats[i]] >> pool[i]) & 1:
                     ok = False
-                    break
             if ok:
                 rng_seed(&self.s.rng, rng_next(rng))
                 return
-        i = 0
-        for p in range(n):
-            if p == observer:
-                continue
-            for j in range(i, m):
-                self.s.recipe[p] = pool[j]
-                if not self.recipe_done(p):
-                    pool[j] = pool[i]
-                    pool[i] = self.s.recipe[p]
-                    break
-            self.s.recipe[p] = pool[i]
-            i += 1
+        self.match_recipes(seats, ns, pool, m)
         rng_seed(&self.s.rng, rng_next(rng))
+
+    cdef void match_recipes(self, const int* seats, int ns, const signed char* pool, int m) noexcept nogil:
+        # Kuhn's augmenting paths: give each seat of `seats` a card of `pool` outside its
+        # ruled_out set, one card each. The true deal is one such matching, so one exists.
+        cdef int holder[MAX_RECIPES]     # index into seats of the card's holder, -1 free
+        cdef int card_of[MAX_PLAYERS]    # index into pool of each seat's card
+        cdef int stack[MAX_PLAYERS]
+        cdef int next_card[MAX_PLAYERS]
+        cdef int from_card[MAX_PLAYERS]
+        cdef unsigned int visited
+        cdef int i, s, c, depth, done
+        for c in range(m):
+            holder[c] = -1
+        for i in range(ns):
+            # Depth-first search for an augmenting path from seat i.
+            visited = 0
+            depth = 0
+            stack[0] = i
+            next_card[0] = 0
+            done = 0
+            while depth >= 0 and not done:
+                s = stack[depth]
+                if next_card[depth] >= m:
+                    depth -= 1
+                    continue
+                c = next_card[depth]
+                next_card[depth] += 1
+                if (visited >> c) & 1 or (self.s.ruled_out[seats[s]] >> pool[c]) & 1:
+                    continue
+                visited |= 1u << c
+                from_card[depth] = c
+                if holder[c] < 0:
+                    # Flip the path: each seat on it takes the card it reached.
+                    while depth >= 0:
+                        c = from_card[depth]
+                        s = stack[depth]
+                        holder[c] = s
+                        card_of[s] = c
+                        depth -= 1
+                    done = 1
+                else:
+                    depth += 1
+                    stack[depth] = holder[c]
+                    next_card[depth] = 0
+        for i in range(ns):
+            self.s.recipe[seats[i]] = pool[card_of[i]]
 
     cdef void observe(self, int seat, EcObs* o) noexcept nogil:
         cdef int k
@@ -744,6 +790,9 @@ cdef class EnemyState(GameState):
                           if self.s.closed_by[nb] >= 0},
             "open": self.open_neighbourhoods(),
             "bank": self.s.bank,
+            # Recipe cards (indices) each seat's holdings once completed: not its own.
+            "ruled_out": [[r for r in range(self.cfg.n_recipes) if (self.s.ruled_out[p] >> r) & 1]
+                          for p in range(n)],
         }
 
     def observation(self, int seat):
@@ -831,6 +880,8 @@ cdef class EnemyState(GameState):
             self.s.points[p] = points[p] if points is not None else 0
             self.s.rain[p] = rain[p] if rain is not None else 0
             self.s.recipe[p] = recipes[p] if recipes is not None else p % self.cfg.n_recipes
+            # The history of a laid-out position is unknown: only its holdings rule out.
+            self.rule_out(p)
         self.s.first = first
         self.s.round = round - 1
         self.s.rounds_done = min(round - 1, self.cfg.record_rounds)

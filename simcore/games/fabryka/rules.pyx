@@ -292,6 +292,13 @@ cdef class FabrykaState(GameState):
 
     # ---- search support ----
 
+    cdef int action_key(self, int action, int observer) noexcept nogil:
+        # A play is the kind of the card (both seats see it reach the belt), not its
+        # hand slot, which holds another card in each resampled world.
+        if action == COLLECT:
+            return COLLECT
+        return self.s.hand[self.s.to_move][action]
+
     cdef void copy_into(self, GameState other) noexcept nogil:
         (<FabrykaState>other).s = self.s
 

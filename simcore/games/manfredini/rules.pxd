@@ -333,6 +333,7 @@ cdef class ManfrediniState(GameState):
     cdef void load(self, int action) noexcept nogil
     cdef bint hidden_in_hand(self, const Cards* cd, int i) noexcept nogil
     cdef int spec_slots(self, int observer, signed char** where, int* off, int* tag) noexcept nogil
+    cdef void spare_opening(self, int p, signed char* own, int h, int m, Rng* rng) noexcept nogil
     cdef int merge(self, int o, int n, const int* kinds, const int* know) noexcept nogil
     cdef void relabel(self, int o, int old, int new) noexcept nogil
     cdef void reveal(self, int q, int j, int kind) noexcept nogil

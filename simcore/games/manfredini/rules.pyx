@@ -12,7 +12,7 @@ cimport cython
 from libc.string cimport memset, memcpy, memmove, memcmp
 from libc.stdint cimport uint64_t
 
-from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
+from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, rng_uniform, shuffle_i8
 from simcore.state cimport GameState, MAX_PLAYERS
 from simcore.batchjob cimport BatchJob
 from simcore.strategy cimport Lineup
@@ -138,6 +138,17 @@ cdef inline void sort_small(signed char* a, int n) noexcept nogil:
 
 
 # ---- scoring ----
+
+cdef inline double binom(int n, int k) noexcept nogil:
+    # n choose k as a double (0 outside 0 <= k <= n); n is at most a deck.
+    cdef double r = 1.0
+    cdef int i
+    if k < 0 or k > n:
+        return 0.0
+    for i in range(k):
+        r = r * (n - i) / (i + 1)
+    return r
+
 
 cdef int man_score(const MConfig* c, const Goods* g) noexcept nogil:
     cdef int t, k, total = 0
@@ -1360,6 +1371,13 @@ cdef class ManfrediniState(GameState):
 
     # ---- search support ----
 
+    cdef int action_key(self, int action, int observer) noexcept nogil:
+        # The specialist another seat keeps at a Break Room pick is hidden from the
+        # others: to them every pick is one move.
+        if observer != self.s.to_move and self.s.t.step == ST_PICK:
+            return A_PICK
+        return action
+
     cdef void copy_into(self, GameState other) noexcept nogil:
         (<ManfrediniState>other).s = self.s
 
@@ -1423,9 +1441,11 @@ cdef class ManfrediniState(GameState):
         cdef signed char pool[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
         cdef signed char own[MAX_DECK + MAX_HAND]
         cdef int held[MAX_GROUPS][N_KINDS]
-        cdef int p, i, k, g, n, m, ns, taken
+        cdef int p, i, k, g, n, m, ns, taken, h
         cdef Cards* cd
         cdef Goods* gd
+        # Candy-only: the opening hands were drawn before the specialists joined.
+        cdef bint late = self.s.half == 1 and self.cfg.variant == V_CANDY and self.cfg.co_hand_first
         n = self.spec_slots(observer, where, off, tag)
         memset(held, 0, sizeof(held))
         ns = 0
@@ -1482,10 +1502,13 @@ cdef class ManfrediniState(GameState):
                     if self.hidden_in_hand(cd, i):
                         own[m] = cd.hand[i]
                         m += 1
+            h = m
             memcpy(&own[m], cd.deck, gd.deck_len)
             m += gd.deck_len
             sort_small(own, m)
             shuffle_i8(rng, own, m)
+            if p != observer and late:
+                self.spare_opening(p, own, h, m, rng)
             m = 0
             if p != observer:
                 for i in range(gd.hand_len):
@@ -1505,6 +1528,51 @@ cdef class ManfrediniState(GameState):
                         cd.kept[cd.deck[i] - SPEC] += 1
         rng_seed(&self.s.rng, rng_next(rng))
         self.s.n_legal = self.gen_legal(self.s.legal)
+
+    cdef void spare_opening(self, int p, signed char* own, int h, int m, Rng* rng) noexcept nogil:
+        # own[0, h) is seat p's hidden hand, own[h, m) its deck, shuffled. Its opening
+        # hand held no specialist, so the hand holds at most `room` of them: the cards
+        # drawn since, less those played since (the most there can be: every numbered
+        # card it played came from the opening hand while one was left). If the shuffle
+        # put more there, the hand's count of specialists k is drawn again from the
+        # hypergeometric law cut at room, and the hand and deck dealt anew with k.
+        cdef signed char specs[MAX_DECK + MAX_HAND]
+        cdef signed char nums[MAX_DECK + MAX_HAND]
+        cdef double weight[MAX_HAND + 1]
+        cdef double total = 0.0, u
+        cdef int opening = self.cfg.hand_size if self.cfg.hand_size < self.cfg.spaces else self.cfg.spaces
+        cdef int played = 0, room, i, k, ns = 0, nn = 0, top
+        for i in range(self.cfg.spaces):
+            played += self.s.c[p].played[i]
+        room = h - (opening - played if opening > played else 0)
+        for i in range(h):
+            ns += own[i] >= SPEC
+        if ns <= room:
+            return
+        ns = 0
+        for i in range(m):
+            if own[i] >= SPEC:
+                specs[ns] = own[i]
+                ns += 1
+            else:
+                nums[nn] = own[i]
+                nn += 1
+        # weight[k] = C(ns, k) C(nn, h - k), up to a common factor.
+        top = room if room < ns else ns
+        for k in range(top + 1):
+            weight[k] = binom(ns, k) * binom(nn, h - k)
+            total += weight[k]
+        u = rng_uniform(rng) * total
+        k = 0
+        while k < top and u >= weight[k]:
+            u -= weight[k]
+            k += 1
+        memcpy(own, specs, k)
+        memcpy(&own[k], nums, h - k)
+        memcpy(&own[h], &specs[k], ns - k)
+        memcpy(&own[h + ns - k], &nums[h - k], nn - (h - k))
+        shuffle_i8(rng, own, h)
+        shuffle_i8(rng, &own[h], m - h)
 
     cdef bint hidden_in_hand(self, const Cards* cd, int i) noexcept nogil:
         # A hand card another seat may have drawn from the deck: in the Plantation the
