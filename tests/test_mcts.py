@@ -269,7 +269,7 @@ def win_share(game, players, specs, n_games, run_seed=11):
 @pytest.mark.parametrize("game,opponent,n_games", [
     ("fabryka", "heuristic", 300), ("fabryka", "heuristic(weights=tuned)", 600),
     ("enemy_chocolatier", "heuristic", 100), ("enemy_chocolatier", "heuristic(weights=tuned)", 100),
-    ("manfredini", "heuristic", 60), ("alleycat", "heuristic", 30)])
+    ("manfredini", "heuristic", 60), ("alleycat", "heuristic", 20)])
 def test_default_budget_beats_the_heuristics_at_two_players(game, opponent, n_games):
     # The acceptance bar is 75%; the games here are few, so the test asks for the
     # interval to clear a majority and the estimate to clear 70%.
