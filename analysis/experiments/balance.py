@@ -433,7 +433,10 @@ def play(p: Plan, cells: Sequence[Cell], *, seconds: float | None = None, cap: i
             continue
 
         def gain(s: Played) -> float:
-            return _TIER_WEIGHT[s.cell.tier] * s.halfwidth ** 2 / (overhead + s.games * s.per_game(overhead))
+            # A rate's half-width is at most 50 points: a run of one game, whose interval
+            # is not defined yet, is not worth infinitely more than every other.
+            width = min(s.halfwidth, 50.0)
+            return _TIER_WEIGHT[s.cell.tier] * width ** 2 / (overhead + s.games * s.per_game(overhead))
 
         best = max(ready, key=gain)
         per_game = best.per_game(overhead)
