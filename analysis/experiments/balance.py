@@ -411,10 +411,10 @@ def play(p: Plan, cells: Sequence[Cell], *, seconds: float | None = None, cap: i
     # quickest step of any cell) and a part per game (each cell's own, from its largest
     # step). A cell that reaches the precision (the games it needs, from its half-width
     # shrinking as 1/sqrt(games), with a fifth to spare) for under 2% of the time left,
-    # or a second, plays there at once. Otherwise the cell whose next games shrink its
-    # squared half-width the most per second plays: a step takes at most a quarter of
-    # the time left, so no cell eats the budget on a wrong price, and grows a cell
-    # eightfold while its games are cheap, else at most doubles it.
+    # or a second, plays there, in steps of at most sixteenfold. Otherwise the cell whose
+    # next games shrink its squared half-width the most per second plays: a step takes
+    # at most a quarter of the time left, so no cell eats the budget on a wrong price,
+    # and grows a cell eightfold while its games are cheap, else at most doubles it.
     while (left := budget.left()) > 0:
         ready = [s for s in states if not s.stopped and s.played]
         if not ready:
@@ -427,8 +427,10 @@ def play(p: Plan, cells: Sequence[Cell], *, seconds: float | None = None, cap: i
                 if overhead + (need - s.games) * s.per_game(overhead) < max(0.02 * left, 1.0):
                     cheap.append((s, need))
         if cheap:
+            # At most sixteen times the games a step: a price measured on few games can
+            # be far off, and the next step prices the run again.
             for s, need in cheap:
-                extend(s, need)
+                extend(s, min(need, 16 * s.games))
                 done(s)
             continue
 
