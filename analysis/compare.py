@@ -544,12 +544,9 @@ def _context(comparisons: list[Comparison], margin: float) -> dict[str, Any]:
 
 
 def render_compare(comparisons: list[Comparison], margin: float = DEFAULT_MARGIN) -> str:
-    import jinja2
+    from analysis.render import templates
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]),
-                             undefined=jinja2.StrictUndefined)
-    return env.get_template("compare.html.j2").render(**_context(comparisons, margin))
+    return templates(trim=False).get_template("compare.html.j2").render(**_context(comparisons, margin))
 
 
 def write_compare(comparisons: list[Comparison], html: Path | str, pdf: Path | str | None = None,

@@ -14,7 +14,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import jinja2
 import polars as pl
 
 from analysis import stats
+from analysis.render import templates, version
 from analysis.findings import (checks, count, findings, leader_checkpoint, pct, points, position_findings,
                                pp, pvalue, rate_text)
 from analysis.metrics import (LEAD_CHANGES, MIN_EFFECT, RunAnalysis, analyze, ordinal, pooled_positions,
@@ -146,20 +146,9 @@ def _run_context(a: RunAnalysis, index: int) -> dict[str, Any]:
 
 
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=pct, rate=rate_text, pvalue=pvalue, count=count,
-                       p_is=lambda p: pvalue(p) if pvalue(p).startswith("<") else f"= {pvalue(p)}")
-    env.globals.update(points=points, pp=pp, ordinal=ordinal)
-    return env
-
-
-def _version() -> str:
-    try:
-        return version("chocosim")
-    except PackageNotFoundError:
-        return "source checkout"
+    return templates(filters={"pct": pct, "rate": rate_text, "pvalue": pvalue, "count": count,
+                              "p_is": lambda p: pvalue(p) if pvalue(p).startswith("<") else f"= {pvalue(p)}"},
+                     names={"points": points, "pp": pp, "ordinal": ordinal})
 
 
 def _pooled_context(analyses: Sequence[RunAnalysis]) -> dict[str, Any] | None:
@@ -215,7 +204,7 @@ def render_html(analyses: Sequence[RunAnalysis]) -> str:
     runs = [_run_context(a, i) for i, a in enumerate(analyses)]
     title = ", ".join(dict.fromkeys(r["title"] for r in runs))
     return _environment().get_template("report.html.j2").render(
-        runs=runs, title=title, sections=SECTIONS, version=_version(), pooled=_pooled_context(analyses),
+        runs=runs, title=title, sections=SECTIONS, version=version(), pooled=_pooled_context(analyses),
         lead_changes=LEAD_CHANGES,
         variants=compare_variants(analyses), created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
 

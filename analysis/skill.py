@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_RUNGS", "BUDGET", "FORBID", "Plan", "plan", "play", "RunTally", "tally",
            "HeadToHead", "head_to_head", "matchups_of", "PositionBalance", "Ladder", "analyze_ladder",
            "Depth", "analyze_depth", "summed_excess", "Importance", "Restricted", "analyze_restricted",
-           "SkillAnalysis", "analyze", "skill", "with_arg"]
+           "SkillAnalysis", "analyze", "skill", "with_arg", "search_budget"]
 
 # The default ladder, weakest first: the rungs the game has of these.
 DEFAULT_RUNGS = ("random", "greedy", "heuristic", "mcts")
@@ -66,19 +66,20 @@ def with_arg(spec: str, key: str, value: object) -> str:
     return f"{name}({', '.join(f'{k}={v}' for k, v in kwargs.items())})"
 
 
-def _budget(game: str, spec: str) -> int:
-    """The search budget of a spec: its BUDGET argument, else the bot's default."""
+def search_budget(game: str, spec: str, option: str = "--depth") -> int:
+    """The search budget of a spec: its BUDGET argument, else the bot's default (a whole
+    number >= 1; `option` names the command's option in the error)."""
     name, kwargs = strategies.parse_spec(spec)
     cls = strategies.resolve(game, spec)
     value = kwargs.get(BUDGET, cls.WEIGHTS.get(BUDGET))
     if value is None:
-        raise UserError(f"--depth {spec!r}: {name} has no {BUDGET} budget to double")
+        raise UserError(f"{option} {spec!r}: {name} has no {BUDGET} budget to double")
     try:
         budget = float(value)
     except ValueError:
         budget = math.nan
     if not (budget >= 1 and budget == int(budget)):
-        raise UserError(f"--depth {spec!r}: {BUDGET} = {value!r}, allowed is a whole number >= 1")
+        raise UserError(f"{option} {spec!r}: {BUDGET} = {value!r}, allowed is a whole number >= 1")
     return int(budget)
 
 
@@ -184,7 +185,7 @@ def plan(game: str, n_games: int, runs_dir: Path | str, *, ladder: Sequence[str]
         _check_spec(game, depth, "--depth")
         if doublings < 1:
             raise UserError(f"doublings = {doublings}: must be at least 1")
-        b = _budget(game, depth)
+        b = search_budget(game, depth)
         budgets = [with_arg(depth, BUDGET, b * 2**k) for k in range(doublings + 1)]
         for s in budgets[1:]:  # the bot may bound its budget
             _check_spec(game, s, "--depth")

@@ -445,10 +445,9 @@ def figures(result: SweepResult) -> list[tuple[str, str]]:
 
 
 def render_sweep(result: SweepResult) -> str:
-    import jinja2
-    env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]),
-                             undefined=jinja2.StrictUndefined)
+    from analysis.render import templates
+
+    env = templates(trim=False)
     key = result.table.filter(pl.col("group").is_in(["seat balance", "length", "scores", "quality", "outcomes"])) \
         if result.table.height else result.table
     return env.get_template("sweep.html.j2").render(

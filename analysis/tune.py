@@ -829,15 +829,11 @@ def _svg_uri(fig) -> str:
 
 def write_tune_report(tuning: BotTuning | RuleTuning, html: Path, pdf: Path | None = None) -> None:
     """A self-contained HTML page (and PDF) of a tuning."""
-    import jinja2
-
+    from analysis.render import templates
     from analysis.report import print_pdf
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     # Double precision underflows to 0 for the p values of thousands of games: never print "0".
-    env.filters["p"] = lambda p: "< 1e-300" if p < 1e-300 else f"{p:.2g}"
+    env = templates(filters={"p": lambda p: "< 1e-300" if p < 1e-300 else f"{p:.2g}"})
     if isinstance(tuning, BotTuning):
         values = [t["value"] for t in tuning.trials]
         figures = {"progress": _progress_svg([100 * v for v in values], True, "edge over fair share (points)"),

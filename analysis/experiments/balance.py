@@ -42,6 +42,7 @@ import numpy as np
 import polars as pl
 
 import strategies
+from analysis.skill import BUDGET, search_budget, with_arg
 from simcore.errors import UserError
 from simcore.params import Params, flatten
 from simcore.parts import list_parts, read_part
@@ -54,7 +55,6 @@ __all__ = ["SEARCH", "BUDGET", "TUNED", "DEFAULT_MARGIN", "Cell", "Plan", "plan"
            "komi_cell_sets", "COMPENSATION"]
 
 SEARCH = "mcts"  # the search bot: the top rungs, at its default budget and doublings of it
-BUDGET = "iterations"  # the argument of the search bot's spec that is its budget
 TUNED = "heuristic(weights=tuned)"
 BASE_RUNGS = ("random", "greedy", "heuristic")
 COMPENSATION = "compensation.points"  # every game's score bonus by turn position
@@ -69,25 +69,6 @@ Kind = Literal["mirror", "meeting", "komi", "knob"]
 
 
 # ---- the plan ----
-
-def _with_arg(spec: str, key: str, value: object) -> str:
-    name, kwargs = strategies.parse_spec(spec)
-    kwargs[key] = str(value)
-    return f"{name}({', '.join(f'{k}={v}' for k, v in kwargs.items())})"
-
-
-def _search_budget(game: str, spec: str) -> int:
-    name, kwargs = strategies.parse_spec(spec)
-    cls = strategies.resolve(game, spec)
-    value = kwargs.get(BUDGET, cls.WEIGHTS.get(BUDGET))
-    try:
-        budget = float(value)
-    except (TypeError, ValueError):
-        budget = math.nan
-    if not (budget >= 1 and budget == int(budget)):
-        raise UserError(f"--search {spec!r}: {name} needs a whole {BUDGET} budget >= 1 to double")
-    return int(budget)
-
 
 def default_ladder(game: str, players: int, *, search: str | None = SEARCH, doublings: int = 1,
                    lowest: str | None = None) -> tuple[list[str], list[str]]:
@@ -107,8 +88,8 @@ def default_ladder(game: str, players: int, *, search: str | None = SEARCH, doub
     if search is not None:
         if strategies.parse_spec(search)[0] not in bots and ":" not in search:
             raise UserError(f"--search {search!r}: {game} has no such bot; available: {', '.join(bots)}")
-        b = _search_budget(game, search)
-        rungs += [_with_arg(search, BUDGET, b * 2**k) for k in range(doublings + 1)]
+        b = search_budget(game, search, "--search")
+        rungs += [with_arg(search, BUDGET, b * 2**k) for k in range(doublings + 1)]
     if lowest is not None:
         if lowest not in rungs:
             raise UserError(f"--lowest {lowest!r} is not a rung of the ladder ({', '.join(rungs)})")

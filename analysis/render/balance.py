@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from analysis.experiments.balance import BalanceResult, SizeVerdict
+from analysis.render import templates, version
 from simcore.errors import UserError
 from simcore.parts import write_atomic, write_text
 
@@ -189,31 +190,12 @@ def _figure(v: SizeVerdict) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode()).decode()
 
 
-def _environment():
-    import jinja2
-
-    env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(rate=rate, change=change, pvalue=pvalue)
-    env.globals.update(ordinal=ordinal)
-    return env
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("chocosim")
-    except PackageNotFoundError:
-        return "source checkout"
-
-
 def render_html(result: BalanceResult, evidence: str | None = None) -> str:
     sizes = [{"v": v, "headline": headline(v, result.margin), "komi": komi_text(v, result.margin),
               "knobs": [knob_text(v, k) for k in v.knobs], "figure": _figure(v)} for v in result.sizes]
-    return _environment().get_template("balance.html.j2").render(
-        r=result, overall=overall(result), sizes=sizes, evidence=evidence, version=_version(),
+    env = templates(filters={"rate": rate, "change": change, "pvalue": pvalue}, names={"ordinal": ordinal})
+    return env.get_template("balance.html.j2").render(
+        r=result, overall=overall(result), sizes=sizes, evidence=evidence, version=version(),
         created=datetime.now(UTC).isoformat(timespec="seconds"))
 
 

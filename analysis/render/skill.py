@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from analysis.render import templates
 from analysis.skill import BUDGET, Depth, Ladder, PositionBalance, Restricted, SkillAnalysis
 from simcore.parts import write_text
 
@@ -248,14 +249,8 @@ def _data_uri(svg: str) -> str:
 # ---- the report ----
 
 def _environment():
-    import jinja2
-
-    env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=pct, rate=rate_text, pvalue=pvalue, elo=elo_text)
-    env.globals.update(points=points, position_name=position_name)
-    return env
+    return templates(filters={"pct": pct, "rate": rate_text, "pvalue": pvalue, "elo": elo_text},
+                     names={"points": points, "position_name": position_name})
 
 
 def ladder_section(ladder: Ladder) -> str:
