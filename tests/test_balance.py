@@ -106,6 +106,15 @@ def test_a_null_difference_with_few_games_is_undecided_not_converged(ladder_plan
     assert v.convergence.state == "undecided"
 
 
+def test_a_handful_of_games_never_decides_convergence(ladder_plan):
+    """Ten games where the first player always wins at the top rung and never below: the
+    normal intervals would call it significant, but ten games decide nothing."""
+    plant(ladder_plan, {"random": np.ones(10, dtype=int), "heuristic": np.zeros(10, dtype=int)},
+          meeting=np.ones(10, dtype=int))
+    (v,) = bal.analyze(ladder_plan).sizes
+    assert v.convergence.state == "undecided" and v.convergence.games == 10
+
+
 def test_a_mismatched_lineup_never_enters_the_position_verdict(ladder_plan):
     """The meeting of two rungs has a huge first-seat effect; the verdict's position rates
     are the mirrors' alone (50%), and the table holds mirror rungs only."""

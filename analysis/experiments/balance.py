@@ -62,6 +62,9 @@ DEFAULT_MARGIN = 1.0  # points: "converged" when the top two rungs agree within 
 # Weights of a cell's extra games in the allocation: the verdict rests on the top two
 # rungs' mirrors, their ratings on the meetings near the top.
 _TIER_WEIGHT = {0: 8.0, 1: 2.0, 2: 1.0, 3: 0.5}
+# Fewer paired games than this leave convergence undecided, and a komi or a knob's fair
+# point unestimated: their normal-theory intervals need more.
+MIN_GAMES = 30
 # Share of a time budget the ladder gets before the compensation runs are priced.
 LADDER_SHARE = 0.7
 
@@ -695,7 +698,9 @@ def convergence(top: Path, second: Path, top_spec: str, second_spec: str, margin
 
     c = cmp.compare_runs(second, [top], margin=margin, keys=lambda k: k.startswith("pos"))[0]
     changes = [(100 * r.change.value, 100 * r.change.low, 100 * r.change.high, r.q_value) for r in c.rows]
-    if all(-margin <= lo and hi <= margin for _, lo, hi, _ in changes):
+    if c.games < MIN_GAMES:  # the normal intervals mean nothing on a handful of games
+        state = "undecided"
+    elif all(-margin <= lo and hi <= margin for _, lo, hi, _ in changes):
         state = "converged"
     elif any(q < 0.05 and (lo < -margin or hi > margin) for _, lo, hi, q in changes):
         state = "moves"
@@ -768,8 +773,8 @@ def _knob(p: Plan, players: int, rung: RungResult) -> list[Knob]:
             wins_by_value.append(_position_table(path, players)[1])
         fair, fair_rates = None, None
         numeric = all(isinstance(pt.value, int | float) and not isinstance(pt.value, bool) for pt in points)
-        if len(points) >= 2 and numeric:
-            size = min(len(w) for w in wins_by_value)
+        size = min((len(w) for w in wins_by_value), default=0)
+        if len(points) >= 2 and numeric and size >= MIN_GAMES:
             x = np.array([float(pt.value) for pt in points])
             order = np.argsort(x)
             first = np.stack([w[:size, 0] for w in wins_by_value], axis=1)[:, order] - 1 / players
@@ -830,6 +835,8 @@ def analyze(p: Plan, played: Sequence[Played] = (), wall_seconds: float = 0.0, *
         komi_note = ""
         if not p.compensation:
             komi_note = "Compensation was not estimated (--no-compensation)."
+        elif komi is None and p.game.bonus_decides:
+            komi_note = f"Too few games at the strongest rung ({top.games:,}) to estimate a score bonus."
         elif not p.game.bonus_decides:
             komi_note = (f"A score bonus by turn position cannot balance {p.game.title}: its winner is decided "
                          f"during play, not by the final scores, so {COMPENSATION} changes no result.")
@@ -865,12 +872,14 @@ def analyze(p: Plan, played: Sequence[Played] = (), wall_seconds: float = 0.0, *
                          changed, runs, wall_seconds)
 
 
-def _komi(p: Plan, n: int, top: RungResult) -> Komi:
+def _komi(p: Plan, n: int, top: RungResult) -> Komi | None:
     """The komi estimated from the strongest rung's mirror, and its paired confirmation
     run where one was played."""
     from analysis import compare as cmp
 
-    scores, wins, _ = _position_table(top.path, n)
+    scores, wins, games = _position_table(top.path, n)
+    if games < MIN_GAMES:
+        return None
     k = estimate_komi(scores, wins)
     if not any(k.points):
         return k
