@@ -324,5 +324,6 @@ def test_cli_balance_prints_the_verdict_and_writes_files(tmp_path, capsys, monke
 def test_cli_balance_bad_input_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, _, err = cli(capsys, "balance", GAME, "--players", "3", "-o", "x.html")
-    assert code == 2 and err.count("\n") == 1 and "allows 2" in err
+    lines = [x for x in err.splitlines() if not x.startswith("chocosim: warning")]  # the checked build says so
+    assert code == 2 and len(lines) == 1 and "allows 2" in lines[0]
     assert not (tmp_path / "runs").exists()
