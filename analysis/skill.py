@@ -1,4 +1,4 @@
-"""Skill experiments (issue 14): does skill matter in a game, and what depends on it?
+"""Skill experiments: does skill matter in a game, and what depends on it?
 
 - Skill ladder: bots of rising skill (rungs, weakest first) play a round robin of
   head-to-head runs, every pairing on the same seeds (common random numbers) with the

@@ -1,4 +1,4 @@
-"""Known answers for the balance verdicts (issue 12): turn position against physical
+"""Known answers for the balance verdicts: turn position against physical
 seat, component effects within strategy, outcomes kept out of the effects, missing
 values, features carrying the same information, the practical-size threshold, the
 leader conditional, pooled and solo reports; and the new statistics checked by

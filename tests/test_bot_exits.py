@@ -1,5 +1,5 @@
 """A Python bot that calls sys.exit or os._exit, or raises KeyboardInterrupt, in decide is
-the bot's failure: one line naming it, exit code 2 (issue 28: the command ended with the
+the bot's failure: one line naming it, exit code 2 (the command ended with the
 bot's exit code and no line, or read as the user's Ctrl-C). A real Ctrl-C delivered while
 a bot decides stays the user's."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Intervals that count the game, not the seat or the comparison, as the unit (issue 27):
+"""Intervals that count the game, not the seat or the comparison, as the unit:
 hand-worked small cases, and coverage of planted truths by simulation (statistical)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sizes checked up front (issue 28): a run the disk cannot hold, or cut into absurdly many
+"""Sizes checked up front: a run the disk cannot hold, or cut into absurdly many
 parts, is one line before anything is written or listed; --jobs beyond the cores is capped
 with a note."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Chocolate Factory (Manfredini): the readings of unclear rulebook text (issue 17), each
+"""Chocolate Factory (Manfredini): the readings of unclear rulebook text, each
 on a hand-built position whose answer is worked out from the rulebook, under the reading
 the text supports and under the alternative a param keeps.
 

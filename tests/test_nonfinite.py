@@ -1,5 +1,5 @@
-"""NaN and infinity are refused in one line with exit code 2 wherever a number is given
-(issue 28): bot weights however a bot is made, --margin, --precision, and a weights file
+"""NaN and infinity are refused in one line with exit code 2 wherever a number is given:
+bot weights however a bot is made, --margin, --precision, and a weights file
 that is no file (/dev/zero) is refused without reading it."""
 from __future__ import annotations
 

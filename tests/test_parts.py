@@ -1,4 +1,4 @@
-"""A part proves what it holds (issue 28): a part of another run, another chunk's part, a
+"""A part proves what it holds: a part of another run, another chunk's part, a
 part whose bytes changed and a stray part are never counted. A re-run names them and
 plays their games again (a stray part is removed); every reader refuses them in one line
 naming the file. Parts as chocosim 0.3 wrote them stay readable and resumable."""

@@ -1,5 +1,5 @@
-"""What the report's sentences claim: no more than their tests show (issue 27), and
-numbers written the way a reader takes them (issue 25, item 7)."""
+"""What the report's sentences claim: no more than their tests show, and
+numbers written the way a reader takes them."""
 from __future__ import annotations
 
 import re
