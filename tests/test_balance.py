@@ -17,6 +17,7 @@ import pytest
 
 from analysis import api
 from analysis.experiments import balance as bal
+from analysis.experiments import komi
 from analysis.render.balance import headline, overall
 from simcore.errors import UserError
 from helpers import cli
@@ -166,11 +167,11 @@ def test_komi_of_a_hand_made_score_distribution():
     lead = np.array([1, 3] * 500)
     scores = np.stack([10 + lead, np.full(1000, 10)], axis=1).astype(float)
     wins = (scores == scores.max(axis=1, keepdims=True)).astype(float)
-    k = bal.estimate_komi(scores, wins)
+    k = komi.estimate_komi(scores, wins)
     assert k.estimate[1][0] == pytest.approx(2.0)
     assert k.estimate[1][1] < 2 < k.estimate[1][2] < 2.2
     assert k.points == [0, 2] and k.predicted == pytest.approx([0.5, 0.5])
-    assert bal.position_rates_with_bonus(scores, wins, [0, 1]) == pytest.approx([0.75, 0.25])
+    assert komi.position_rates_with_bonus(scores, wins, [0, 1]) == pytest.approx([0.75, 0.25])
 
 
 def test_komi_at_three_players_and_a_non_score_win_left_alone():
@@ -178,13 +179,13 @@ def test_komi_at_three_players_and_a_non_score_win_left_alone():
     scores = rng.normal(0, 3, size=(30_000, 3)).round() + np.array([2, 1, 0])
     wins = scores == scores.max(axis=1, keepdims=True)
     wins = wins / wins.sum(axis=1, keepdims=True)
-    k = bal.estimate_komi(scores, wins)
+    k = komi.estimate_komi(scores, wins)
     assert k.points == [0, 1, 2]
     assert [round(e[0]) for e in k.estimate] == [0, 1, 2]
     assert max(abs(x - 1 / 3) for x in k.predicted) < 0.01
     # Position 2 won game 0 by an instant win while trailing on points: no bonus moves it.
     scores[0], wins[0] = [9, 0, 0], [0, 0, 1]
-    assert bal.position_rates_with_bonus(scores[:1], wins[:1], [0, 50, 0]).tolist() == [0, 0, 1]
+    assert komi.position_rates_with_bonus(scores[:1], wins[:1], [0, 50, 0]).tolist() == [0, 0, 1]
 
 
 def test_komi_is_confirmed_by_a_paired_run_in_fabryka(tmp_path):
