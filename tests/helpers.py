@@ -46,14 +46,15 @@ def random_playout(state, rng, max_turns=MAX_TURNS):
 CHECKED_WARNING = "chocosim: warning: this is the checked build"
 
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    """Run `chocosim argv...` in-process: (exit code, stdout, stderr). The line the
-    checked build adds to every run's stderr is left out, so a test counts the same
-    lines on either build."""
+def cli(capsys, *argv: str, all_stderr: bool = False) -> tuple[int, str, str]:
+    """Run `chocosim argv...` in-process: (exit code, stdout, stderr). Unless
+    `all_stderr`, the line the checked build adds to every run's stderr is left out,
+    so a test counts the same lines on either build."""
     from analysis.cli import main
 
     with pytest.raises(SystemExit) as e:
         main(list(argv))
     captured = capsys.readouterr()
-    err = "".join(x for x in captured.err.splitlines(keepends=True) if not x.startswith(CHECKED_WARNING))
+    err = captured.err if all_stderr else "".join(
+        x for x in captured.err.splitlines(keepends=True) if not x.startswith(CHECKED_WARNING))
     return e.value.code, captured.out, err

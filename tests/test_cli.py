@@ -136,13 +136,13 @@ def test_summary_by_turn_position_and_as_json(capsys, tmp_path):
 
 def test_a_run_on_the_checked_build_says_so_once(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", True)
-    code, _, err = cli(capsys, *RUN, "--out", str(tmp_path / "r"))
+    code, _, err = cli(capsys, *RUN, "--out", str(tmp_path / "r"), all_stderr=True)
     assert code == 0 and err == ("chocosim: warning: this is the checked build, several times slower; "
                                  "`pip install .` reinstalls the release build\n")
-    code, _, err = cli(capsys, "summary", str(tmp_path / "r"))
+    code, _, err = cli(capsys, "summary", str(tmp_path / "r"), all_stderr=True)
     assert code == 0 and err == ""
     monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", False)
-    assert cli(capsys, *RUN, "--out", str(tmp_path / "r"))[2] == ""
+    assert cli(capsys, *RUN, "--out", str(tmp_path / "r"), all_stderr=True)[2] == ""
 
 
 def test_user_text_is_printed_as_is(capsys, tmp_path):
