@@ -129,11 +129,17 @@ def compare(base: Path | str, variants: Sequence[Path | str], *, paired: bool = 
             pdf: Path | str | None = None) -> CompareOutcome:
     """Compare run directories, each variant against `base` (paired on game seeds unless
     paired=False); write the HTML (and PDF) report when asked."""
+    _check_outputs(html, pdf)
     comparisons = cmp.compare_runs(base, variants, paired=paired, margin=margin)
     if html is not None:
         cmp.write_compare(comparisons, html, pdf, margin)
     return CompareOutcome(comparisons, comparison_table(comparisons),
                           [v for c in comparisons for v in c.verdicts], Path(base), [Path(v) for v in variants])
+
+
+def _check_outputs(html: Path | str | None, pdf: Path | str | None) -> None:
+    from analysis.report import check_outputs
+    check_outputs(html, pdf)
 
 
 def slug(text: str) -> str:
@@ -169,6 +175,7 @@ def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: S
     if not variants:
         raise UserError("compare GAME needs at least one --variant (key=value or a .toml file)")
     cmp.check_margin(margin)  # before any game is played
+    _check_outputs(html, pdf)
     parsed = [parse_variant(v) for v in variants]
     base_params = spec.params(None, None, players=len(seats))
     params = [spec.params(f, s, players=len(seats)) for _, f, s in parsed]  # all checked first
@@ -204,6 +211,7 @@ def sweep(game: str, lineups: Sequence[Sequence[str] | str], vary: dict[str, Seq
     the same seeds; returns the tidy metrics table, the neighbour comparisons and the
     fair points, and writes the HTML (and PDF) report when asked."""
     tables = [strategies.split_specs(s) if isinstance(s, str) else list(s) for s in lineups]
+    _check_outputs(html, pdf)
     result = sw.run_sweep(game, tables, vary, games, Path(out), seed=seed, seating=seating,
                           rules=Path(rules) if rules else None, sets=sets, jobs=jobs,
                           precision=precision, quiet=quiet)
@@ -240,6 +248,7 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
 
     if html is not None and Path(html).suffix.lower() not in (".html", ".htm"):
         raise UserError(f"-o {html}: the report is HTML, allowed is a path ending in .html")
+    _check_outputs(html, pdf)
     p = bal.plan(game, runs, players=players, ladder=ladder, search=search, doublings=doublings,
                  lowest=lowest, games=games, precision=precision, minutes=minutes, margin=margin,
                  compensation=compensation, sets=sets, rules=rules, seed=seed)

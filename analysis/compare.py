@@ -32,7 +32,6 @@ from analysis.stats import Estimate, Moments
 from analysis.summary import scan_run
 from simcore.errors import UserError
 from simcore.params import flatten
-from simcore.parts import write_text
 from simcore.runner import MANIFEST
 
 __all__ = ["RunInfo", "open_info", "Metric", "metrics_for", "Row", "Comparison", "compare_runs", "check_margin",
@@ -551,9 +550,6 @@ def render_compare(comparisons: list[Comparison], margin: float = DEFAULT_MARGIN
 
 def write_compare(comparisons: list[Comparison], html: Path | str, pdf: Path | str | None = None,
                   margin: float = DEFAULT_MARGIN) -> None:
-    html = Path(html)
-    write_text(html, render_compare(comparisons, margin))
-    if pdf is not None:
-        from analysis.report import print_pdf
-        Path(pdf).parent.mkdir(parents=True, exist_ok=True)
-        print_pdf(html, Path(pdf))
+    from analysis.report import write_html
+
+    write_html(html, render_compare(comparisons, margin), pdf)
