@@ -139,7 +139,7 @@ def play(
     seats: SeatsOpt,
     seed: SeedOpt = 0,
     index: Annotated[int, typer.Option(
-        "--index", min=0, help="Game index within the run (with --seating fixed).")] = 0,
+        "--index", min=0, max=2**64 - 1, help="Game index within the run (with --seating fixed).")] = 0,
     rules: RulesOpt = None,
     set_: SetOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the trace as JSON.")] = False,

@@ -14,7 +14,6 @@ Verdicts are Benjamini-Hochberg controlled at 5% over every metric of every vari
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -62,17 +61,15 @@ class RunInfo:
 
 def open_info(path: Path | str) -> RunInfo:
     """A run directory's manifest and columns, checked (UserError, one line)."""
+    from analysis.manifest import read_manifest
+
     path = Path(path)
-    if not path.is_dir():
-        raise UserError(f"run directory {path} does not exist")
+    manifest = read_manifest(path)
     try:
-        manifest = json.loads((path / MANIFEST).read_text())
         players = int(manifest["players"])
         specs = [str(s["spec"]) for s in manifest["strategies"]]
-    except FileNotFoundError:
-        raise UserError(f"{path} is not a run directory (no {MANIFEST})") from None
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise UserError(f"run directory {path}: {MANIFEST} is unreadable ({e})") from None
+    except KeyError as e:
+        raise UserError(f"run directory {path}: {MANIFEST} lacks {e}") from None
     lazy = scan_run(path)
     try:
         names = lazy.collect_schema().names()

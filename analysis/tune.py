@@ -284,6 +284,7 @@ def _exclusive(tune: Callable[..., Any]) -> Callable[..., Any]:
         except ImportError:  # not on Windows: unlocked there
             return tune(*args, **kwargs)
         out = Path(signature.bind(*args, **kwargs).arguments["out"])
+        made = not out.exists()
         try:
             out.mkdir(parents=True, exist_ok=True)
             fd = os.open(out, os.O_RDONLY)
@@ -297,6 +298,10 @@ def _exclusive(tune: Callable[..., Any]) -> Callable[..., Any]:
                                 "finish (then run this command to continue it) or choose another --out") from None
             with _storage_errors(out):
                 return tune(*args, **kwargs)
+        except BaseException:
+            if made and not any(out.iterdir()):  # refused before the study began: leave no trace
+                out.rmdir()
+            raise
         finally:
             os.close(fd)  # and with it the lock
 
@@ -694,6 +699,9 @@ def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, flo
     players = len(seats)
     n = _rotation_games(games, players)
     end_reasons = list(type(spec.new_state(base)).END_REASONS)
+    for g in goals:  # before the study is made: a bad goal leaves nothing to block the corrected command
+        if g.metric == "end_share" and g.reason not in end_reasons:
+            raise UserError(f"--goal {g.text!r}: the game ends by {', '.join(end_reasons)}, not {g.reason!r}")
     config = {"mode": "rules", "game": game, "seats": seats, "vary": {k: list(v) for k, v in vary.items()},
               "goals": [g.text for g in goals], "games": games, "seed": seed, "params": flat}
     study = _study(out, ["minimize"] * (len(goals) + 1), config, seed)

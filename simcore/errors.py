@@ -48,3 +48,8 @@ def writing(path: Path | str) -> Iterator[None]:
             raise
         reason = str(e).splitlines()[0].rpartition("IO error: ")[2]
         raise UserError(f"cannot write {path}: {reason}") from None
+
+
+class ArgumentError(UserError, TypeError):
+    """A function of the Python API called with an argument of the wrong type: one line
+    naming the argument, what it takes and what it got."""
