@@ -16,7 +16,12 @@ Every function raises simcore.errors.UserError (one line) on bad input, as the C
 from __future__ import annotations
 
 import functools
+import inspect
+import math
+import numbers
 import re
+import types
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +34,7 @@ from analysis import compare as cmp
 from analysis import sweep as sw
 from analysis.sequential import Precision, until_precise
 from analysis.summary import scan_run
-from simcore.errors import UserError
+from simcore.errors import ArgumentError, UserError
 from simcore.params import Params, parse_set
 from simcore.registry import GameSpec, get_game
 from simcore.runner import RunResult, rotation_size
@@ -37,6 +42,60 @@ from simcore.runner import run as run_games
 
 __all__ = ["RunOutcome", "run", "results", "CompareOutcome", "compare", "compare_rules",
            "parse_variant", "sweep", "report", "seat_balance", "run_params", "comparison_table", "balance"]
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether `value` is what the annotation `hint` asks for (unions, None, numbers,
+    strings, paths, sequences and dicts of them; other hints are not checked)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a) for a in args)
+    if hint is type(None):
+        return value is None
+    if hint in (int, float):  # numpy's integers and floats too; never a bool
+        kind = numbers.Integral if hint is int else numbers.Real
+        return isinstance(value, kind) and not isinstance(value, bool)
+    if origin in (Sequence, list, tuple):
+        if isinstance(value, (str, bytes)) or not (isinstance(value, Sequence) or hasattr(value, "__array__")):
+            return False
+        return not args or args[-1] is Ellipsis or all(_fits(v, args[0]) for v in value)
+    if origin is dict:
+        return isinstance(value, dict) and all(_fits(k, args[0]) and _fits(v, args[1]) for k, v in value.items())
+    if origin is None and isinstance(hint, type):
+        return isinstance(value, hint)
+    return True
+
+
+def _hint_text(hint: Any) -> str:
+    if isinstance(hint, type):
+        return hint.__name__
+    return re.sub(r"\b(typing|collections\.abc|pathlib|polars\.\w+)\.", "", str(hint)).replace("NoneType", "None")
+
+
+def _checked(function):
+    """Check every argument against the function's annotations before it runs: a wrong
+    type is one line (ArgumentError, a UserError and a TypeError) naming the argument,
+    not an error from deep inside."""
+    signature = inspect.signature(function)
+    hints = typing.get_type_hints(function)
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise ArgumentError(f"api.{function.__name__}: {e}") from None
+        for name, value in bound.arguments.items():
+            if name in hints and not _fits(value, hints[name]):
+                shown = repr(value)
+                shown = shown if len(shown) <= 40 else f"{shown[:37]}..."
+                raise ArgumentError(f"api.{function.__name__}: {name} = {shown} ({type(value).__name__}); "
+                                    f"{name} takes {_hint_text(hints[name])}")
+        return function(*args, **kwargs)
+
+    return wrapper
 
 
 def seat_balance(key: str) -> bool:
@@ -56,6 +115,7 @@ def _lineup(game: str, seats: Sequence[str]):
     return functools.partial(strategies.build_lineup, game, list(seats))
 
 
+@_checked
 def run(game: str, seats: Sequence[str] | str, games: int, out: Path | str, *, seed: int = 0,
         seating: str = "rotate", rules: Path | str | None = None, sets: dict[str, Any] | None = None,
         jobs: int | None = None, precision: float | None = None, quiet: bool = True,
@@ -70,6 +130,7 @@ def run(game: str, seats: Sequence[str] | str, games: int, out: Path | str, *, s
                       precision=precision, quiet=quiet, chunk_size=chunk_size)
 
 
+@_checked
 def run_params(spec: GameSpec, params: Params, seats: list[str], games: int, out: Path | str, *,
                precision: float | None = None, seating: str = "rotate", **runner: Any) -> RunOutcome:
     """run() for a game and params already built (the CLI's run command)."""
@@ -94,6 +155,7 @@ def _estimates(pairs) -> list[tuple[str, Any]]:
     return [(m.label, e) for m, e in pairs]
 
 
+@_checked
 def results(run_dir: Path | str, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
     """The results table of a run directory (one row per game x seat)."""
     frame = scan_run(run_dir)
@@ -124,16 +186,23 @@ def comparison_table(comparisons: list[cmp.Comparison]) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+@_checked
 def compare(base: Path | str, variants: Sequence[Path | str], *, paired: bool = True,
             margin: float = cmp.DEFAULT_MARGIN, html: Path | str | None = None,
             pdf: Path | str | None = None) -> CompareOutcome:
     """Compare run directories, each variant against `base` (paired on game seeds unless
     paired=False); write the HTML (and PDF) report when asked."""
+    _check_outputs(html, pdf)
     comparisons = cmp.compare_runs(base, variants, paired=paired, margin=margin)
     if html is not None:
         cmp.write_compare(comparisons, html, pdf, margin)
     return CompareOutcome(comparisons, comparison_table(comparisons),
                           [v for c in comparisons for v in c.verdicts], Path(base), [Path(v) for v in variants])
+
+
+def _check_outputs(html: Path | str | None, pdf: Path | str | None) -> None:
+    from analysis.report import check_outputs
+    check_outputs(html, pdf)
 
 
 def slug(text: str) -> str:
@@ -155,6 +224,7 @@ def parse_variant(text: str) -> tuple[str, Path | None, dict[str, Any]]:
     return "; ".join(f"{k}={v}" for k, v in sets.items()), None, sets
 
 
+@_checked
 def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: Sequence[str], *,
                   runs: Path | str = "runs", seed: int = 0, seating: str = "rotate", jobs: int | None = None,
                   margin: float = cmp.DEFAULT_MARGIN, precision: float | None = None,
@@ -169,6 +239,7 @@ def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: S
     if not variants:
         raise UserError("compare GAME needs at least one --variant (key=value or a .toml file)")
     cmp.check_margin(margin)  # before any game is played
+    _check_outputs(html, pdf)
     parsed = [parse_variant(v) for v in variants]
     base_params = spec.params(None, None, players=len(seats))
     params = [spec.params(f, s, players=len(seats)) for _, f, s in parsed]  # all checked first
@@ -195,6 +266,7 @@ def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: S
     return CompareOutcome(out.comparisons, out.table, out.verdicts, base_dir, dirs, done)
 
 
+@_checked
 def sweep(game: str, lineups: Sequence[Sequence[str] | str], vary: dict[str, Sequence[Any]], games: int,
           out: Path | str, *, seed: int = 0, seating: str = "rotate", rules: Path | str | None = None,
           sets: dict[str, Any] | None = None, jobs: int | None = None, precision: float | None = None,
@@ -204,6 +276,12 @@ def sweep(game: str, lineups: Sequence[Sequence[str] | str], vary: dict[str, Seq
     the same seeds; returns the tidy metrics table, the neighbour comparisons and the
     fair points, and writes the HTML (and PDF) report when asked."""
     tables = [strategies.split_specs(s) if isinstance(s, str) else list(s) for s in lineups]
+    name = get_game(game).name
+    if precision is not None and not 0 < precision < math.inf:  # as until_precise, but before the sweep directory
+        raise UserError(f"precision = {precision}: must be a positive, finite number of points")
+    for t in tables:  # every bot of every lineup, before the sweep directory is made
+        strategies.build_lineup(name, t)
+    _check_outputs(html, pdf)
     result = sw.run_sweep(game, tables, vary, games, Path(out), seed=seed, seating=seating,
                           rules=Path(rules) if rules else None, sets=sets, jobs=jobs,
                           precision=precision, quiet=quiet)
@@ -212,12 +290,14 @@ def sweep(game: str, lineups: Sequence[Sequence[str] | str], vary: dict[str, Seq
     return result
 
 
+@_checked
 def report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | None = None) -> list[Any]:
     """The balance report of run directories (what `chocosim report` writes)."""
     from analysis.report import write_report
     return write_report(run_dirs, html, pdf)
 
 
+@_checked
 def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None = None,
             minutes: float | None = None, games: int = 1_000_000, precision: float = 0.5,
             players: Sequence[int] | None = None, ladder: Sequence[str] | None = None,
@@ -240,6 +320,7 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
 
     if html is not None and Path(html).suffix.lower() not in (".html", ".htm"):
         raise UserError(f"-o {html}: the report is HTML, allowed is a path ending in .html")
+    _check_outputs(html, pdf)
     p = bal.plan(game, runs, players=players, ladder=ladder, search=search, doublings=doublings,
                  lowest=lowest, games=games, precision=precision, minutes=minutes, margin=margin,
                  compensation=compensation, sets=sets, rules=rules, seed=seed)

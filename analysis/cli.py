@@ -139,7 +139,7 @@ def play(
     seats: SeatsOpt,
     seed: SeedOpt = 0,
     index: Annotated[int, typer.Option(
-        "--index", min=0, help="Game index within the run (with --seating fixed).")] = 0,
+        "--index", min=0, max=2**64 - 1, help="Game index within the run (with --seating fixed).")] = 0,
     rules: RulesOpt = None,
     set_: SetOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the trace as JSON.")] = False,
@@ -277,11 +277,27 @@ def _usage_message(e: typer.TyperException) -> str:
     return e.format_message()
 
 
+def _resumable(command):
+    """Ctrl-C in a command that plays runs: one line saying the finished runs are kept
+    and how to resume, exit code 130 as `run` (caught here: click would print a blank
+    line and nothing else)."""
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            command(*args, **kwargs)
+        except KeyboardInterrupt:
+            print("chocosim: interrupted; the finished runs are kept: re-run the same command to resume",
+                  file=sys.stderr)
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
 app.command("report")(report_command)
-app.command("balance")(balance_command)
-app.command("skill")(skill_command)
-app.command("compare")(compare_command)
-app.command("sweep")(sweep_command)
+app.command("balance")(_resumable(balance_command))
+app.command("skill")(_resumable(skill_command))
+app.command("compare")(_resumable(compare_command))
+app.command("sweep")(_resumable(sweep_command))
 app.command("tune")(tune_command)
 
 
@@ -308,8 +324,13 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"bot {e.name} (seat {e.seat}) {e.what}" if isinstance(e, DecideError) else str(e))
     except typer.TyperException as e:  # click's usage errors (unknown option, bad value...)
         _fail(_usage_message(e))
-    except typer.Abort:
+    except typer.Abort:  # Ctrl-C in a command that writes nothing until it ends
+        print("chocosim: interrupted", file=sys.stderr)
         sys.exit(130)
+    except OSError as e:  # a file a command reads or writes outside the checked paths
+        if _debug:
+            traceback.print_exc()
+        _fail(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e))
     sys.exit(code if isinstance(code, int) else 0)
 
 

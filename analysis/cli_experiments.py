@@ -175,7 +175,10 @@ def skill_command(
     depth of a search bot and the importance of each component (restricted play)."""
     sets = dict(parse_set(s) for s in set_ or [])
     rungs = _split_ladder(ladder) if ladder is not None else None
+    from analysis.report import check_outputs
     from analysis.skill import skill
+
+    check_outputs(out, pdf)
 
     a = skill(game, n_games, runs_dir, out, pdf=pdf, jobs=jobs, quiet=quiet, ladder=rungs, depth=depth,
               doublings=doublings, restricted=restricted, players=players,

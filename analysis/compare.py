@@ -14,7 +14,6 @@ Verdicts are Benjamini-Hochberg controlled at 5% over every metric of every vari
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -32,7 +31,6 @@ from analysis.stats import Estimate, Moments
 from analysis.summary import scan_run
 from simcore.errors import UserError
 from simcore.params import flatten
-from simcore.parts import write_text
 from simcore.runner import MANIFEST
 
 __all__ = ["RunInfo", "open_info", "Metric", "metrics_for", "Row", "Comparison", "compare_runs", "check_margin",
@@ -63,17 +61,15 @@ class RunInfo:
 
 def open_info(path: Path | str) -> RunInfo:
     """A run directory's manifest and columns, checked (UserError, one line)."""
+    from analysis.manifest import read_manifest
+
     path = Path(path)
-    if not path.is_dir():
-        raise UserError(f"run directory {path} does not exist")
+    manifest = read_manifest(path)
     try:
-        manifest = json.loads((path / MANIFEST).read_text())
         players = int(manifest["players"])
         specs = [str(s["spec"]) for s in manifest["strategies"]]
-    except FileNotFoundError:
-        raise UserError(f"{path} is not a run directory (no {MANIFEST})") from None
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise UserError(f"run directory {path}: {MANIFEST} is unreadable ({e})") from None
+    except KeyError as e:
+        raise UserError(f"run directory {path}: {MANIFEST} lacks {e}") from None
     lazy = scan_run(path)
     try:
         names = lazy.collect_schema().names()
@@ -551,9 +547,6 @@ def render_compare(comparisons: list[Comparison], margin: float = DEFAULT_MARGIN
 
 def write_compare(comparisons: list[Comparison], html: Path | str, pdf: Path | str | None = None,
                   margin: float = DEFAULT_MARGIN) -> None:
-    html = Path(html)
-    write_text(html, render_compare(comparisons, margin))
-    if pdf is not None:
-        from analysis.report import print_pdf
-        Path(pdf).parent.mkdir(parents=True, exist_ok=True)
-        print_pdf(html, Path(pdf))
+    from analysis.report import write_html
+
+    write_html(html, render_compare(comparisons, margin), pdf)

@@ -80,17 +80,10 @@ def open_run(path: Path | str, roles: FeatureRoles | None = None) -> RunData:
     """A run directory checked enough that the analysis can trust it: UserError (one
     line) for a missing directory, a missing or broken manifest, no parts, or parts
     without the results columns."""
+    from analysis.manifest import read_manifest
+
     path = Path(path)
-    if not path.is_dir():
-        raise UserError(f"run directory {path} does not exist")
-    try:
-        manifest = json.loads((path / MANIFEST).read_text())
-    except FileNotFoundError:
-        raise UserError(f"{path} is not a run directory (no {MANIFEST})") from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise UserError(f"run directory {path}: {MANIFEST} is unreadable ({e})") from None
-    if not isinstance(manifest, dict):
-        raise UserError(f"run directory {path}: {MANIFEST} is not a JSON object")
+    manifest = read_manifest(path)
     try:
         specs = [str(s["spec"]) for s in manifest["strategies"]]
         players = int(manifest["players"])

@@ -26,12 +26,12 @@ from analysis.findings import (checks, count, findings, leader_checkpoint, pct, 
                                pp, pvalue, rate_text)
 from analysis.metrics import (LEAD_CHANGES, MIN_EFFECT, RunAnalysis, analyze, ordinal, pooled_positions,
                               pooled_strategies, rules_key)
-from simcore.errors import UserError
+from simcore.errors import UserError, check_output, writing
 from simcore.params import flatten
 from simcore.parts import write_text
 from simcore.registry import games
 
-__all__ = ["SECTIONS", "render_html", "write_report", "print_pdf", "find_chromium",
+__all__ = ["SECTIONS", "render_html", "write_report", "write_html", "check_outputs", "print_pdf", "find_chromium",
            "param_rows", "compare_variants", "Figure"]
 
 # Section ids of each run, in order (a run's ids get the suffix -r<index>).
@@ -240,22 +240,40 @@ def print_pdf(html: Path, pdf: Path) -> None:
         os.replace(tmp, pdf)
 
 
+def check_outputs(html: Path | str | None, pdf: Path | str | None = None) -> None:
+    """Refuse an HTML or PDF path that cannot be a file before any game is played."""
+    if html is not None:
+        check_output(html, "-o")
+    if pdf is not None:
+        check_output(pdf, "--pdf")
+
+
+def write_html(html: Path | str, text: str, pdf: Path | str | None = None) -> None:
+    """Write a rendered report (through a temp file renamed into place, so a failed
+    write leaves the report there before intact) and print it to PDF when asked; a
+    failure to write is one line naming the file."""
+    html = Path(html)
+    with writing(html):
+        write_text(html, text)
+    if pdf is not None:
+        with writing(pdf):
+            Path(pdf).parent.mkdir(parents=True, exist_ok=True)
+            print_pdf(html, Path(pdf))
+
+
 def write_report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | None = None,
                  min_effect: float = MIN_EFFECT) -> list[RunAnalysis]:
     """Analyse the runs and write the HTML report (and its PDF). Every run is analysed
     before anything is written, so bad input leaves existing reports untouched."""
     if not run_dirs:
         raise UserError("no run directory given")
+    check_outputs(html, pdf)
     # The plotting stack (matplotlib, seaborn) takes a second or two to load: it loads on
     # a thread while the runs are analysed, which mostly waits on numpy.
     loader = threading.Thread(target=importlib.import_module, args=("analysis.plots",), daemon=True)
     loader.start()
     analyses = [analyze(d, min_effect) for d in run_dirs]
     loader.join()
-    html = Path(html)
-    write_text(html, render_html(analyses))
-    if pdf is not None:
-        Path(pdf).parent.mkdir(parents=True, exist_ok=True)
-        print_pdf(html, Path(pdf))
+    write_html(html, render_html(analyses), pdf)
     return analyses
 

@@ -258,10 +258,10 @@ class RunTally:
 
 def _open(path: Path) -> tuple[RunTally, list[Path]]:
     """An empty tally of a run directory, and its parts."""
-    if not path.is_dir():
-        raise UserError(f"run directory {path} does not exist")
+    from analysis.manifest import read_manifest
+
+    manifest = read_manifest(path)
     try:
-        manifest = json.loads((path / MANIFEST).read_text())
         labels = list(dict.fromkeys(str(s["spec"]) for s in manifest["strategies"]))
         t = RunTally(path, manifest, int(manifest["players"]), labels, int(manifest["n_games"]))
     except FileNotFoundError:

@@ -10,7 +10,6 @@ a summary's time, about 1.3 s per gigabyte of parts (0.31 s of 0.40 s for 2 mill
 two-player Fabryka games)."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
@@ -22,7 +21,7 @@ from numpy.typing import ArrayLike
 
 from simcore.errors import UserError
 from simcore.parts import list_parts, read_tally, scan_parts
-from simcore.runner import GROUPING, MANIFEST, TALLY_CELLS
+from simcore.runner import GROUPING, TALLY_CELLS
 
 __all__ = ["Summary", "summarize", "wilson", "scan_run", "GROUPING"]
 
@@ -151,12 +150,9 @@ def _win_table(cells: pl.DataFrame, key: str, n: str) -> pl.DataFrame:
 
 
 def _read_manifest(out: Path) -> dict[str, Any]:
-    try:
-        return json.loads((out / MANIFEST).read_text())
-    except FileNotFoundError:
-        raise UserError(f"{out} is not a run directory (no {MANIFEST})") from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise UserError(f"run directory {out}: {MANIFEST} is unreadable ({e})") from None
+    from analysis.manifest import read_manifest
+
+    return read_manifest(out)
 
 
 def summarize(out: Path | str) -> Summary:

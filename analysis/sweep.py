@@ -34,7 +34,7 @@ from analysis import compare as cmp
 from analysis import stats
 from analysis.sequential import Precision, until_precise
 from analysis.summary import scan_run
-from simcore.errors import UserError
+from simcore.errors import UserError, writing
 from simcore.params import parse_set
 from simcore.parts import write_atomic, write_text
 from simcore.registry import GameSpec, get_game
@@ -161,8 +161,9 @@ def _open_sweep_dir(out: Path, record: dict[str, Any]) -> None:
             if old.get(key) != record[key]:
                 raise UserError(f"sweep directory {out} holds a sweep with {key} {old.get(key)!r}, "
                                 f"not {record[key]!r}; choose another directory")
-    out.mkdir(parents=True, exist_ok=True)
-    write_text(out / SWEEP_MANIFEST, json.dumps(record, indent=2) + "\n")
+    with writing(out / SWEEP_MANIFEST):
+        out.mkdir(parents=True, exist_ok=True)
+        write_text(out / SWEEP_MANIFEST, json.dumps(record, indent=2) + "\n")
 
 
 def run_sweep(game: str, lineups: Sequence[Sequence[str]], vary: dict[str, Sequence[Any]], games: int,
@@ -355,7 +356,8 @@ def analyse(game: str, params: list[str], points: list[Point], out: Path) -> Swe
     table = _table(params, points)
     for name, write in (("metrics.parquet", lambda p: table.write_parquet(p)),
                         ("metrics.csv", lambda p: table.write_csv(p))):
-        write_atomic(out / name, write)
+        with writing(out / name):
+            write_atomic(out / name, write)
     result = SweepResult(out, game, params, points, table, _neighbours(params, points),
                          _fair_points(params, points, table))
     return result
@@ -467,9 +469,6 @@ def _fmt(v: Any) -> str:
 
 
 def write_sweep(result: SweepResult, html: Path | str, pdf: Path | str | None = None) -> None:
-    html = Path(html)
-    write_text(html, render_sweep(result))
-    if pdf is not None:
-        from analysis.report import print_pdf
-        Path(pdf).parent.mkdir(parents=True, exist_ok=True)
-        print_pdf(html, Path(pdf))
+    from analysis.report import write_html
+
+    write_html(html, render_sweep(result), pdf)

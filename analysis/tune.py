@@ -19,6 +19,7 @@ i of an evaluation always has the seed f(seed, i), whatever the number of jobs.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
@@ -26,7 +27,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -244,7 +245,7 @@ def _study(out: Path, directions: list[str], config: dict[str, Any], seed: int):
     storage = f"sqlite:///{(out / STUDY_DB).resolve()}"
     study = optuna.create_study(storage=storage, study_name="chocosim", directions=directions,
                                 sampler=_sampler(seed, 0), load_if_exists=True)
-    path.write_text(json.dumps(config, indent=2) + "\n")
+    _write_text(path, json.dumps(config, indent=2) + "\n")
     return study
 
 
@@ -283,6 +284,7 @@ def _exclusive(tune: Callable[..., Any]) -> Callable[..., Any]:
         except ImportError:  # not on Windows: unlocked there
             return tune(*args, **kwargs)
         out = Path(signature.bind(*args, **kwargs).arguments["out"])
+        made = not out.exists()
         try:
             out.mkdir(parents=True, exist_ok=True)
             fd = os.open(out, os.O_RDONLY)
@@ -294,11 +296,37 @@ def _exclusive(tune: Callable[..., Any]) -> Callable[..., Any]:
             except BlockingIOError:
                 raise UserError(f"tuning directory {out} is in use by another tune; wait for it to "
                                 "finish (then run this command to continue it) or choose another --out") from None
-            return tune(*args, **kwargs)
+            with _storage_errors(out):
+                return tune(*args, **kwargs)
+        except BaseException:
+            if made and not any(out.iterdir()):  # refused before the study began: leave no trace
+                out.rmdir()
+            raise
         finally:
             os.close(fd)  # and with it the lock
 
     return wrapper
+
+
+@contextlib.contextmanager
+def _storage_errors(out: Path) -> Iterator[None]:
+    """The study's SQLite database failing (a full or read-only disk) as one line: SQLite
+    commits a trial whole or not at all, so every finished trial is kept."""
+    import sqlite3
+
+    from optuna.exceptions import StorageInternalError
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        yield
+    except (SQLAlchemyError, StorageInternalError, sqlite3.Error) as e:
+        cause: BaseException | None = e
+        while cause is not None and not isinstance(cause, sqlite3.Error):
+            # SQLAlchemy keeps the driver's error as .orig; optuna chains it.
+            cause = getattr(cause, "orig", None) or cause.__cause__ or cause.__context__
+        reason = str(cause or e).splitlines()[0]
+        raise UserError(f"cannot write the study {out / STUDY_DB}: {reason}; the finished trials are kept: "
+                        "free some space (or make it writable) and run the same command again") from None
 
 
 def _finished(study) -> int:
@@ -671,6 +699,9 @@ def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, flo
     players = len(seats)
     n = _rotation_games(games, players)
     end_reasons = list(type(spec.new_state(base)).END_REASONS)
+    for g in goals:  # before the study is made: a bad goal leaves nothing to block the corrected command
+        if g.metric == "end_share" and g.reason not in end_reasons:
+            raise UserError(f"--goal {g.text!r}: the game ends by {', '.join(end_reasons)}, not {g.reason!r}")
     config = {"mode": "rules", "game": game, "seats": seats, "vary": {k: list(v) for k, v in vary.items()},
               "goals": [g.text for g in goals], "games": games, "seed": seed, "params": flat}
     study = _study(out, ["minimize"] * (len(goals) + 1), config, seed)
@@ -830,7 +861,7 @@ def _svg_uri(fig) -> str:
 def write_tune_report(tuning: BotTuning | RuleTuning, html: Path, pdf: Path | None = None) -> None:
     """A self-contained HTML page (and PDF) of a tuning."""
     from analysis.render import templates
-    from analysis.report import print_pdf
+    from analysis.report import write_html
 
     # Double precision underflows to 0 for the p values of thousands of games: never print "0".
     env = templates(filters={"p": lambda p: "< 1e-300" if p < 1e-300 else f"{p:.2g}"})
@@ -844,11 +875,7 @@ def write_tune_report(tuning: BotTuning | RuleTuning, html: Path, pdf: Path | No
                    "importance": None}
     text = env.get_template("tune.html.j2").render(t=tuning, bot=isinstance(tuning, BotTuning),
                                                    figures=figures, verdict=verdict(tuning))
-    html = Path(html)
-    html.parent.mkdir(parents=True, exist_ok=True)
-    _write_text(html, text)
-    if pdf is not None:
-        print_pdf(html, Path(pdf))
+    write_html(html, text, pdf)
 
 
 def verdict(tuning: BotTuning | RuleTuning) -> str:

@@ -133,6 +133,9 @@ def read_rules_file(path: Path) -> dict[str, Any]:
         raise UserError(f"rules file {path}: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"rules file {path}: malformed TOML ({e})") from None
+    except UnicodeDecodeError as e:
+        raise UserError(f"rules file {path}: not UTF-8 text (byte {e.object[e.start]:#04x} at "
+                        f"offset {e.start}); save it as UTF-8") from None
 
 
 def build(model: type[Params], defaults: list[ParamInfo], overrides: dict[str, Any]) -> Params:

@@ -206,9 +206,18 @@ def _entry(path: str, i: int, raw: Any) -> Validation:
 def _number(path: str, name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UserError(f"weights file {path}: weight {name} = {value!r} is not a number")
-    if not math.isfinite(value):
-        raise UserError(f"weights file {path}: weight {name} = {value!r} is not a finite number")
-    return float(value)
+    try:
+        number = float(value)  # an integer of 400 digits overflows a float
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise UserError(f"weights file {path}: weight {name} = {_short(value)} is not a finite number")
+    return number
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
 # A weights file is a few hundred bytes (a record per table size adds a few more): a
@@ -331,9 +340,19 @@ def build(game: str, spec: str) -> Strategy:
         # the spec's own weights override the file's.
         kwargs.pop("weights")
         kwargs = {**read_weights(path, game).weights, **kwargs}
-    bot = cls(**kwargs)
+    try:
+        bot = cls(**kwargs)
+    except UserError:
+        raise
+    except Exception as e:  # a bot of the user's whose __init__ fails: one line (--debug: its traceback)
+        raise UserError(f"strategy {spec.strip()!r}: {cls.__name__}({_args(kwargs)}) raised "
+                        f"{type(e).__name__}: {' '.join(str(e).split())}") from e
     bot.set_spec(spec.strip())
     return bot
+
+
+def _args(kwargs: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v if isinstance(v, str) else _short(v)}" for k, v in kwargs.items())
 
 
 def build_lineup(game: str, specs: list[str]) -> list[Strategy]:

@@ -15,7 +15,7 @@ import numpy as np
 
 from analysis.experiments.balance import BalanceResult, SizeVerdict
 from analysis.render import templates, version
-from simcore.errors import UserError
+from simcore.errors import UserError, writing
 from simcore.parts import write_atomic, write_text
 
 __all__ = ["headline", "overall", "komi_text", "knob_text", "render_html", "write_balance", "ordinal",
@@ -231,7 +231,8 @@ def write_balance(result: BalanceResult, html: Path | str, pdf: Path | str | Non
     if pdf is not None:
         from analysis.report import print_pdf
 
-        Path(pdf).parent.mkdir(parents=True, exist_ok=True)
-        print_pdf(html, Path(pdf))
+        with writing(pdf):
+            Path(pdf).parent.mkdir(parents=True, exist_ok=True)
+            print_pdf(html, Path(pdf))
         written.append(Path(pdf))
     return written

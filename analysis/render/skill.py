@@ -14,7 +14,6 @@ import numpy as np
 
 from analysis.render import templates
 from analysis.skill import BUDGET, Depth, Ladder, PositionBalance, Restricted, SkillAnalysis
-from simcore.parts import write_text
 
 if TYPE_CHECKING:
     from analysis.stats import Rate
@@ -271,11 +270,6 @@ def render_html(a: SkillAnalysis) -> str:
 
 
 def write_skill_report(a: SkillAnalysis, html: Path | str, pdf: Path | str | None = None) -> None:
-    from analysis.report import print_pdf
+    from analysis.report import write_html
 
-    html = Path(html)
-    text = render_html(a)  # before anything is written: a failure leaves old reports alone
-    write_text(html, text)
-    if pdf is not None:
-        Path(pdf).parent.mkdir(parents=True, exist_ok=True)
-        print_pdf(html, Path(pdf))
+    write_html(html, render_html(a), pdf)  # rendered before anything is written

@@ -495,6 +495,20 @@ class AlleyCatParams(Params):
                 have += len(getattr(self.expansion, f"deck_{deck.lower()}")) - self.expansion.removed
             if need > have:
                 raise ValueError(f"parts deck {deck} has {have} parts; {need} are drawn")
+        # A part's name names its result columns (part_<name>_day): two parts of one
+        # name would be one column.
+        decks = [("parts.printed", self.parts.printed), ("parts.deck_a", self.parts.deck_a),
+                 ("parts.deck_b", self.parts.deck_b)]
+        if self.master_chocolatier:
+            decks += [("expansion.deck_a", self.expansion.deck_a), ("expansion.deck_b", self.expansion.deck_b)]
+        seen: dict[str, str] = {}
+        for where, parts in decks:
+            for part in parts:
+                if part.name in seen:
+                    also = "" if seen[part.name] == where else f" and in {seen[part.name]}"
+                    raise ValueError(f"part name {part.name!r} is given twice (in {where}{also}); "
+                                     "every part needs a name of its own")
+                seen[part.name] = where
         for n in (2, 3, 4):
             sizes = getattr(self.packets, f"players_{n}")
             if sum(sizes) != display or min(sizes) < 1 or max(sizes) > 3:
