@@ -43,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from simcore.errors import UserError
@@ -62,7 +63,7 @@ LAYOUT = 2
 # Columns a compact part derives from its tally, inserted after run_id on read.
 DERIVED = ("game", "seed")
 CODEC = "lz4"  # zstd stores a fifth less but takes twice as long to write
-_NARROW = ((pl.Int8, -2**7, 2**7 - 1), (pl.Int16, -2**15, 2**15 - 1))
+_NARROW = ((np.int8, pl.Int8), (np.int16, pl.Int16))
 
 
 def part_name(index: int) -> str:
@@ -116,12 +117,14 @@ def _compact(table: pl.DataFrame, tally: dict[str, Any]) -> pl.DataFrame:
     (column: the polars type a reader gets)."""
     widen, columns = {}, []
     for name, column in table.drop(*DERIVED).to_dict().items():
-        if column.dtype in (pl.Int16, pl.Int32, pl.Int64) and len(column):
+        if column.dtype in (pl.Int16, pl.Int32, pl.Int64) and len(column) and not column.has_nulls():
             lo, hi = column.min(), column.max()
-            narrow = next((t for t, low, high in _NARROW if low <= lo and hi <= high), None)
-            if narrow is not None and narrow != column.dtype:
+            narrow = next((t for t, p in _NARROW if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max
+                           and p != column.dtype), None)
+            if narrow is not None:
                 widen[name] = str(column.dtype)
-                column = column.cast(narrow)
+                # numpy's cast, unchecked (the bounds are): a third of the time of polars' checked one
+                column = pl.Series(name, column.to_numpy().astype(narrow))
         columns.append(column)
     tally["layout"], tally["widen"] = 2, widen
     return pl.DataFrame(columns)
