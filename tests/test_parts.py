@@ -5,6 +5,7 @@ naming the file. Parts as chocosim 0.3 wrote them stay readable and resumable.""
 from __future__ import annotations
 
 import functools
+import os
 import json
 import shutil
 from pathlib import Path
@@ -250,3 +251,21 @@ def test_a_compact_part_without_its_tally_is_refused_in_one_line(runs, tmp_path)
         scan_parts(list_parts(out))
     assert play(out).played == CHUNK  # played again
     assert files(out) == files(runs / "whole")
+
+
+def test_the_parts_a_run_wrote_are_not_hashed_again_by_its_summary_but_a_changed_one_is(tmp_path, monkeypatch):
+    import simcore.parts
+
+    out = tmp_path / "r"
+    play(out)
+    hashed = []
+    real = simcore.parts._hash
+    monkeypatch.setattr(simcore.parts, "_hash", lambda p: hashed.append(p.name) or real(p))
+    assert summarize(out).games == GAMES
+    assert hashed == []  # every part's checksum was taken as it was written
+    part = out / part_name(2)
+    flip_64_bytes(part)
+    os.utime(part, ns=(part.stat().st_atime_ns, part.stat().st_mtime_ns + 10**9))  # however fast the flip
+    with pytest.raises(UserError, match=f"{part} is damaged"):
+        summarize(out)
+    assert hashed == [part.name]
