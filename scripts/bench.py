@@ -4,7 +4,11 @@ table size, Fabryka against the same rules written by hand in C (fabryka_ref.c),
 the whole `chocosim run` command end to end (results on disk, summary printed) with
 --jobs 1 on one core against that C version, with --jobs 2, `chocosim summary` and
 `chocosim report` of the run, a short run with --jobs 1 and with the default, and peak
-memory.
+memory. The rows of the speed issue's table, each as a median and range over --repeat
+rounds: --jobs 2 against --jobs 1 (and the CPU seconds of each, split into user, system
+and the kernel threads' writeback), two C processes against one, --jobs 1 against the C
+version timed beside it, disk bytes per game, and ns a decision of the heuristics that
+a skill ladder spends its time in (DECISION_ROWS).
 
     python scripts/bench.py                      # everything, ~1 s per configuration
     python scripts/bench.py --game fabryka --seconds 3
@@ -92,6 +96,28 @@ def single_core(game_filter: str | None, seconds: float) -> dict:
     return results
 
 
+# The per-decision rows of the speed issue's table: (game, players, bot, target ns a
+# decision), each bot against itself. Manfredini at 2 players (its smallest table).
+DECISION_ROWS = (("alleycat", 2, "heuristic", 600), ("alleycat", 4, "heuristic", 600),
+                 ("enemy_chocolatier", 6, "greedy", 1500), ("manfredini", 2, "greedy", 700))
+
+
+def decision_rows(game_filter: str | None, seconds: float, repeat: int) -> None:
+    """ns a decision of each DECISION_ROWS configuration, `repeat` rounds in turn (the
+    machine drifts between rounds): the median and range against its target."""
+    rows = [r for r in DECISION_ROWS if not game_filter or r[0] == game_filter]
+    if not rows:
+        return
+    found: dict[tuple, list[float]] = {r: [] for r in rows}
+    for _ in range(repeat):
+        for r in rows:
+            name, players, bot, _target = r
+            found[r].append(bench_one(games()[name], players, bot, seconds)["ns/decision"])
+    print(f"\nns a decision, the issue's rows (each bot against itself, one core, {repeat} rounds)")
+    for (name, players, bot, target), ns in found.items():
+        print(f"  {name:<18}{players:>2}p  {bot:<10} {spread(ns, ' ns', 0)}  target <= {target:,} ns")
+
+
 SEARCH_BOTS = ("mcts", "mcts_openloop")
 # Games per table size for search(): enough for a useful interval on the fast games, a
 # few minutes in all on one core.
@@ -159,6 +185,29 @@ def c_reference(exe: str, cpus: str | None = "0") -> tuple[float, str]:
     return float(line.split()[0]), line.split(",", 1)[1].strip()
 
 
+def c_reference_pair(exe: str) -> float | None:
+    """Games/s of two C reference processes at once, one pinned to each of cores 0 and
+    1, summed: what this machine allows two workers of identical compute (None without
+    taskset or a second core)."""
+    if not shutil.which("taskset") or (os.cpu_count() or 1) < 2:
+        return None
+    procs = [subprocess.Popen(["taskset", "-c", cpu, exe, str(C_GAMES)], stdout=subprocess.PIPE, text=True)
+             for cpu in ("0", "1")]
+    return sum(float(p.communicate()[0].split()[0]) for p in procs)
+
+
+def spread(values: list[float], unit: str = "x", digits: int = 2) -> str:
+    """Median and range of a measurement's rounds."""
+    rounds = f"median of {len(values)}" if len(values) > 1 else "1 round"
+    return (f"{statistics.median(values):,.{digits}f}{unit} ({rounds}, range {min(values):,.{digits}f}"
+            f"-{max(values):,.{digits}f}{unit})")
+
+
+def run_bytes(path: str) -> int:
+    """Bytes of a run directory's files (parts, tallies, manifest)."""
+    return sum(p.stat().st_size for p in Path(path).iterdir() if p.is_file())
+
+
 def tree_rss(root: int) -> int:
     """Resident bytes of `root` and all its descendants (Linux /proc)."""
     children: dict[int, list[int]] = {}
@@ -183,6 +232,28 @@ def tree_rss(root: int) -> int:
     return total
 
 
+def children_cpu_split() -> tuple[float, float]:
+    """User and system CPU seconds of this script's finished child processes."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime, usage.ru_stime
+
+
+def kernel_threads_cpu() -> float:
+    """CPU seconds of the kernel's own threads so far (writeback among them), machine-wide
+    (Linux /proc; other users' writes count too)."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == "2":  # a child of kthreadd
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def chocosim(*argv: str, cpus: str | None = None, cwd: str, polars_threads: int | None = None
              ) -> tuple[float, float, int]:
     """Seconds and peak memory (the whole process tree) of one `chocosim` command, run
@@ -202,6 +273,8 @@ def chocosim(*argv: str, cpus: str | None = None, cwd: str, polars_threads: int 
     # discarded by the kernel while this one runs, and charged to it: each command is
     # timed from a quiet disk, as a user who runs one finds it.
     os.sync()
+    global last_split
+    split, kernel = children_cpu_split(), kernel_threads_cpu()
     t, cpu = time.perf_counter(), children_cpu()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
@@ -219,11 +292,19 @@ def chocosim(*argv: str, cpus: str | None = None, cwd: str, polars_threads: int 
     watcher.start()
     proc.wait()
     seconds, cpu = time.perf_counter() - t, children_cpu() - cpu
+    after = children_cpu_split()
+    # The kernel threads' share is taken after a sync: the writeback the command caused.
+    os.sync()
+    last_split = (after[0] - split[0], after[1] - split[1], kernel_threads_cpu() - kernel)
     done.set()
     watcher.join()
     if proc.returncode != 0:
         raise SystemExit(f"chocosim {' '.join(argv)} failed ({proc.returncode}): {proc.stderr.read().strip()}")
     return seconds, cpu, peak
+
+
+# (user, system, kernel threads) CPU seconds of the last chocosim() command.
+last_split = (0.0, 0.0, 0.0)
 
 
 def compile_package() -> None:
@@ -254,25 +335,38 @@ def end_to_end(game: str, seats: str, n_games: int, memory_games: int, small_gam
                             "--quiet", *jobs, cpus=cpus, cwd=tmp, polars_threads=threads)
 
         if n_games:
-            of_c, scaling = [], []
+            of_c, scaling, c_pair, disk, cpu1, cpu2 = [], [], [], [], [], []
             for i in range(repeat):
                 ref = c_reference(exe) if exe else None
+                pair = c_reference_pair(exe) if exe else None
                 t1, c1, m1 = run(n_games, "one", "--jobs", "1", cpus="0")
+                split1 = last_split
+                disk.append(run_bytes(os.path.join(tmp, "one")) / n_games)
                 t2, c2, m2 = run(n_games, "two", "--jobs", "2")
+                split2 = last_split
                 scaling.append(t1 / t2)
+                cpu1.append(c1)
+                cpu2.append(c2)
                 share = ""
                 if ref:
                     of_c.append(n_games / t1 / ref[0])
                     share = f" = {of_c[-1]:.2f}x the C version's {ref[0]:,.0f} games/s just before"
-                print(f"  {i + 1}/{repeat}: {n_games:,} games, --jobs 1 on one core {t1:.2f} s (CPU {c1:.2f} s, "
-                      f"{m1 / 2**20:,.0f} MB){share}; --jobs 2 {t2:.2f} s (CPU {c2:.2f} s, "
-                      f"{m2 / 2**20:,.0f} MB) = {scaling[-1]:.2f}x --jobs 1", flush=True)
-            median = f"median of {repeat}: " if repeat > 1 else ""
+                if ref and pair:
+                    c_pair.append(pair / ref[0])
+                    share += f" (two C processes {c_pair[-1]:.2f}x one)"
+                print(f"  {i + 1}/{repeat}: {n_games:,} games, --jobs 1 on one core {t1:.2f} s (CPU {c1:.2f} s: "
+                      f"user {split1[0]:.2f}, system {split1[1]:.2f}, kernel threads {split1[2]:.2f}; "
+                      f"{m1 / 2**20:,.0f} MB){share}; --jobs 2 {t2:.2f} s (CPU {c2:.2f} s: user {split2[0]:.2f}, "
+                      f"system {split2[1]:.2f}, kernel threads {split2[2]:.2f}; {m2 / 2**20:,.0f} MB) "
+                      f"= {scaling[-1]:.2f}x --jobs 1", flush=True)
+            print("  the issue's table (medians and ranges over the rounds):")
+            print(f"    --jobs 2 against --jobs 1, whole command: {spread(scaling)}; CPU {spread(cpu2, ' s')} "
+                  f"against {spread(cpu1, ' s')}")
+            if c_pair:
+                print(f"    the C reference, two processes on two cores against one: {spread(c_pair)}")
             if of_c:
-                print(f"  {median}--jobs 1 end to end {statistics.median(of_c):.2f}x the C version "
-                      f"(range {min(of_c):.2f}-{max(of_c):.2f}x)")
-            print(f"  {median}--jobs 2 {statistics.median(scaling):.2f}x --jobs 1 "
-                  f"(range {min(scaling):.2f}-{max(scaling):.2f}x)")
+                print(f"    --jobs 1 end to end against the C reference timed beside it: {spread(of_c)}")
+            print(f"    disk per {game} game ({seats}): {spread(disk, ' bytes', 1)}")
             ts, cs, ms = chocosim("summary", "two", cwd=tmp)
             print(f"  `chocosim summary` of that run: {ts:.2f} s, CPU {cs:.2f} s, peak memory {ms / 2**20:,.0f} MB")
             for when in ("first", "again (part tallies cached)"):
@@ -300,7 +394,8 @@ def main() -> None:
     ap.add_argument("--parallel-games", type=int, default=10_000_000,
                     help="games of the end-to-end --jobs 1 / --jobs 2 comparison (0: skip it)")
     ap.add_argument("--repeat", type=int, default=5,
-                    help="rounds of C reference, --jobs 1 and --jobs 2 in turn (medians reported)")
+                    help="rounds of C reference, --jobs 1 and --jobs 2 in turn, and of the per-decision "
+                         "rows (medians and ranges reported)")
     ap.add_argument("--small-games", type=int, default=100_000,
                     help="games of the short end-to-end run, --jobs 1 and the default (0: skip it)")
     ap.add_argument("--search", nargs="?", const="mcts", default=None, metavar="SPEC",
@@ -311,14 +406,15 @@ def main() -> None:
                     help="also measure the peak memory of a run this long with --jobs 2")
     args = ap.parse_args()
     results = single_core(args.game, args.seconds)
+    decision_rows(args.game, args.seconds, args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
         exe = c_reference_exe(tmp)
         if exe is None:
             print("\nno gcc: the hand-written C reference is not measured")
         elif ("fabryka", 2, "random") in results:
-            ref, games = c_reference(exe)
+            ref, played = c_reference(exe)
             engine = results["fabryka", 2, "random"]["games/s"]
-            print(f"\nhand-written C Fabryka, random vs random: {ref:,.0f} games/s ({games})")
+            print(f"\nhand-written C Fabryka, random vs random: {ref:,.0f} games/s ({played})")
             print(f"  the engine's random vs random: {engine:,.0f} games/s, {engine / ref:.0%} of the C version")
         if args.search:
             search(args.game, args.search, args.search_scale)

@@ -17,7 +17,8 @@ ctypedef fused Game:
     GameState
 include "simcore/loop.pxi"
 
-__all__ = ["play_batch", "result_arrays", "tally_size", "SEATING_MODES", "seed_of_game", "seed_of_bot", "seating_row"]
+__all__ = ["play_batch", "result_arrays", "tally_size", "SEATING_MODES", "seed_of_game", "seeds_of_games",
+           "seed_of_bot", "seating_row"]
 
 SEATING_MODES = ("rotate", "fixed", "random")
 
@@ -25,6 +26,18 @@ SEATING_MODES = ("rotate", "fixed", "random")
 def seed_of_game(uint64_t run_seed, uint64_t index):
     """The seed of game `index` of a run."""
     return game_seed(run_seed, index)
+
+
+def seeds_of_games(uint64_t run_seed, const int64_t[::1] games):
+    """The seeds of games `games` of a run (uint64): what a result part no longer stores
+    is derived on read (simcore.parts), by the very hash the batch loop uses."""
+    out = np.empty(games.shape[0], np.uint64)
+    cdef uint64_t[::1] seeds = out
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(games.shape[0]):
+            seeds[i] = game_seed(run_seed, <uint64_t>games[i])
+    return out
 
 
 def seed_of_bot(uint64_t seed, int seat):

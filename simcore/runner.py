@@ -44,8 +44,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from simcore.batch import SEATING_MODES, play_batch, result_arrays, tally_size
 from simcore.errors import UserError
 from simcore.params import Params, flatten
-from simcore.parts import (LEGACY_GLOB, MANIFEST, PART_GLOB, STRAY, chunk_of, chunks_of, part_index, part_name,
-                           part_problem, segments_of, tally_path, write_atomic, write_part)
+from simcore.parts import (LAYOUT, LEGACY_GLOB, MANIFEST, PART_GLOB, STRAY, chunk_of, chunks_of, part_index,
+                           part_name, part_problem, scan_parts, segments_of, tally_path, write_atomic,
+                           write_part)
 from simcore.registry import GameSpec
 from simcore.state import CHECKED_BUILD, GameState
 from simcore.strategy import DecideError, PythonStrategy, Strategy
@@ -108,6 +109,7 @@ class _Job:
     seed: int
     run_id: str
     out: Path
+    layout: int = LAYOUT  # of the run's parts (simcore.parts): a run keeps the layout it began with
 
 
 def seat_orders(n_players: int, seating: str) -> np.ndarray:
@@ -423,6 +425,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
             "players": state.n_players,
             "seat_orders": perms.tolist(),
             "chunk_size": sizing(n_games),
+            "layout": LAYOUT,
             "version": _package_version(),
             "git_revision": _git_revision(),
             "checked_build": CHECKED_BUILD,
@@ -440,7 +443,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
             raise UserError(f"cannot create the run directory {out}: "
                             f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None
         n_games = manifest["n_games"]
-        job = replace(job, run_id=manifest["run_id"])
+        job = replace(job, run_id=manifest["run_id"], layout=manifest.get("layout", 1))
         _remove_strays(out, manifest)
         todo = [c for c in chunks_of(manifest) if not _part_done(out, c[0], manifest)]
         resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
@@ -479,15 +482,16 @@ def _remove_strays(out: Path, manifest: dict[str, Any]) -> None:
 def _check_format(job: _Job, state: GameState, manifest: dict[str, Any]) -> None:
     """Refuse to add parts to a run whose parts have other columns or column types (a
     run of an older chocosim, or of a game that has since gained a feature or an end
-    reason): polars would not read the run's parts together. The first part of the run
-    that passes its checks stands for them all (another is replayed later)."""
+    reason): polars would not read the run's parts together. Compared as a reader gets
+    them (a compact part's derived and narrowed columns at their types). The first part
+    of the run that passes its checks stands for them all (another is replayed later)."""
     expected = dict(_table(job, state, result_arrays(state, 0)).schema)
     for part in sorted(job.out.glob(PART_GLOB)):
-        if part_problem(part, manifest) is not None:
+        if part_problem(part, manifest, need_tally=True) is not None:
             continue
         try:
-            found = pl.read_ipc_schema(part)
-        except (OSError, pl.exceptions.PolarsError):
+            found = dict(scan_parts([part]).collect_schema())
+        except (OSError, ValueError, pl.exceptions.PolarsError):
             continue
         if found != expected:
             c = next(c for c in dict.fromkeys([*expected, *found]) if found.get(c) != expected.get(c))
@@ -693,7 +697,7 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     table = _table(job, state, a)
     path = job.out / part_name(index)
     try:
-        write_part(path, table, _tally(job, state, a, index, i0, counts))
+        write_part(path, table, _tally(job, state, a, index, i0, counts), job.layout)
     except (OSError, pl.exceptions.PolarsError) as e:
         # polars reports a failed write (a full disk) as its own error around the OS one.
         reason = e.strerror if isinstance(e, OSError) and e.strerror else \

@@ -13,7 +13,7 @@ import strategies
 from analysis.summary import summarize
 from simcore.errors import UserError
 from simcore.registry import get_game
-from simcore.parts import part_name
+from simcore.parts import part_name, read_part
 from helpers import cli
 
 @pytest.fixture(autouse=True)
@@ -262,7 +262,7 @@ def test_play_json_is_game_0_of_a_fixed_run(capsys, tmp_path):
     code, _, _ = cli(capsys, "run", "fabryka", "--seats", seats, "--seed", "7", "--seating", "fixed",
                      "--games", "2", "--out", str(tmp_path / "r"), "--quiet")
     assert code == 0
-    game0 = pl.read_ipc(tmp_path / "r" / part_name(0)).filter(pl.col("game") == 0).sort("seat")
+    game0 = read_part(tmp_path / "r" / part_name(0)).filter(pl.col("game") == 0).sort("seat")
     assert game0["score"].to_list() == trace["scores"]
     assert game0["rank"].to_list() == trace["ranks"]
     assert game0["seed"][0] == trace["game_seed"]

@@ -13,6 +13,7 @@ from analysis import api, stats
 from analysis.compare import _lead_changes, compare_runs, game_columns, open_info
 from analysis.stats import Moments
 from simcore.errors import UserError
+from simcore.parts import read_part
 from helpers import cli
 
 SEATS = ["heuristic", "random"]
@@ -112,7 +113,7 @@ def test_lead_changes_of_hand_built_games():
 
 def test_game_columns_of_hand_built_games(runs):
     info = open_info(runs / "base")
-    rows = pl.read_ipc(sorted((runs / "base").glob("part-*.arrow"))[0]).head(4)
+    rows = read_part(sorted((runs / "base").glob("part-*.arrow"))[0]).head(4)
     cols = game_columns(info, rows)
     score = rows["score"].to_numpy().reshape(2, 2)
     assert cols["margin"].tolist() == np.abs(score[:, 0] - score[:, 1]).tolist()

@@ -24,12 +24,12 @@ import simcore
 import strategies
 from analysis.cli import main
 from analysis.metrics import open_run
-from analysis.summary import summarize
+from analysis.summary import scan_run, summarize
 from simcore import runner
 from simcore.batch import play_batch, result_arrays, tally_size
 from simcore.errors import UserError
 from simcore.registry import get_game
-from simcore.parts import TALLY_KEY, part_name, read_tally, tally_path
+from simcore.parts import TALLY_KEY, part_name, read_part, read_tally, tally_path
 from simcore.runner import BotFailure, run
 from simcore.strategy import PythonStrategy, RngView
 
@@ -90,7 +90,7 @@ def play(out: Path, specs=RANDOM2, **kw):
 
 
 def table(out: Path) -> pl.DataFrame:
-    return pl.scan_ipc(sorted(out.glob("part-*.arrow"))).collect().sort("game", "seat")
+    return scan_run(out).collect().sort("game", "seat")
 
 
 def parts(out: Path) -> dict[str, bytes]:
@@ -106,12 +106,13 @@ def test_the_summary_off_the_tallies_equals_the_summary_off_the_rows(tmp_path, s
     arrow = sorted(out.glob("part-*.arrow"))
     assert all(read_tally(p) is not None for p in arrow)
     tallied = summarize(out)
-    for p in arrow:  # parts without their tally, as when made by hand
+    for p in arrow:  # parts without their tally, as when made by hand (stored whole)
+        read_part(p).write_ipc(p)
         tally_path(p).unlink()
         assert read_tally(p) is None
     scanned = summarize(out)
     for p in arrow:  # the same rows as an older chocosim wrote them: Parquet, no tally
-        pl.read_ipc(p).write_parquet(p.with_suffix(".parquet"))
+        read_part(p).write_parquet(p.with_suffix(".parquet"))
         p.unlink()
     legacy = summarize(out)
     for name in ("by_seat", "by_position", "by_strategy", "draws", "end_reasons"):
@@ -125,7 +126,7 @@ def test_a_legacy_parquet_part_is_read_with_the_tally_in_its_footer(tmp_path):
     play(out, n_games=60, chunk_size=30)
     for p in sorted(out.glob("part-*.arrow")):
         tally = read_tally(p)
-        pl.read_ipc(p).write_parquet(p.with_suffix(".parquet"), metadata={TALLY_KEY: json.dumps(tally)})
+        read_part(p).write_parquet(p.with_suffix(".parquet"), metadata={TALLY_KEY: json.dumps(tally)})
         p.unlink()
         tally_path(p).unlink()
         assert read_tally(p.with_suffix(".parquet")) == tally
@@ -136,8 +137,9 @@ def test_a_legacy_parquet_part_is_read_with_the_tally_in_its_footer(tmp_path):
 
 
 def legacy_tally(tally: dict) -> dict:
-    """A tally as chocosim 0.3 and older wrote it: no seed, index, end or checksum."""
-    return {k: v for k, v in tally.items() if k not in ("seed", "index", "end", "checksum")}
+    """A tally as chocosim 0.3 and older wrote it: no seed, index, end or checksum (nor the
+    layout of a compact part: those parts were stored whole)."""
+    return {k: v for k, v in tally.items() if k not in ("seed", "index", "end", "checksum", "layout", "widen")}
 
 
 def test_a_run_of_categorical_parts_is_read_but_not_extended(tmp_path):
@@ -148,7 +150,7 @@ def test_a_run_of_categorical_parts_is_read_but_not_extended(tmp_path):
     before = summarize(out)
     for p in sorted(out.glob("part-*.arrow")):
         tally = read_tally(p)
-        old = pl.read_ipc(p).with_columns(pl.col("run_id", "strategy", "end_reason").cast(pl.Categorical))
+        old = read_part(p).with_columns(pl.col("run_id", "strategy", "end_reason").cast(pl.Categorical))
         old.write_ipc(p)
         tally_path(p).write_text(json.dumps({**legacy_tally(tally), "bytes": p.stat().st_size}))
     manifest = (out / "manifest.json").read_text()

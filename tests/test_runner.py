@@ -17,7 +17,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import strategies
-from analysis.summary import summarize, wilson
+from analysis.summary import scan_run, summarize, wilson
 from simcore import runner
 from simcore.batch import seating_row, seed_of_game
 from simcore.errors import UserError
@@ -53,7 +53,7 @@ def play(out: Path, specs=RANDOM2, sets=None, **kw):
 
 
 def table(out: Path) -> pl.DataFrame:
-    return pl.scan_ipc(out / "*.arrow").collect().sort("game", "seat")
+    return scan_run(out).collect().sort("game", "seat")
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
@@ -126,7 +126,7 @@ def test_dask_not_installed_is_a_user_error(tmp_path, monkeypatch):
 
 def test_schema_as_polars_reads_it(tmp_path):
     result = play(tmp_path / "r", specs=["greedy", "random"], n_games=4, chunk_size=2)
-    schema = pl.scan_ipc(tmp_path / "r" / "*.arrow").collect_schema()  # two parts, read together
+    schema = scan_run(tmp_path / "r").collect_schema()  # two parts, read together
     state = FABRYKA.new_state(FABRYKA.params(players=2))
     fixed = {
         "run_id": pl.Enum([result.manifest["run_id"]]), "game": pl.Int64, "seed": pl.UInt64,

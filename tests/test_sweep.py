@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from analysis import api, stats
+from analysis.summary import scan_run
 from analysis.sweep import Point, _fair_points, figures, parse_vary
 from simcore.errors import UserError
 from helpers import cli
@@ -48,7 +49,7 @@ def test_a_refused_point_is_reported_and_the_rest_run(rounds_sweep):
 
 
 def test_every_point_plays_the_same_seeds(rounds_sweep):
-    seeds = [pl.scan_ipc(sorted(p.path.glob("part-*.arrow"))).select("game", "seed").unique()
+    seeds = [scan_run(p.path).select("game", "seed").unique()
              .sort("game").collect() for p in rounds_sweep.points if not p.refused]
     assert all(s.equals(seeds[0]) for s in seeds[1:])
 
