@@ -2007,3 +2007,45 @@ cdef class ManfrediniState(GameState):
         self.s.interims_done = 1 if (half == 1 and self.cfg.variant == V_FULL) else 0
         self.begin_turn(to_move)
         self.assert_valid()
+
+
+# ---- the greedy bot's shortcut (see strategies/greedy.pyx) ----
+
+from cpython.pycapsule cimport PyCapsule_New
+from libc.limits cimport INT_MIN
+
+
+cdef int standings_after(GameState state, int seat, const int* legal, int n, int* out) noexcept nogil:
+    # The cast in argument position borrows the reference (no GIL needed).
+    return choices_after(<ManfrediniState>state, seat, legal, n, out)
+
+
+cdef int choices_after(ManfrediniState st, int seat, const int* legal, int n, int* out) noexcept nogil:
+    # A seat's standing is the score of its goods. Playing a card, keeping or rolling
+    # the die, turning it (Runner) and choosing the direction (Sorter) only lead to the
+    # to/from choice or the die's, so they leave it as it is; a shift change takes its
+    # cost in coins and leads to the pawn's ability or back to the to/from choice. Going
+    # to or from the factory, transport, abilities and the rest are left to be played.
+    cdef int step = st.s.t.step, i, a, now
+    cdef Goods* g
+    if st.s.to_move != seat or not (step == ST_CARD or step == ST_DIE or step == ST_RUNNER
+                                    or step == ST_SORTER or step == ST_TOFROM):
+        for i in range(n):
+            out[i] = INT_MIN
+        return 0
+    g = &st.s.g[seat]
+    now = man_score(&st.cfg, g)
+    for i in range(n):
+        a = legal[i]
+        if step != ST_TOFROM:
+            out[i] = now
+        elif a == A_TO or a == A_FROM:
+            out[i] = INT_MIN
+        else:
+            g.coins -= st.cfg.shift_cost
+            out[i] = man_score(&st.cfg, g)
+            g.coins += st.cfg.shift_cost
+    return 0
+
+
+STANDINGS_AFTER = PyCapsule_New(<void*>standings_after, b"chocosim.standings_after", NULL)
