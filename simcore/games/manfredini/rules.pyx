@@ -2024,10 +2024,14 @@ cdef int choices_after(ManfrediniState st, int seat, const int* legal, int n, in
     # A seat's standing is the score of its goods. Playing a card, keeping or rolling
     # the die, turning it (Runner) and choosing the direction (Sorter) only lead to the
     # to/from choice or the die's, so they leave it as it is; a shift change takes its
-    # cost in coins and leads to the pawn's ability or back to the to/from choice. Going
-    # to or from the factory, transport, abilities and the rest are left to be played.
+    # cost in coins and leads to the pawn's ability or back to the to/from choice. A
+    # transport move is made on the spot and undone, when the transport goes on after it
+    # (more than stop is left; else the turn moves on, which only playing it tells).
+    # Going to or from the factory, stop, abilities and the rest are left to be played.
     cdef int step = st.s.t.step, i, a, now
     cdef Goods* g
+    if step == ST_TRANSPORT and st.s.to_move == seat:
+        return moves_after(st, seat, legal, n, out)
     if st.s.to_move != seat or not (step == ST_CARD or step == ST_DIE or step == ST_RUNNER
                                     or step == ST_SORTER or step == ST_TOFROM):
         for i in range(n):
@@ -2045,6 +2049,27 @@ cdef int choices_after(ManfrediniState st, int seat, const int* legal, int n, in
             g.coins -= st.cfg.shift_cost
             out[i] = man_score(&st.cfg, g)
             g.coins += st.cfg.shift_cost
+    return 0
+
+
+cdef int moves_after(ManfrediniState st, int seat, const int* legal, int n, int* out) noexcept nogil:
+    # move() changes only the seat's goods, the turn in progress, the raw piles and the
+    # stack counter: those are kept and put back after each move tried.
+    cdef Goods goods = st.s.g[seat]
+    cdef Pending turn = st.s.t
+    cdef int sugar = st.s.sugar_pile, cacao = st.s.cacao_pile, stacks = st.s.f[seat].uses[7]
+    cdef int scratch[MAX_LEGAL]
+    cdef int i
+    for i in range(n):
+        out[i] = INT_MIN
+        if legal[i] < A_MOVE:
+            continue
+        st.move(legal[i])
+        if st.gen_transport(scratch) > 1:
+            out[i] = man_score(&st.cfg, &st.s.g[seat])
+        st.s.g[seat] = goods
+        st.s.t = turn
+        st.s.sugar_pile, st.s.cacao_pile, st.s.f[seat].uses[7] = sugar, cacao, stacks
     return 0
 
 
