@@ -401,7 +401,6 @@ cdef class AlleyCatHeuristicV1(Strategy):
     cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
                     AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
         cdef int sub = state.s.sub, i, s, pick = legal[0]
-        cdef int kept[MAX_ACTIONS]
         cdef double v, best = -1e18
         cdef const AcConfig* c = &state.cfg
         if n == 1:
@@ -439,9 +438,19 @@ cdef class AlleyCatHeuristicV1(Strategy):
                     best = v
                     pick = legal[i]
             return pick
-        state.copy_into(seen)
         if state.s.phase >= PH_ORDERS:
+            # Deck order matters only to moves that can end the day; before the orders
+            # the moves are tried on copies of the state itself (best_move only reads it).
+            state.copy_into(seen)
             seen.determinize(seat, rng)
+            return self.look_ahead(state, seen, trial, scratch, seat, legal, n)
+        return self.look_ahead(state, state, trial, scratch, seat, legal, n)
+
+    cdef int look_ahead(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
+                        AlleyCatState scratch, int seat, const int* legal, int n) noexcept nogil:
+        # The one-move look-ahead from `seen` (the state as the seat may know it).
+        cdef int sub = state.s.sub
+        cdef int kept[MAX_ACTIONS]
         if sub == S_ORDERS and self.c_side_early(state, seat, legal, n):
             # A C side pays by the day's Corner Shop money: the stages come first.
             n = self.without(A_SUPPLY, legal, n, kept)
@@ -587,9 +596,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             return pick
         if state.s.sub == S_OPEN and n > 1:
             # Before the day's first push: the employee's action, valued once its choices
-            # are made, or the push.
-            state.copy_into(seen)
-            return self.best_move(seen, trial, scratch, seat, legal, n, True)
+            # are made, or the push (best_move only reads the state).
+            return self.best_move(state, trial, scratch, seat, legal, n, True)
         return AlleyCatHeuristicV1.decide(self, state, seen, trial, scratch, seat, legal, n, rng)
 
     cdef double value(self, AlleyCatState st, int seat) noexcept nogil:

@@ -204,3 +204,9 @@ cdef class EnemyState(GameState):
     cdef bint find_offer(self) noexcept nogil
     cdef void record_round(self) noexcept nogil
     cdef void finish(self, int end, int winner) noexcept nogil
+
+
+# The greedy bot's shortcut (strategies/greedy.pyx, exported as STANDINGS_AFTER): the
+# standing of `seat` after each of legal[0..n) in `state`, INT_MIN where only playing the
+# action tells.
+cdef int standings_after(GameState state, int seat, const int* legal, int n, int* out) noexcept nogil

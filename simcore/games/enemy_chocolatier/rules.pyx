@@ -895,3 +895,136 @@ cdef class EnemyState(GameState):
             self.s.turn_rain = max(0, turn_buys - self.buy_limit(to_move))
             self.find_offer()
         self.assert_valid()
+
+
+# ---- the greedy bot's shortcut (see strategies/greedy.pyx) ----
+
+from cpython.pycapsule cimport PyCapsule_New
+from libc.limits cimport INT_MIN
+from simcore.state cimport MAX_ACTIONS
+
+
+cdef int standings_after(GameState state, int seat, const int* legal, int n, int* out) noexcept nogil:
+    # The cast in argument position borrows the reference (no GIL needed).
+    return purchases_after(<EnemyState>state, seat, legal, n, out)
+
+
+cdef int purchases_after(EnemyState st, int seat, const int* legal, int n, int* out) noexcept nogil:
+    # A purchase changes `seat`'s standing (points and recipe progress) only by the
+    # ingredient it adds, and STOP not at all, unless the turns that pass by themselves
+    # (nothing to buy) come round to `seat` and its income. They do not when the turn
+    # surely goes on (a buy or a rain check remains, and a house offered in another
+    # neighbourhood stays affordable), or another seat surely has a purchase to decide
+    # when its turn comes (see others_buy). Closing a neighbourhood only opens more and
+    # changes no other house's price; buying into a closed one (reopening it can close
+    # off others) is left to be played, as is anything these tests cannot vouch for.
+    cdef int p = st.s.to_move
+    cdef int i, h, k, w, nb, colour, a = -1, b = -1
+    cdef int limit = st.buy_limit(p)
+    cdef int rain = st.s.rain[p] - (st.s.turn_buys >= limit)
+    cdef bint slots = st.s.turn_buys + 1 < limit or rain > 0
+    cdef int req[MAX_ACTIONS]
+    cdef Others o
+    if p != seat:
+        for i in range(n):
+            out[i] = INT_MIN
+        return 0
+    # This turn: the cheapest house offered (a), and the cheapest outside a's
+    # neighbourhood (b).
+    for i in range(n):
+        if legal[i] != STOP:
+            req[i] = st.cost(p, legal[i])
+            if a < 0 or req[i] < req[a]:
+                a = i
+    for i in range(n):
+        if legal[i] != STOP and st.cfg.house_nb[legal[i]] != st.cfg.house_nb[legal[a]] and (
+                b < 0 or req[i] < req[b]):
+            b = i
+    others_of(st, p, &o)
+    for i in range(n):
+        h = legal[i]
+        out[i] = INT_MIN
+        if h == STOP:
+            if others_buy(st, &o, -1):
+                out[i] = st.standing(p)
+            continue
+        nb = st.cfg.house_nb[h]
+        if st.s.closed_by[nb] >= 0:
+            continue
+        k = a if st.cfg.house_nb[legal[a]] != nb else b
+        if not (slots and k >= 0 and req[k] <= st.s.money[p] - req[i]) and not others_buy(st, &o, nb):
+            continue
+        colour = st.cfg.colour[h]
+        st.s.ingr[p][colour] += 1
+        out[i] = st.standing(p)
+        st.s.ingr[p][colour] -= 1
+    return 0
+
+
+cdef struct Others:
+    # What the seats other than p can spend at their next turn, and the cheapest empty
+    # houses open now: ua, and ub the cheapest outside ua's neighbourhood (-1: none).
+    int p
+    int rich             # the seat with the most money and dollar income
+    int most             # its money and income
+    int second           # the most of any other seat
+    int ua
+    int ub
+
+
+cdef void others_of(EnemyState st, int p, Others* o) noexcept nogil:
+    cdef int r, m, h, w
+    cdef uint64_t x
+    o.p = p
+    o.rich = -1
+    o.most = o.second = -1
+    o.ua = o.ub = -1
+    for r in range(st.cfg.n_players):
+        if r == p:
+            continue
+        m = st.s.money[r] + st.income_dollars(r)
+        if m > o.most:
+            o.second = o.most
+            o.most, o.rich = m, r
+        elif m > o.second:
+            o.second = m
+    for w in range(HW):
+        x = st.s.open_houses[w] & ~st.s.taken[w]
+        while x:
+            h = (w << 6) + ctz64(x)
+            x &= x - 1
+            if o.ua < 0 or st.cfg.price[h] < st.cfg.price[o.ua]:
+                if o.ua >= 0 and st.cfg.house_nb[o.ua] != st.cfg.house_nb[h]:
+                    o.ub = o.ua
+                o.ua = h
+            elif st.cfg.house_nb[h] != st.cfg.house_nb[o.ua] and (o.ub < 0 or st.cfg.price[h] < st.cfg.price[o.ub]):
+                o.ub = h
+
+
+cdef bint others_buy(EnemyState st, const Others* o, int nb) noexcept nogil:
+    # Whether some seat other than p surely has a purchase to decide at its next turn
+    # after p buys in neighbourhood nb (-1: after p stops): an empty house, or one of a
+    # third seat's, open now outside nb, within that seat's money and dollar income.
+    # Its turn may come only after turns that pass or end the game; either way the
+    # turns do not come round to p. p's purchase leaves those houses open and priced.
+    cdef int w = o.ua, q, m, k
+    cdef uint64_t any_house
+    if w >= 0 and st.cfg.house_nb[w] == nb:
+        w = o.ub
+    if w >= 0 and st.cfg.price[w] <= o.most:
+        return True
+    for q in range(st.cfg.n_players):
+        if q == o.p:
+            continue
+        m = o.second if q == o.rich else o.most
+        if m < (st.cfg.ten_price if st.s.abil[q][AB_TEN_HOUSES] > 0 else st.cfg.buyout_price):
+            continue
+        any_house = 0
+        for k in range(HW):
+            any_house |= st.s.open_houses[k] & st.s.owned[q][k] & ~(st.cfg.nb_houses[nb][k] if nb >= 0 else 0)
+        if any_house:
+            return True
+    return False
+
+
+STANDINGS_AFTER = PyCapsule_New(<void*>standings_after, b"chocosim.standings_after", NULL)

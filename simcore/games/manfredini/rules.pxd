@@ -345,3 +345,9 @@ cdef class ManfrediniState(GameState):
 cdef int man_score(const MConfig* c, const Goods* g) noexcept nogil
 # Uncovered worker icons over a seat's trucks (icons are covered last, see README).
 cdef int man_icons(const MConfig* c, const Goods* g) noexcept nogil
+
+
+# The greedy bot's shortcut (strategies/greedy.pyx, exported as STANDINGS_AFTER): the
+# standing of `seat` after each of legal[0..n) in `state`, INT_MIN where only playing the
+# action tells.
+cdef int standings_after(GameState state, int seat, const int* legal, int n, int* out) noexcept nogil

@@ -1,0 +1,69 @@
+"""The fast paths of the one-move look-ahead bots choose what copy-apply-evaluate chose.
+
+- every decision of seeded games, every table size, against digests recorded from the
+  copy-apply-evaluate bots (tests/data/decisions.json, see tests/decisions.py);
+- a game's STANDINGS_AFTER (greedy's shortcut) against copy, apply and standing, action
+  by action, at every decision of random and greedy games, on the determinized copy
+  greedy reads; and it must answer most actions itself, or it spares nothing."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+import strategies
+from decisions import digest
+from simcore.registry import games
+from simcore.strategy import RngView
+from strategies.greedy import standings_after
+
+RECORDED = json.loads((Path(__file__).parent / "data" / "decisions.json").read_text())
+
+
+@pytest.mark.parametrize("key", sorted(RECORDED))
+def test_every_decision_as_recorded(key):
+    game, bot, players = key.split("/")
+    for i, want in enumerate(RECORDED[key]):
+        got, asked = digest(game, bot, int(players), 100 + i)
+        assert asked > 0
+        assert got == want, f"{key}: game {100 + i} differs from the recorded decisions"
+
+
+# game -> least share of the tries (actions of decisions with a choice) the shortcut
+# must answer without playing.
+SHORTCUTS = {"enemy_chocolatier": 0.8, "manfredini": 0.5}
+
+
+@pytest.mark.parametrize("game", sorted(SHORTCUTS))
+def test_standings_after_is_copy_apply_standing(game):
+    spec = games()[game]
+    lo, hi = spec.players
+    answered = tried = 0
+    for players in range(lo, hi + 1):
+        state = spec.new_state(spec.params(players=players))
+        greedy = strategies.build(game, "greedy")
+        greedy.prepare(state)
+        bot_rng = RngView.seeded(players)
+        for g in range(4):
+            # Half the games greedy's own, half random: positions greedy seldom reaches.
+            pick = random.Random(g).choice if g % 2 else None
+            state.new_game(500 + g)
+            while not state.terminal:
+                legal = state.legal()
+                seat = state.player
+                if len(legal) > 1:
+                    seen = state.determinized(seat, 1000 * g + len(legal))
+                    values = standings_after(seen, seat)
+                    for a, v in zip(seen.legal(), values):
+                        tried += 1
+                        if v is None:
+                            continue
+                        answered += 1
+                        trial = seen.clone()
+                        trial.apply_action(a)
+                        assert v == trial.standings()[seat], f"{game} {players}p: action {a}"
+                    assert seen.legal() == legal
+                state.apply_action(pick(legal) if pick else greedy.choose_action(state, bot_rng))
+    assert answered >= SHORTCUTS[game] * tried, f"answered {answered} of {tried}"
