@@ -265,7 +265,7 @@ def check_class(cls: Any, origin: str) -> None:
         raise UserError(f"game {origin}: {cls!r} is not a simcore.pygame.PyGame subclass")
     name = cls.NAME or cls.__name__
     for method in REQUIRED:
-        if getattr(cls, method) is getattr(PyGame, method):
+        if getattr(cls, method, None) is getattr(PyGame, method) or not callable(getattr(cls, method, None)):
             raise UserError(f"game {name}: missing method {method} (every game defines {', '.join(REQUIRED)})")
     if cls.HIDDEN_INFORMATION and cls.determinize is PyGame.determinize:
         raise UserError(f"game {name}: missing method determinize (HIDDEN_INFORMATION is True)")
