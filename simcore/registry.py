@@ -172,7 +172,8 @@ def _entry_points() -> dict[str, GameSpec]:
 def games() -> dict[str, GameSpec]:
     """Every game known to this process by name: bundled, installed by entry point,
     and those named directly so far."""
-    return dict(sorted({**_bundled(), **_entry_points(), **_named}.items()))
+    named = {spec.name: spec for spec in _named.values()}
+    return dict(sorted({**_bundled(), **_entry_points(), **named}.items()))
 
 
 def get_game(name: str) -> GameSpec:
@@ -183,9 +184,16 @@ def get_game(name: str) -> GameSpec:
     from simcore.pygame import canonical, is_reference, load_game, spec_of
 
     if is_reference(name):
+        # Known afterwards by the reference and by the game's own NAME, which the run
+        # directories and manifests use (a path would not do as a directory name).
         ref = canonical(name)
         if ref not in _named:
-            _named[ref] = spec_of(load_game(ref), ref, name=ref, ref=ref)
+            cls = load_game(ref)
+            own = cls.NAME or cls.__name__
+            if own in known and getattr(known[own], "ref", None) != ref:
+                raise UserError(f"game {name}: its NAME {own!r} is taken by the game from {known[own].origin}; "
+                                "give it another NAME")
+            _named[ref] = _named[own] = spec_of(cls, ref, name=own, ref=ref)
         return _named[ref]
     raise UserError(f"unknown game {name!r}; known games: {', '.join(known)} "
                     "(or name a game of your own: package.module:Class or path/to/game.py)")
