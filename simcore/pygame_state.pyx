@@ -14,13 +14,17 @@ next apply(), which the loop always reaches (the state then offers seat 0 one ac
 import traceback
 
 from libc.stdint cimport uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_PLAYERS, MAX_ACTIONS, MAX_FEATURES, MAX_INTERIM
 from simcore.strategy cimport RngView
 
 from simcore.errors import UserError
-from simcore.pygame import GameFailure, MOVE_LIMIT, MAX_ACTION
+from simcore.pygame import GameFailure, MOVE_LIMIT
+
+cdef enum:
+    MAX_ACTION = 4096  # actions are below this (the search bots' action keys); simcore.pygame's
+    SEEN_BYTES = 512   # a bit per action: MAX_ACTION / 8
 
 __all__ = ["PyGameState", "state_class"]
 
@@ -116,6 +120,9 @@ cdef class PyGameState(GameState):
 
     cdef _advance(self):
         """After a deal or a move: the seat to act and its legal list, or the outcome."""
+        cdef Py_ssize_t i, n
+        cdef long v
+        cdef unsigned char seen[SEEN_BYTES]
         if self.moves >= self.max_moves:
             self._finish(True)
             return
@@ -124,14 +131,23 @@ cdef class PyGameState(GameState):
             self._finish(False)
             return
         legal = self._call("legal_actions", ())
-        if legal is None or not hasattr(legal, "__len__") or not 0 < len(legal) <= MAX_ACTIONS:
+        if type(legal) is not list:
+            legal = list(legal) if hasattr(legal, "__len__") else legal
+        if type(legal) is not list or not 0 < len(legal) <= MAX_ACTIONS:
             raise GameFailure(self.name, "legal_actions",
                               f"returned {legal!r} while the game is not over: expected 1 to {MAX_ACTIONS} actions")
-        for i, a in enumerate(legal):
-            self.legal_buf[i] = self._int("legal_actions", a, 0, MAX_ACTION)
-        self.n_legal = len(legal)
-        if len(set(legal)) != self.n_legal:
-            raise GameFailure(self.name, "legal_actions", f"returned {legal!r}: an action listed twice")
+        n = len(legal)
+        memset(seen, 0, sizeof(seen))
+        for i in range(n):
+            a = (<list>legal)[i]
+            # The common case (a plain int in range) is checked in C; _int says what
+            # is wrong with anything else.
+            v = a if type(a) is int and -1 < a < MAX_ACTION else self._int("legal_actions", a, 0, MAX_ACTION)
+            if seen[v >> 3] & (1 << (v & 7)):
+                raise GameFailure(self.name, "legal_actions", f"returned {legal!r}: {v} listed twice")
+            seen[v >> 3] |= 1 << (v & 7)
+            self.legal_buf[i] = v
+        self.n_legal = n
         self.cur = p
 
     cdef _finish(self, bint capped):
