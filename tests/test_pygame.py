@@ -93,17 +93,33 @@ def test_random_run_matches_the_exact_answer(tmp_path):
 
 @pytest.mark.statistical
 def test_random_mirror_balance_states_the_exact_answer(tmp_path):
-    """The balance command's random mirror: the first position's win rate (a draw counts
-    half) holds 737/1260 + 4/63 and the second's 121/420 + 4/63 in its intervals."""
-    from analysis.stats import wilson
-    spec = registry.get_game(str(GAME_PY))
-    _play(spec, spec.params(players=2), 50_400, tmp_path / "r", jobs=2)
-    rows = _rows(tmp_path / "r")
-    for position, exact in ((0, FIRST + DRAW / 2), (1, SECOND + DRAW / 2)):
-        seat = rows.filter(pl.col("position") == position)
-        low, high = wilson(seat["win"].sum(), seat.height)
-        assert low <= float(exact) <= high
-        assert high - low < 0.01
+    """The balance experiment's random mirror: each position's win rate (a draw counts
+    half) holds the exact value, 737/1260 + 4/63 and 121/420 + 4/63, in its interval."""
+    from analysis import api
+    result = api.balance(str(GAME_PY), ladder=["random"], compensation=False, evidence=False,
+                         runs=tmp_path / "runs", games=50_400, precision=0.0001, jobs=2)
+    table = result.table.sort("position")
+    assert table["games"].to_list() == [50_400, 50_400]
+    for row, exact in zip(table.iter_rows(named=True), (FIRST + DRAW / 2, SECOND + DRAW / 2), strict=True):
+        assert row["low"] <= float(exact) <= row["high"]
+        assert row["high"] - row["low"] < 0.01
+
+
+def test_compare_and_sweep_play_a_python_game(tmp_path, monkeypatch, capsys):
+    """Points for a line do not change random play: compare's variant replays the
+    base's games exactly (paired seeds), every score doubled; sweep plays each point."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli(capsys, "compare", str(GAME_PY), "--seats", "random,random", "--variant",
+                         "win_points=2", "--games", "240", "--out", "cmp.html", "--jobs", "1", "--quiet")
+    assert code == 0, err
+    base, variant = _rows("runs/tictactoe/random_random/rulebook"), _rows("runs/tictactoe/random_random/win_points=2")
+    assert base.height == variant.height == 480
+    assert (variant["score"] == 2 * base["score"]).all() and (variant["win"] == base["win"]).all()
+    assert (tmp_path / "cmp.html").stat().st_size > 0
+    code, out, err = cli(capsys, "sweep", str(GAME_PY), "--out", "sw.html", "--vary",
+                         "win_points=1,3", "--seats", "random,random", "--games", "120", "--jobs", "1", "--quiet")
+    assert code == 0, err
+    assert "sweep of 2 point(s) (0 refused), 240 games played" in out + err
 
 
 def test_chance_is_the_compiled_games_generator():
