@@ -43,7 +43,6 @@ import copy as _copy
 import hashlib
 import importlib
 import importlib.util
-import inspect
 import os
 import sys
 from pathlib import Path
@@ -371,7 +370,9 @@ def spec_of(cls: type, origin: str, name: str, ref: str) -> Any:
         title=cls.TITLE or cls.NAME or cls.__name__,
         state_cls=state_class(cls),
         params_cls=cls.PARAMS,
-        defaults_path=Path(inspect.getfile(cls)),
+        # Its defaults come from the params model (PyGameSpec.defaults); the path says
+        # where the game is written, when it is in a file (not for a notebook's class).
+        defaults_path=Path(getattr(sys.modules.get(cls.__module__), "__file__", None) or "."),
         players=tuple(cls.PLAYERS),
         features=cls.FEATURE_ROLES or FeatureRoles(),
         position_knobs=dict(cls.POSITION_KNOBS),
