@@ -14,6 +14,7 @@ class LineBot(PythonStrategy):
     NAME = "linebot"
     GAMES = ("tictactoe",)
     WEIGHTS = {"centre": 1.0}
+    WEIGHT_RANGES = {"centre": (-1.0, 1.0, "linear")}  # where `chocosim tune` may search it
     DESCRIPTION = "wins if it can, blocks if it must, likes the centre"
 
     def decide(self, observation, legal, rng):
