@@ -279,6 +279,19 @@ def _usage_message(e: typer.TyperException) -> str:
     return e.format_message()
 
 
+@app.command("new-game")
+def new_game(
+    name: Annotated[str, typer.Argument(help="The game's name (also its package's).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The new package's directory (new or empty).")],
+) -> None:
+    """Write the package of a compiled game of your own: rules .pyx/.pxd against the
+    installed contract, params, their defaults, tests, README (see examples/README.md)."""
+    from simcore.newgame import write_skeleton
+    written = write_skeleton(name, out)
+    console.print(f"{len(written)} files written to {out}; build and register it with: "
+                  f"cd {out} && pip install --no-build-isolation -e .", soft_wrap=True)
+
+
 app.command("report")(report_command)
 app.command("balance")(balance_command)
 app.command("skill")(skill_command)

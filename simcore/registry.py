@@ -5,6 +5,7 @@ GameSpec; it is found by scanning, so adding a game edits no list. A designer's 
 directly where a game name goes (`package.module:Class`, `path/to/game.py`)."""
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import importlib
 import pkgutil
@@ -160,7 +161,10 @@ def _entry_points() -> dict[str, GameSpec]:
                   "left out", file=sys.stderr)
             continue
         try:
-            found[ep.name] = spec_of(ep.load(), where, name=ep.name, ref=ep.value)
+            target = ep.load()
+            # A compiled game's package exports its GameSpec; a Python game, its class.
+            found[ep.name] = dataclasses.replace(target, name=ep.name, origin=where) \
+                if isinstance(target, GameSpec) else spec_of(target, where, name=ep.name, ref=ep.value)
         except UserError as e:
             print(f"chocosim: warning: {where}: {e}; left out", file=sys.stderr)
         except Exception as e:  # a designer's package that does not import
