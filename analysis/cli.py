@@ -27,6 +27,7 @@ from analysis.summary import Summary, summarize
 from simcore.errors import UserError
 from simcore.params import Params, flatten, parse_set
 from simcore.play import play_game
+from simcore.pygame import GameFailure
 from simcore.registry import GameSpec, games, get_game
 from simcore.runner import BACKENDS, SEATINGS, BotFailure
 from simcore.runner import run as run_games
@@ -68,7 +69,8 @@ Seating = Enum("Seating", {name: name for name in SEATINGS}, type=str)
 Backend = Enum("Backend", {name: name for name in BACKENDS}, type=str)
 
 
-GameArg = Annotated[str, typer.Argument(help="A game name (`chocosim games` lists them).")]
+GameArg = Annotated[str, typer.Argument(
+    help="A game name (`chocosim games` lists them), or a game of your own: package.module:Class or path/to/game.py.")]
 RulesOpt = Annotated[Path | None, typer.Option(
     "--rules", help="House rules: a TOML file of param values overriding the defaults.")]
 SetOpt = Annotated[list[str] | None, typer.Option(
@@ -98,10 +100,10 @@ def _setup(game: str, seats: str, rules: Path | None,
 @app.command("games")
 def list_games() -> None:
     """The registered games."""
-    table = Table("name", "title", "players")
+    table = Table("name", "title", "players", "origin")
     for spec in games().values():
         lo, hi = spec.players
-        table.add_row(spec.name, spec.title, str(lo) if lo == hi else f"{lo}-{hi}")
+        table.add_row(spec.name, spec.title, str(lo) if lo == hi else f"{lo}-{hi}", spec.origin)
     console.print(table)
 
 
@@ -293,6 +295,19 @@ def _resumable(command):
     return wrapper
 
 
+@app.command("new-game")
+def new_game(
+    name: Annotated[str, typer.Argument(help="The game's name (also its package's).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The new package's directory (new or empty).")],
+) -> None:
+    """Write the package of a compiled game of your own: rules .pyx/.pxd against the
+    installed contract, params, their defaults, tests, README (see examples/README.md)."""
+    from simcore.newgame import write_skeleton
+    written = write_skeleton(name, out)
+    console.print(f"{len(written)} files written to {out}; build and register it with: "
+                  f"cd {out} && pip install --no-build-isolation -e .", soft_wrap=True)
+
+
 app.command("report")(report_command)
 app.command("balance")(_resumable(balance_command))
 app.command("skill")(_resumable(skill_command))
@@ -319,7 +334,8 @@ def main(argv: list[str] | None = None) -> None:
         code = app(args=argv, prog_name="chocosim", standalone_mode=False)
     except (UserError, DecideError) as e:
         if _debug:
-            print(e.details if isinstance(e, (BotFailure, DecideError)) and e.details else traceback.format_exc(),
+            print(e.details if isinstance(e, (BotFailure, DecideError, GameFailure)) and e.details
+                  else traceback.format_exc(),
                   file=sys.stderr, end="")
         _fail(f"bot {e.name} (seat {e.seat}) {e.what}" if isinstance(e, DecideError) else str(e))
     except typer.TyperException as e:  # click's usage errors (unknown option, bad value...)

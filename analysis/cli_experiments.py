@@ -14,6 +14,7 @@ from rich.console import Console
 import strategies
 from simcore.errors import UserError
 from simcore.params import parse_set
+from simcore.pygame import is_reference
 from simcore.registry import games
 from simcore.runner import SEATINGS
 
@@ -61,7 +62,7 @@ def compare_command(
     headline metric differenced with a 95% interval and an FDR-controlled verdict."""
     from analysis import api
     first = targets[0]
-    playing = first in games() and not Path(first).is_dir()
+    playing = (first in games() or is_reference(first)) and not Path(first).is_dir()
     if playing:
         if len(targets) > 1:
             raise UserError(f"compare {first}: with a game name the variants go in --variant, "

@@ -1,7 +1,11 @@
-"""Games by name. A game is a package under simcore/games/ that defines GAME, a GameSpec;
-it is found by scanning, so adding a game edits no list."""
+"""Games by name. A bundled game is a package under simcore/games/ that defines GAME, a
+GameSpec; it is found by scanning, so adding a game edits no list. A designer's game
+(simcore.pygame.PyGame) comes from outside the package: an entry point of group
+`chocosim.games` in an installed package (name = package.module:Class), or named
+directly where a game name goes (`package.module:Class`, `path/to/game.py`)."""
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import importlib
 import pkgutil
@@ -80,6 +84,8 @@ class GameSpec:
     # Whether compensation.points can change who wins: False for a game won during play
     # (a race), where the bonus moves only the score column.
     bonus_decides: bool = True
+    # Where the game comes from, as `chocosim games` lists it.
+    origin: str = "bundled"
 
     def defaults(self) -> list[ParamInfo]:
         return read_defaults(self.defaults_path)
@@ -105,19 +111,98 @@ class GameSpec:
         return self.state_cls(params if params is not None else self.params())
 
 
+@dataclass(frozen=True)
+class PyGameSpec(GameSpec):
+    """The spec of a game written in Python: its defaults come from its params model,
+    and it travels to worker processes as the reference that loads it there."""
+
+    ref: str = ""  # package.module:Class or a path: what loads the class in any process
+
+    def defaults(self) -> list[ParamInfo]:
+        from simcore.pygame import defaults_of
+        return defaults_of(self.params_cls)
+
+    def __reduce__(self):
+        return _python_game, (self.origin.startswith(ENTRY_POINT), self.name, self.ref)
+
+
+ENTRY_POINT = "entry point"
+GROUP = "chocosim.games"  # the entry point group of designers' games
+
+# Games named directly (module:Class or a path) in this process, by the name given.
+_named: dict[str, GameSpec] = {}
+
+
 @cache
-def games() -> dict[str, GameSpec]:
+def _bundled() -> dict[str, GameSpec]:
     found = {}
     for info in pkgutil.iter_modules(simcore.games.__path__):
         module = importlib.import_module(f"simcore.games.{info.name}")
         spec = getattr(module, "GAME", None)
         if isinstance(spec, GameSpec):
             found[spec.name] = spec
-    return dict(sorted(found.items()))
+    return found
+
+
+@cache
+def _entry_points() -> dict[str, GameSpec]:
+    """The designers' games installed with an entry point of GROUP. One that fails to
+    load is left out with one line on stderr: it must not break the bundled games."""
+    import sys
+    from importlib.metadata import entry_points
+
+    from simcore.pygame import spec_of
+
+    found: dict[str, GameSpec] = {}
+    for ep in entry_points(group=GROUP):
+        where = f"{ENTRY_POINT} {ep.name} = {ep.value}" + (f" ({ep.dist.name})" if ep.dist else "")
+        if ep.name in _bundled() or ep.name in found:
+            print(f"chocosim: warning: {where}: a game of that name is already registered; "
+                  "left out", file=sys.stderr)
+            continue
+        try:
+            target = ep.load()
+            # A compiled game's package exports its GameSpec; a Python game, its class.
+            found[ep.name] = dataclasses.replace(target, name=ep.name, origin=where) \
+                if isinstance(target, GameSpec) else spec_of(target, where, name=ep.name, ref=ep.value)
+        except UserError as e:
+            print(f"chocosim: warning: {where}: {e}; left out", file=sys.stderr)
+        except Exception as e:  # a designer's package that does not import
+            print(f"chocosim: warning: {where}: cannot load ({type(e).__name__}: {e}); left out",
+                  file=sys.stderr)
+    return found
+
+
+def games() -> dict[str, GameSpec]:
+    """Every game known to this process by name: bundled, installed by entry point,
+    and those named directly so far."""
+    named = {spec.name: spec for spec in _named.values()}
+    return dict(sorted({**_bundled(), **_entry_points(), **named}.items()))
 
 
 def get_game(name: str) -> GameSpec:
-    try:
-        return games()[name]
-    except KeyError:
-        raise UserError(f"unknown game {name!r}; known games: {', '.join(games())}") from None
+    """The game of a name, or of a direct reference (package.module:Class, a .py path)."""
+    known = games()
+    if name in known:
+        return known[name]
+    from simcore.pygame import canonical, is_reference, load_game, spec_of
+
+    if is_reference(name):
+        # Known afterwards by the reference and by the game's own NAME, which the run
+        # directories and manifests use (a path would not do as a directory name).
+        ref = canonical(name)
+        if ref not in _named:
+            cls = load_game(ref)
+            own = cls.NAME or cls.__name__
+            if own in known and getattr(known[own], "ref", None) != ref:
+                raise UserError(f"game {name}: its NAME {own!r} is taken by the game from {known[own].origin}; "
+                                "give it another NAME")
+            _named[ref] = _named[own] = spec_of(cls, ref, name=own, ref=ref)
+        return _named[ref]
+    raise UserError(f"unknown game {name!r}; known games: {', '.join(known)} "
+                    "(or name a game of your own: package.module:Class or path/to/game.py)")
+
+
+def _python_game(entry: bool, name: str, ref: str) -> GameSpec:
+    """A PyGameSpec rebuilt in a worker process (see PyGameSpec.__reduce__)."""
+    return _entry_points()[name] if entry else get_game(ref)

@@ -47,6 +47,8 @@ from simcore.params import Params, flatten
 from simcore.parts import (LAYOUT, LEGACY_GLOB, MANIFEST, PART_GLOB, STRAY, chunk_of, chunks_of, part_index,
                            part_name, part_problem, scan_parts, segments_of, tally_path, write_atomic,
                            write_part)
+from simcore.pygame import GameFailure
+from simcore.pygame_state import PyGameState
 from simcore.registry import GameSpec
 from simcore.state import CHECKED_BUILD, GameState
 from simcore.strategy import DecideError, PythonStrategy, Strategy
@@ -392,7 +394,9 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     for bot in bots:
         bot.bind(state)  # a bot that cannot play this game (a bad forbid=) fails here, in one line
     if backend == "auto":
-        backend = "processes" if any(isinstance(b, PythonStrategy) for b in bots) else "threads"
+        # A game written in Python holds the GIL at every move, as a Python bot does.
+        backend = "processes" if any(isinstance(b, PythonStrategy) for b in bots) \
+            or isinstance(state, PyGameState) else "threads"
 
     identity = {
         "game": game.name,
@@ -686,10 +690,12 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     counts = np.zeros(tally_size(state))
     try:
         play_batch(state, bots, job.perms, job.seating, job.seed, i0, i1, **a, tally=counts)
-    except DecideError as e:
+    except (DecideError, GameFailure) as e:
         # The loop stores a game's row when it ends: the first unset row is the game
         # that was being played (a stored seed is a hash, 0 with probability 2**-64).
         g = i0 + int(np.argmin(a["seeds"] != 0)) if (a["seeds"] == 0).any() else i1 - 1
+        if isinstance(e, GameFailure):  # a Python game's own method failed
+            raise e.in_game(g) from None
         # Not a bot of the lineup: one that a bot consulted while it prepared (by class).
         spec = next((s for b, s in zip(bots, job.specs, strict=True) if b is e.bot), e.name)
         raise BotFailure(f"bot {spec} (seat {e.seat}) {e.what} in game {g} of the run",

@@ -1,0 +1,1 @@
+"""Kuhn poker for chocosim, written in plain Python (see game.py)."""

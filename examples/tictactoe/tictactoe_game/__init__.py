@@ -1,0 +1,1 @@
+"""Tic-tac-toe for chocosim, written in plain Python (see game.py)."""

@@ -1,0 +1,146 @@
+"""Checks a designer gets for free: import them in your own tests.
+
+    from simcore.conformance import check_game
+
+    def test_my_game_conforms():
+        check_game(MyGame)                   # a PyGame subclass, or a registered name
+
+Each check plays random games through the same engine every command uses (seeded, so a
+failure replays) and raises AssertionError naming the game, the check and the seed:
+- random games end (before MAX_MOVES) with an end reason the game declares;
+- the same seed gives the same game (actions, observations, outcome);
+- a copy is independent: playing on the copy leaves the original as it was;
+- observations are JSON-serialisable;
+- determinize (hidden information) keeps everything the seat saw: its observation is
+  the same before and after, and the game plays on from there.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from simcore.batch import seed_of_game
+from simcore.pygame import MOVE_LIMIT, PyGame
+from simcore.registry import GameSpec, get_game
+
+__all__ = ["check_game", "random_game", "CHECKS"]
+
+
+def _spec(game: type | str | GameSpec) -> GameSpec:
+    if isinstance(game, GameSpec):
+        return game
+    if isinstance(game, str):
+        return get_game(game)
+    from simcore.pygame import spec_of
+    return spec_of(game, f"{game.__module__}:{game.__qualname__}", game.NAME or game.__name__,
+                   f"{game.__module__}:{game.__qualname__}")
+
+
+def _draw(seed: int, step: int, n: int) -> int:
+    """A reproducible uniform pick of the checks' own (not the game's chance stream)."""
+    return seed_of_game(seed, step) % n
+
+
+def random_game(spec: GameSpec, params: Any, seed: int) -> tuple[Any, list[dict[str, Any]]]:
+    """Play the game of `seed` with uniformly random moves; return the final state and
+    every step (seat, legal list, action, the mover's observation)."""
+    state = spec.new_state(params)
+    state.new_game(seed)
+    steps = []
+    while not state.terminal:
+        legal = state.legal()
+        action = legal[_draw(seed, len(steps), len(legal))]
+        steps.append({"seat": state.player, "legal": legal, "action": action,
+                      "observation": state.observation(state.player)})
+        state.apply_action(action)
+    return state, steps
+
+
+def _outcome(state: Any) -> tuple:
+    return (*state.result(), state.end_reason_name,
+            [state.feature_values(p) for p in range(state.n_players)],
+            [state.interim_scores(p) for p in range(state.n_players)])
+
+
+def check_terminates(spec: GameSpec, params: Any, seeds: range) -> None:
+    for seed in seeds:
+        state, steps = random_game(spec, params, seed)
+        assert state.end_reason_name != MOVE_LIMIT, \
+            f"{spec.name}: a random game (seed {seed}) did not end within MAX_MOVES ({len(steps)} moves)"
+        scores, ranks = state.result()
+        assert min(ranks) == 1, f"{spec.name}: nobody ranks 1 (seed {seed}): ranks {ranks}"
+
+
+def check_same_seed(spec: GameSpec, params: Any, seeds: range) -> None:
+    for seed in seeds:
+        a, steps_a = random_game(spec, params, seed)
+        b, steps_b = random_game(spec, params, seed)
+        assert steps_a == steps_b and _outcome(a) == _outcome(b), \
+            f"{spec.name}: the same seed ({seed}) gave two different games (chance outside self.chance?)"
+
+
+def check_serialisable(spec: GameSpec, params: Any, seeds: range) -> None:
+    for seed in seeds:
+        state, steps = random_game(spec, params, seed)
+        for i, step in enumerate(steps):
+            try:
+                json.dumps(step["observation"])
+            except (TypeError, ValueError) as e:
+                raise AssertionError(f"{spec.name}: observation at move {i} of seed {seed} is not "
+                                     f"JSON-serialisable ({e})") from None
+
+
+def check_copies(spec: GameSpec, params: Any, seeds: range) -> None:
+    """Halfway through each game, a copy is played to its end: the original must be
+    exactly as it was, and replaying the rest on it must end as the copy did."""
+    for seed in seeds:
+        _, steps = random_game(spec, params, seed)
+        half = len(steps) // 2
+        state = spec.new_state(params)
+        state.new_game(seed)
+        for step in steps[:half]:
+            state.apply_action(step["action"])
+        before = [state.observation(p) for p in range(state.n_players)], state.legal(), state.player
+        other = state.clone()
+        for step in steps[half:]:
+            other.apply_action(step["action"])
+        after = [state.observation(p) for p in range(state.n_players)], state.legal(), state.player
+        assert before == after, f"{spec.name}: playing on a copy changed the original (seed {seed}, " \
+                                f"move {half}): copy() shares mutable state"
+        for step in steps[half:]:
+            state.apply_action(step["action"])
+        assert _outcome(state) == _outcome(other), \
+            f"{spec.name}: a copy and its original ended differently (seed {seed})"
+
+
+def check_determinize(spec: GameSpec, params: Any, seeds: range) -> None:
+    """At every decision of a random game: each seat's determinized copy shows that
+    seat the same observation and legal list, and the copy plays on to an end."""
+    for seed in seeds:
+        _, steps = random_game(spec, params, seed)
+        state = spec.new_state(params)
+        state.new_game(seed)
+        for i, step in enumerate(steps):
+            for seat in range(state.n_players):
+                world = state.determinized(seat, seed_of_game(seed, 1000 + i))
+                assert world.observation(seat) == state.observation(seat), \
+                    f"{spec.name}: determinize({seat}) changed what seat {seat} sees (seed {seed}, move {i})"
+                if seat == state.player:
+                    assert world.legal() == state.legal(), \
+                        f"{spec.name}: determinize({seat}) changed the mover's legal actions (seed {seed}, move {i})"
+                    world.apply_action(world.legal()[0])  # plays on
+            state.apply_action(step["action"])
+
+
+CHECKS = (check_terminates, check_same_seed, check_serialisable, check_copies, check_determinize)
+
+
+def check_game(game: type[PyGame] | str | GameSpec, games: int = 20, seed: int = 0,
+               players: int | None = None, sets: dict[str, Any] | None = None) -> None:
+    """Run every check on `games` random games (seeds from `seed`) of `game` with its
+    default params (at `players`, with `sets` overrides). AssertionError on a failure."""
+    spec = _spec(game)
+    params = spec.params(sets=sets, players=players)
+    seeds = range(seed, seed + games)
+    for check in CHECKS:
+        check(spec, params, seeds)

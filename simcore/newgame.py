@@ -1,0 +1,350 @@
+"""`chocosim new-game NAME`: the skeleton of a compiled game in a package of its own.
+
+The skeleton is tic-tac-toe written against the engine's contract (simcore/state.pxd),
+to be replaced by the designer's rules: the same game as examples/tictactoe in Python,
+with the same params and the same legal lists in the same order, so the same seeds and
+bots give the same games in both (tests/test_pygame_skeleton.py checks it). It builds
+against the installed chocosim (its .pxd files and simcore/loop.pxi), registers
+through the `chocosim.games` entry point, and plays inside the nogil batch loop.
+"""
+from __future__ import annotations
+
+import keyword
+import re
+from pathlib import Path
+from string import Template
+
+from simcore.errors import UserError
+
+__all__ = ["write_skeleton"]
+
+PYPROJECT = Template('''\
+[build-system]
+requires = ["setuptools>=68", "Cython>=3.0"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "$name"
+version = "0.1.0"
+description = "$title for chocosim (compiled)"
+requires-python = ">=3.11"
+dependencies = ["chocosim"]
+
+# The registration: `chocosim games` lists the game, every command takes "$name".
+[project.entry-points."chocosim.games"]
+$name = "$name:GAME"
+
+[tool.setuptools]
+packages = ["$name"]
+
+[tool.setuptools.package-data]
+$name = ["data/*.toml", "*.pxd"]
+''')
+
+SETUP = Template('''\
+"""Compiles $name/rules.pyx against the installed chocosim's contract (its .pxd files
+and simcore/loop.pxi). CHOCOSIM_CHECKED=1 builds the checked flavour, as chocosim's."""
+import os
+from pathlib import Path
+
+import simcore
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+CHOCOSIM = str(Path(simcore.__file__).resolve().parent.parent)
+CHECKED = os.environ.get("CHOCOSIM_CHECKED", "") not in ("", "0")
+
+setup(ext_modules=cythonize(
+    [Extension("$name.rules", ["$name/rules.pyx"],
+               define_macros=[("CHOCOSIM_CHECKED", "1")] if CHECKED else [],
+               extra_compile_args=["-O1", "-g"] if CHECKED else ["-O3"])],
+    include_path=[CHOCOSIM],
+    compiler_directives={"language_level": 3, "boundscheck": CHECKED, "wraparound": CHECKED,
+                         "cdivision": True},
+))
+''')
+
+INIT = Template('''\
+"""$title: a compiled chocosim game (rules in rules.pyx, params in params.py, their
+defaults with sources in data/rules.toml)."""
+from pathlib import Path
+
+from simcore.registry import FeatureRoles, GameSpec
+
+from $name.params import Params
+from $name.rules import ${cls}
+
+GAME = GameSpec(
+    name="$name",
+    title="$title",
+    state_cls=${cls},
+    params_cls=Params,
+    defaults_path=Path(__file__).parent / "data" / "rules.toml",
+    players=(2, 2),
+    features=FeatureRoles(),
+)
+''')
+
+PARAMS = Template('''\
+"""The params of $title; their defaults, sources and meanings are in data/rules.toml."""
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from simcore import params
+from simcore.params import Params as _Params
+
+
+class Compensation(params.Compensation):
+    max_positions: ClassVar[int] = 2
+
+
+class Params(_Params):
+    players: Literal[2]
+    win_points: int = Field(ge=1, le=100)
+    compensation: Compensation
+''')
+
+RULES_TOML = '''\
+# Every number of the rules: source = "rulebook" for what the printed rules state,
+# "assumed" for what they leave open.
+
+[players]
+value = 2
+source = "rulebook"
+doc = "Players at the table"
+
+[win_points]
+value = 1
+source = "assumed"
+doc = "Points for three in a row (the loser scores 0, a draw 0 each)"
+
+[compensation.points]
+value = []
+source = "assumed"
+doc = "House rule, not in the rulebook (komi, as in Go): points added at the end to the final score of the seat at each turn position (entry 0: the seat that acts first); a missing entry is 0"
+'''
+
+PXD = Template('''\
+# $title: the C state. The contract it implements is chocosim's simcore/state.pxd.
+cimport cython
+from simcore.state cimport GameState
+
+cdef enum:
+    N_CELLS = 9
+    N_LINES = 8
+
+
+cdef struct Board:
+    signed char cell[N_CELLS]  # seat owning each cell, -1 empty
+    int to_move                # seat to act next
+    int winner                 # seat with three in a row, -1 none yet
+    int marks                  # cells marked
+    int legal[N_CELLS]         # the current decision's legal list (GameState.kept_legal)
+    int n_legal
+
+
+@cython.final
+cdef class ${cls}(GameState):
+    cdef Board b
+    cdef int win_points
+    cdef int komi[2]
+''')
+
+PYX = Template('''\
+# cython: language_level=3
+"""$title: the rules engine. Replace the tic-tac-toe below with your game's rules; keep
+every method of the contract (simcore/state.pxd). Cells are 0-8 row by row; an action
+is the cell to mark. The legal list is the empty cells in ascending order, as in
+examples/tictactoe (Python), so both give the same games from the same seeds."""
+cimport cython
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy
+from simcore.batchjob cimport BatchJob
+from simcore.rng cimport Rng
+from simcore.state cimport GameState
+from simcore.strategy cimport Lineup
+
+cdef int[24] LINES = [0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 3, 6, 1, 4, 7, 2, 5, 8, 0, 4, 8, 2, 4, 6]
+
+# The batch loop compiled for this class: direct calls the C compiler inlines.
+ctypedef fused Game:
+    ${cls}
+include "simcore/loop.pxi"
+
+
+@cython.final
+cdef class ${cls}(GameState):
+    END_REASONS = ("line", "full board")
+    FEATURES = ("centre", "corners")
+    INVARIANTS = ("the marks counted are the cells marked",)
+
+    def __init__(self, params):
+        self.params = params
+        self.n_players = 2
+        self.n_features = 2
+        self.n_interim = 0
+        self.narrow_features = True  # 0/1 and 0-4: int8 results
+        self.win_points = params.win_points
+        for k, v in enumerate(params.compensation.by_position(2)):
+            self.komi[k] = v
+        self.kept_legal = self.b.legal
+        self.kept_n_legal = &self.b.n_legal
+        self.reset(0)
+
+    cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
+        return play_games(self, <Lineup>lineup, job)
+
+    cdef void reset(self, uint64_t seed) noexcept nogil:
+        # Tic-tac-toe has no chance. A game that deals keeps an Rng in its state and
+        # seeds it here (rng_seed(&self.rng, seed)): its only source of chance.
+        cdef int c
+        for c in range(N_CELLS):
+            self.b.cell[c] = -1
+            self.b.legal[c] = c
+        self.b.to_move = 0
+        self.b.winner = -1
+        self.b.marks = 0
+        self.b.n_legal = N_CELLS
+
+    cdef int current_player(self) noexcept nogil:
+        if self.b.winner >= 0 or self.b.marks == N_CELLS:
+            return -1
+        return self.b.to_move
+
+    cdef int legal_actions(self, int* out) noexcept nogil:
+        memcpy(out, self.b.legal, self.b.n_legal * sizeof(int))
+        return self.b.n_legal
+
+    cdef int apply(self, int action) except -2 nogil:
+        cdef int i, k = 0, s = self.b.to_move
+        self.b.cell[action] = s
+        self.b.marks += 1
+        for i in range(N_LINES):
+            if self.b.cell[LINES[3 * i]] == s and self.b.cell[LINES[3 * i + 1]] == s \\
+                    and self.b.cell[LINES[3 * i + 2]] == s:
+                self.b.winner = s
+        for i in range(N_CELLS):
+            if self.b.cell[i] < 0:
+                self.b.legal[k] = i
+                k += 1
+        self.b.n_legal = k if self.b.winner < 0 else 0
+        self.b.to_move = 1 - s
+        return self.current_player()
+
+    cdef int end_reason(self) noexcept nogil:
+        return 0 if self.b.winner >= 0 else 1
+
+    cdef int standing(self, int seat) noexcept nogil:
+        return self.win_points if seat == self.b.winner else 0
+
+    cdef void outcome(self, int* scores, int* ranks) noexcept nogil:
+        cdef int p
+        for p in range(2):
+            scores[p] = self.standing(p) + self.komi[self.turn_position(p)]
+        for p in range(2):
+            ranks[p] = 1 + (scores[1 - p] > scores[p])
+
+    cdef void features(self, int seat, int* out) noexcept nogil:
+        out[0] = self.b.cell[4] == seat
+        out[1] = ((self.b.cell[0] == seat) + (self.b.cell[2] == seat) + (self.b.cell[6] == seat)
+                  + (self.b.cell[8] == seat))
+
+    cdef void copy_into(self, GameState other) noexcept nogil:
+        (<${cls}>other).b = self.b
+
+    cdef int validate(self) noexcept nogil:
+        cdef int c, n = 0
+        for c in range(N_CELLS):
+            n += self.b.cell[c] >= 0
+        return 0 if n == self.b.marks else 1
+
+    # ---- Python API: traces, Python bots ----
+
+    def observation(self, int seat):
+        return {"board": [self.b.cell[c] for c in range(N_CELLS)], "to_move": self.b.to_move, "you": seat}
+
+    def describe_action(self, int action):
+        return f"mark row {action // 3 + 1}, column {action % 3 + 1}"
+
+    def to_dict(self):
+        return self.observation(0)
+
+    def render(self):
+        marks = {-1: ".", 0: "X", 1: "O"}
+        return "\\n".join("".join(marks[self.b.cell[3 * r + c]] for c in range(3)) for r in range(3))
+''')
+
+TEST = Template('''\
+"""$title: the conformance suite and a hand-built position."""
+from simcore.conformance import check_game
+
+from $name import GAME
+
+
+def test_conforms():
+    check_game(GAME, games=50)
+
+
+def test_three_in_a_row_wins():
+    state = GAME.new_state(GAME.params(players=2))
+    state.new_game(0)
+    for cell in (0, 3, 1, 4, 2):  # X takes the top row; O two cells of the middle one
+        state.apply_action(cell)
+    assert state.terminal and state.end_reason_name == "line"
+    assert state.result() == ([1, 0], [1, 2])
+''')
+
+README = Template('''\
+# $title
+
+A compiled chocosim game, made by `chocosim new-game $name`. It starts as tic-tac-toe:
+replace the rules in `$name/rules.pyx` (the C state in `$name/rules.pxd`), the params in
+`$name/params.py` and their defaults, each with its source (`rulebook` or `assumed`), in
+`$name/data/rules.toml`.
+
+Build and register (the build reads chocosim's contract from the installed chocosim):
+
+    pip install --no-build-isolation -e .
+    chocosim games                # lists $name, from its entry point
+    python -m pytest tests        # the conformance suite and a hand-built position
+
+After a change to the rules, rebuild this one module (seconds):
+
+    python setup.py build_ext --inplace
+
+Then every command works on it: `chocosim run $name --seats random,greedy ...`,
+`balance`, `compare`, `sweep`, `tune`, `play`.
+''')
+
+
+def write_skeleton(name: str, out: Path | str) -> list[Path]:
+    """Write the package of a compiled game called `name` into `out` (a new or empty
+    directory); return the files written. UserError for a bad name or a used directory."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
+        raise UserError(f"game name {name!r}: use lower-case letters, digits and _, starting with a letter "
+                        "(it becomes the package's name)")
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UserError(f"{out} exists and is not an empty directory; choose another one")
+    cls = "".join(part.capitalize() for part in name.split("_")) + "State"
+    title = name.replace("_", " ").capitalize()
+    values = {"name": name, "cls": cls, "title": title}
+    files = {
+        "pyproject.toml": PYPROJECT.substitute(values),
+        "setup.py": SETUP.substitute(values),
+        "README.md": README.substitute(values),
+        f"{name}/__init__.py": INIT.substitute(values),
+        f"{name}/params.py": PARAMS.substitute(values),
+        f"{name}/data/rules.toml": RULES_TOML,
+        f"{name}/rules.pxd": PXD.substitute(values),
+        f"{name}/rules.pyx": PYX.substitute(values),
+        f"tests/test_{name}.py": TEST.substitute(values),
+    }
+    written = []
+    for rel, text in files.items():
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    return written

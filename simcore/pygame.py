@@ -1,0 +1,382 @@
+"""A designer's own game in plain Python: the protocol every command plays.
+
+A game is one subclass of `PyGame` (its state) with a params model subclassing
+`GameParams`; nothing else. Example (the whole of tic-tac-toe is in
+examples/tictactoe/):
+
+    class Params(GameParams):
+        players: int = param(2, "rulebook", "Players at the table", ge=2, le=2)
+
+    class TicTacToe(PyGame):
+        NAME, TITLE, PLAYERS = "tictactoe", "Tic-tac-toe", (2, 2)
+        PARAMS = Params
+        END_REASONS = ("line", "full board")
+
+        def setup(self): ...                 # deal the game of self.params from self.chance
+        def current_player(self): ...        # seat to act, -1 once over
+        def legal_actions(self): ...         # list of small ints (0 <= a < 4096)
+        def apply(self, action): ...         # play one legal action
+        def scores(self): ...                # final score of each seat
+        def end_reason(self): ...            # a name of END_REASONS
+        def observation(self, seat): ...     # what `seat` may see, JSON-serialisable
+        def describe(self, action): ...      # the action in words
+
+Optional: `ranks(scores)` (default: higher score ranks better, ties share),
+`standing(seat)` (the score if the game stopped now: the greedy bot and interim
+standings; default 0), `features(seat)` with FEATURES (per-seat counters the analysis
+reads), `interim(seat)` with INTERIM, `action_component(action)` with COMPONENTS
+(restricted play), `first_player()`, `copy()` (default: a deep copy, params shared),
+`determinize(seat, rng)` (required when HIDDEN_INFORMATION is True), `render()`.
+
+Chance comes only from `self.chance`, a `Chance` stream seeded with the game's seed (the
+same per-game seed as a compiled game's, f(run seed, game index)), so a run gives the
+same games on any number of workers. A game that has not ended after MAX_MOVES actions
+is stopped and recorded with the end reason "move_limit" (scored by its standings).
+
+Every command (run, summary, report, balance, compare, sweep, tune, play) plays such a
+game through simcore.pygame_state.PyGameState, a compiled GameState that calls it: the
+batch loop, the bots and the result parts are those of the bundled games.
+"""
+from __future__ import annotations
+
+import copy as _copy
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from simcore import params as _params
+from simcore.errors import UserError
+from simcore.params import ParamInfo, Params
+
+__all__ = ["PyGame", "GameParams", "Compensation", "param", "Chance", "GameFailure", "MOVE_LIMIT",
+           "load_game", "spec_of"]
+
+MOVE_LIMIT = "move_limit"  # the end reason of a game stopped at MAX_MOVES
+MAX_SEATS = 6  # the largest table the results support (simcore.state MAX_PLAYERS)
+MAX_ACTION = 4096  # actions are below this (the search bots' action keys)
+REQUIRED = ("setup", "current_player", "legal_actions", "apply", "scores", "end_reason",
+            "observation", "describe")
+
+
+def param(default: Any, source: str, doc: str, **constraints: Any) -> Any:
+    """A param's default with where it comes from (`rulebook` or `assumed`, the rules
+    leave it open) and what it means; `constraints` are pydantic's (ge=1, le=9...)."""
+    if source not in _params.SOURCES:
+        raise ValueError(f"param source {source!r}: allowed are {', '.join(_params.SOURCES)}")
+    if isinstance(default, list):
+        return Field(default_factory=lambda: list(default), description=doc,
+                     json_schema_extra={"source": source}, **constraints)
+    return Field(default, description=doc, json_schema_extra={"source": source}, **constraints)
+
+
+class Compensation(_params.Compensation):
+    """compensation.points of a Python game: one bonus per turn position, up to the
+    largest table the results hold; positions past a table's size get nothing."""
+
+    max_positions: ClassVar[int] = MAX_SEATS
+    points: list[int] = param([], "assumed", "House rule, not in the rulebook (komi, as in Go): points "
+                              "added at the end to the final score of the seat at each turn position "
+                              "(entry 0: the seat that acts first); a missing entry is 0")
+
+
+class GameParams(Params):
+    """Base of a Python game's params: every leaf has a default made with `param()`,
+    groups are nested GameParams. `players` and `compensation` are every game's; the
+    compensation is added to the final scores before ranking, by the engine."""
+
+    players: int = param(2, "rulebook", "Players at the table")
+    compensation: Compensation = Field(default_factory=Compensation)
+
+
+def defaults_of(model: type[BaseModel], prefix: str = "") -> list[ParamInfo]:
+    """Every leaf param of a GameParams model with its default, source and doc, in
+    declaration order (the ParamInfo list a bundled game reads from its TOML)."""
+    out: list[ParamInfo] = []
+    for name, info in model.model_fields.items():
+        kind = info.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            out.extend(defaults_of(kind, f"{prefix}{name}."))
+            continue
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if extra.get("source") not in _params.SOURCES or not info.description:
+            raise UserError(f"param {prefix}{name} of {model.__name__} needs a default made with "
+                            "param(value, source, doc)")
+        value = info.get_default(call_default_factory=True)
+        out.append(ParamInfo(f"{prefix}{name}", value, extra["source"], info.description))
+    return out
+
+
+_MASK = (1 << 64) - 1
+
+
+def _splitmix64(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
+
+
+class Chance:
+    """A game's own random stream: the compiled games' generator (wyrand seeded through
+    SplitMix64, simcore/rng.pxd), so a game moved to Cython can draw the same numbers.
+    Never use the `random` module in a game: its results would depend on the process."""
+
+    __slots__ = ("s",)
+
+    def __init__(self, seed: int) -> None:
+        self.s = _splitmix64(seed & _MASK)
+
+    def next(self) -> int:
+        """A raw 64-bit draw."""
+        self.s = (self.s + 0xA0761D6478BD642F) & _MASK
+        r = self.s * (self.s ^ 0xE7037ED1A0B428DB)
+        return ((r >> 64) ^ r) & _MASK
+
+    def below(self, n: int) -> int:
+        """A uniform int in [0, n) (n below 2**32)."""
+        return ((self.next() >> 32) * n) >> 32
+
+    def uniform(self) -> float:
+        return (self.next() >> 11) * (1.0 / 9007199254740992.0)
+
+    def choice(self, seq: Any) -> Any:
+        return seq[self.below(len(seq))]
+
+    def shuffle(self, items: list) -> None:
+        """Fisher-Yates in place."""
+        for i in range(len(items) - 1, 0, -1):
+            j = self.below(i + 1)
+            items[i], items[j] = items[j], items[i]
+
+
+class PyGame:
+    """Base of a designer's game state; see the module's docstring for the protocol."""
+
+    NAME: ClassVar[str] = ""
+    TITLE: ClassVar[str] = ""
+    PLAYERS: ClassVar[tuple[int, int]] = (2, 2)
+    PARAMS: ClassVar[type[GameParams]] = GameParams
+    END_REASONS: ClassVar[tuple[str, ...]] = ()
+    FEATURES: ClassVar[tuple[str, ...]] = ()
+    INTERIM: ClassVar[tuple[str, ...]] = ()
+    COMPONENTS: ClassVar[tuple[str, ...]] = ()
+    HIDDEN_INFORMATION: ClassVar[bool] = False
+    MAX_MOVES: ClassVar[int] = 10_000
+    # How the analysis reads the features, the knobs that equalise turn positions and
+    # whether a score bonus can change who wins (see simcore.registry.GameSpec).
+    FEATURE_ROLES: ClassVar[Any] = None
+    POSITION_KNOBS: ClassVar[dict[str, tuple]] = {}
+    BONUS_DECIDES: ClassVar[bool] = True
+
+    def __init__(self, params: GameParams, seed: int) -> None:
+        self.params = params
+        self.chance = Chance(seed)
+        self.setup()
+
+    # ---- required ----
+    def setup(self) -> None:
+        raise NotImplementedError
+
+    def current_player(self) -> int:
+        raise NotImplementedError
+
+    def legal_actions(self) -> list[int]:
+        raise NotImplementedError
+
+    def apply(self, action: int) -> None:
+        raise NotImplementedError
+
+    def scores(self) -> list[int]:
+        raise NotImplementedError
+
+    def end_reason(self) -> str:
+        raise NotImplementedError
+
+    def observation(self, seat: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def describe(self, action: int) -> str:
+        raise NotImplementedError
+
+    # ---- optional ----
+    def ranks(self, scores: list[int]) -> list[int]:
+        """1 for the best score; equal scores share a rank (and the victory)."""
+        return [1 + sum(o > s for o in scores) for s in scores]
+
+    def standing(self, seat: int) -> int:
+        return 0
+
+    def features(self, seat: int) -> list[int]:
+        return []
+
+    def interim(self, seat: int) -> list[int]:
+        return []
+
+    def action_component(self, action: int) -> int:
+        return -1
+
+    def first_player(self) -> int:
+        return 0
+
+    def copy(self) -> PyGame:
+        # The params are immutable: shared, not copied.
+        return _copy.deepcopy(self, {id(self.params): self.params})
+
+    def determinize(self, seat: int, rng: Any) -> None:
+        """Resample what `seat` cannot see (rng: .below(n), .uniform(), .choice(seq)).
+        A game of perfect information has nothing to resample."""
+
+    def render(self) -> str:
+        return repr(self.observation(self.current_player() if self.current_player() >= 0 else 0))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if k not in ("params", "chance")}
+
+    def phase_label(self) -> str:
+        return ""
+
+
+class GameFailure(UserError):
+    """A Python game's method raised or broke the protocol: names the game, the method
+    and (once the runner knows it) the game index; `details` holds the traceback."""
+
+    def __init__(self, game: str, method: str, what: str, details: str = "", index: int | None = None) -> None:
+        super().__init__(game, method, what, details, index)
+        self.game, self.method, self.what, self.details, self.index = game, method, what, details, index
+
+    def in_game(self, index: int) -> GameFailure:
+        return GameFailure(self.game, self.method, self.what, self.details, index)
+
+    def __str__(self) -> str:
+        where = f" in game {self.index} of the run" if self.index is not None else ""
+        return f"game {self.game}: {self.method} {self.what}{where}"
+
+
+def check_class(cls: Any, origin: str) -> None:
+    """UserError (one line) unless `cls` is a usable PyGame subclass."""
+    if not (isinstance(cls, type) and issubclass(cls, PyGame)):
+        raise UserError(f"game {origin}: {cls!r} is not a simcore.pygame.PyGame subclass")
+    name = cls.NAME or cls.__name__
+    for method in REQUIRED:
+        if getattr(cls, method, None) is getattr(PyGame, method) or not callable(getattr(cls, method, None)):
+            raise UserError(f"game {name}: missing method {method} (every game defines {', '.join(REQUIRED)})")
+    if cls.HIDDEN_INFORMATION and cls.determinize is PyGame.determinize:
+        raise UserError(f"game {name}: missing method determinize (HIDDEN_INFORMATION is True)")
+    if not (isinstance(cls.PARAMS, type) and issubclass(cls.PARAMS, GameParams)):
+        raise UserError(f"game {name}: PARAMS must be a simcore.pygame.GameParams subclass")
+    lo, hi = cls.PLAYERS
+    if not 1 <= lo <= hi <= MAX_SEATS:
+        raise UserError(f"game {name}: PLAYERS = {cls.PLAYERS}; tables of 1 to {MAX_SEATS} players are supported")
+    if not cls.END_REASONS or MOVE_LIMIT in cls.END_REASONS:
+        raise UserError(f"game {name}: END_REASONS must name at least one reason, and not {MOVE_LIMIT!r} "
+                        "(the engine's own)")
+
+
+def _import_path(path: Path) -> Any:
+    """The module of a .py file, imported under a name of its own (its resolved path),
+    once a process."""
+    # The same name in every process: a worker unpickles the game's params by it.
+    key = f"chocosim_game_{hashlib.sha256(str(path).encode()).hexdigest()[:16]}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, path)
+    if spec is None or spec.loader is None:
+        raise UserError(f"game {path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        del sys.modules[key]
+        raise UserError(f"game {path}: cannot import ({type(e).__name__}: {e})") from None
+    return module
+
+
+def _only_game(module: Any, origin: str) -> type:
+    found = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, PyGame)
+             and v is not PyGame and v.__module__ == module.__name__]
+    if len(found) != 1:
+        names = ", ".join(c.__name__ for c in found) or "none"
+        raise UserError(f"game {origin}: expected one PyGame subclass in the file, found {names}; "
+                        "name it as path.py:Class")
+    return found[0]
+
+
+def load_game(ref: str) -> type:
+    """The PyGame class a user names: `package.module:Class`, `path/to/game.py` (its one
+    PyGame subclass) or `path/to/game.py:Class`. UserError if it cannot be loaded."""
+    target, attr = _split(ref)
+    if target.endswith(".py") or os.sep in target or "/" in target:
+        path = Path(target).expanduser().resolve()
+        if not path.is_file():
+            raise UserError(f"game {ref}: no such file")
+        module = _import_path(path)
+        cls = getattr(module, attr, None) if attr else _only_game(module, ref)
+    else:
+        if not attr:
+            raise UserError(f"game {ref}: expected package.module:Class or a path to a .py file")
+        # A designer's game usually sits beside the command (as a bot's does).
+        if os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
+        try:
+            cls = getattr(importlib.import_module(target), attr)
+        except (ImportError, AttributeError) as e:
+            raise UserError(f"game {ref}: cannot import ({e})") from None
+    if cls is None:
+        raise UserError(f"game {ref}: the file has no {attr}")
+    check_class(cls, ref)
+    return cls
+
+
+def canonical(ref: str) -> str:
+    """A reference as every process reads it the same: a path made absolute (workers
+    may have another working directory)."""
+    target, attr = _split(ref)
+    if target.endswith(".py") or "/" in target or os.sep in target:
+        return str(Path(target).expanduser().resolve()) + (f":{attr}" if attr else "")
+    return ref
+
+
+def _split(ref: str) -> tuple[str, str]:
+    """(module or path, class name or "") of a reference."""
+    if ":" in ref and not ref.endswith(".py"):
+        target, _, attr = ref.rpartition(":")
+        return target, attr
+    return ref, ""
+
+
+def is_reference(name: str) -> bool:
+    """Whether a game name is a direct reference (module:Class or a path), not a name."""
+    return ":" in name or name.endswith(".py") or "/" in name or os.sep in name
+
+
+def spec_of(cls: type, origin: str, name: str, ref: str) -> Any:
+    """The GameSpec of a PyGame class; `origin` says where it came from (the entry point
+    or the reference it was loaded by), `name` the name commands know it by, `ref` the
+    reference that loads it in another process."""
+    from simcore.pygame_state import state_class
+    from simcore.registry import FeatureRoles, PyGameSpec
+
+    check_class(cls, origin)
+    defaults_of(cls.PARAMS)  # every param has its source and doc, said now
+    return PyGameSpec(
+        name=name,
+        title=cls.TITLE or cls.NAME or cls.__name__,
+        state_cls=state_class(cls),
+        params_cls=cls.PARAMS,
+        # Its defaults come from the params model (PyGameSpec.defaults); the path says
+        # where the game is written, when it is in a file (not for a notebook's class).
+        defaults_path=Path(getattr(sys.modules.get(cls.__module__), "__file__", None) or "."),
+        players=tuple(cls.PLAYERS),
+        features=cls.FEATURE_ROLES or FeatureRoles(),
+        position_knobs=dict(cls.POSITION_KNOBS),
+        bonus_decides=cls.BONUS_DECIDES,
+        origin=origin,
+        ref=ref,
+    )

@@ -1,0 +1,340 @@
+# cython: language_level=3
+"""PyGameState: the GameState of a game written in Python (simcore.pygame.PyGame).
+
+It calls the designer's Python methods from the nogil contract, taking the GIL for each
+call, so the batch loop, every bot (random, greedy, the search bot, Python bots) and the
+runner play a Python game exactly as they play a compiled one: same seeds, same result
+parts. What the loop reads most is kept in C: the current seat and the legal list are
+fetched once per move (the loop reads the list in place through kept_legal), and the
+outcome, features and interim scores once, when the game ends.
+
+The contract's noexcept methods cannot raise: a failure in one is kept and raised by the
+next apply(), which the loop always reaches (the state then offers seat 0 one action).
+"""
+import traceback
+
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy, memset
+from simcore.rng cimport Rng
+from simcore.state cimport GameState, MAX_PLAYERS, MAX_ACTIONS, MAX_FEATURES, MAX_INTERIM
+from simcore.strategy cimport RngView
+
+from simcore.errors import UserError
+from simcore.pygame import GameFailure, MOVE_LIMIT
+
+cdef enum:
+    MAX_ACTION = 4096  # actions are below this (the search bots' action keys); simcore.pygame's
+    SEEN_BYTES = 512   # a bit per action: MAX_ACTION / 8
+
+__all__ = ["PyGameState", "state_class"]
+
+
+def state_class(game_cls):
+    """The GameState subclass playing `game_cls`: names read from its class attributes,
+    the engine's "move_limit" last among the end reasons."""
+    return type(f"{game_cls.__name__}State", (PyGameState,), {
+        "GAME": game_cls,
+        "FEATURES": tuple(game_cls.FEATURES),
+        "INTERIM": tuple(game_cls.INTERIM),
+        "COMPONENTS": tuple(game_cls.COMPONENTS),
+        "END_REASONS": (*game_cls.END_REASONS, MOVE_LIMIT),
+        "__module__": __name__,
+    })
+
+
+cdef class PyGameState(GameState):
+    cdef readonly object game        # the designer's PyGame instance, None before a deal
+    cdef object failure              # a GameFailure kept for the next apply()
+    cdef str name                    # the game's name, for messages
+    cdef int cur                     # seat to act, -1 once over
+    cdef int n_legal
+    cdef int legal_buf[MAX_ACTIONS]
+    cdef long moves
+    cdef long max_moves
+    cdef int n_components
+    # Filled when the game ends (the loop reads them after the last move).
+    cdef int sc[MAX_PLAYERS]
+    cdef int rk[MAX_PLAYERS]
+    cdef int pos[MAX_PLAYERS]
+    cdef int reason
+    cdef int first
+    cdef int feats[MAX_PLAYERS * MAX_FEATURES]
+    cdef int inter[MAX_PLAYERS * MAX_INTERIM]
+
+    def __init__(self, params):
+        cls = type(self).GAME
+        self.name = cls.NAME or cls.__name__
+        lo, hi = cls.PLAYERS
+        if not lo <= params.players <= hi:
+            allowed = f"{lo}" if lo == hi else f"{lo} to {hi}"
+            raise UserError(f"{self.name} is played by {allowed} players, not {params.players}")
+        if len(type(self).FEATURES) > MAX_FEATURES or len(type(self).INTERIM) > MAX_INTERIM:
+            raise UserError(f"game {self.name}: at most {MAX_FEATURES} FEATURES and {MAX_INTERIM} INTERIM")
+        self.params = params
+        self.n_players = params.players
+        self.n_features = len(type(self).FEATURES)
+        self.n_interim = len(type(self).INTERIM)
+        self.narrow_features = False
+        self.max_moves = cls.MAX_MOVES
+        self.n_components = len(type(self).COMPONENTS)
+        self.kept_legal = self.legal_buf
+        self.kept_n_legal = &self.n_legal
+        self.game = None
+        self.failure = None
+        self.cur = -1
+        self.n_legal = 0
+
+    # ---- Python side: every call into the designer's code goes through here ----
+
+    cdef object _fail(self, str method, str what, bint with_traceback=True):
+        """Keep a failure for the next apply() and offer seat 0 one action so the loop
+        reaches it."""
+        if self.failure is None:
+            self.failure = GameFailure(self.name, method, what, traceback.format_exc() if with_traceback else "")
+        self.cur = 0
+        self.n_legal = 1
+        self.legal_buf[0] = 0
+        return self.failure
+
+    cdef object _call(self, str method, tuple args):
+        """The game's `method`(*args); a raise becomes a GameFailure naming it."""
+        try:
+            return getattr(self.game, method)(*args)
+        except Exception as e:
+            raise GameFailure(self.name, method, f"raised {type(e).__name__}: {e}", traceback.format_exc()) from None
+
+    cdef int _int(self, str method, object value, int lo, int hi) except? -9:
+        """`value` as an int in [lo, hi), else a GameFailure naming `method`."""
+        if isinstance(value, bool) or not hasattr(value, "__index__"):
+            raise GameFailure(self.name, method, f"returned {value!r}, not an int")
+        v = value.__index__()
+        if not lo <= v < hi:
+            raise GameFailure(self.name, method, f"returned {v}, outside {lo}..{hi - 1}")
+        return v
+
+    cdef _ints(self, str method, object values, int n, int lo, int hi, int* out):
+        if values is None or not hasattr(values, "__len__") or len(values) != n:
+            raise GameFailure(self.name, method, f"returned {values!r}, not a list of {n} ints")
+        for i, v in enumerate(values):
+            out[i] = self._int(method, v, lo, hi)
+
+    cdef _advance(self):
+        """After a deal or a move: the seat to act and its legal list, or the outcome."""
+        cdef Py_ssize_t i, n
+        cdef long v
+        cdef unsigned char seen[SEEN_BYTES]
+        if self.moves >= self.max_moves:
+            self._finish(True)
+            return
+        p = self._int("current_player", self._call("current_player", ()), -1, self.n_players)
+        if p < 0:
+            self._finish(False)
+            return
+        legal = self._call("legal_actions", ())
+        if type(legal) is not list:
+            legal = list(legal) if hasattr(legal, "__len__") else legal
+        if type(legal) is not list or not 0 < len(legal) <= MAX_ACTIONS:
+            raise GameFailure(self.name, "legal_actions",
+                              f"returned {legal!r} while the game is not over: expected 1 to {MAX_ACTIONS} actions")
+        n = len(legal)
+        memset(seen, 0, sizeof(seen))
+        for i in range(n):
+            a = (<list>legal)[i]
+            # The common case (a plain int in range) is checked in C; _int says what
+            # is wrong with anything else.
+            v = a if type(a) is int and -1 < a < MAX_ACTION else self._int("legal_actions", a, 0, MAX_ACTION)
+            if seen[v >> 3] & (1 << (v & 7)):
+                raise GameFailure(self.name, "legal_actions", f"returned {legal!r}: {v} listed twice")
+            seen[v >> 3] |= 1 << (v & 7)
+            self.legal_buf[i] = v
+        self.n_legal = n
+        self.cur = p
+
+    cdef _finish(self, bint capped):
+        cdef int n = self.n_players, p, k
+        cdef int raw[MAX_PLAYERS]
+        g = self.game
+        if capped:
+            for p in range(n):
+                raw[p] = self._int("standing", self._call("standing", (p,)), -2**31, 2**31 - 1)
+            self.reason = len(type(self).END_REASONS) - 1
+        else:
+            self._ints("scores", self._call("scores", ()), n, -2**31, 2**31 - 1, raw)
+            why = self._call("end_reason", ())
+            if why not in type(self).GAME.END_REASONS:
+                raise GameFailure(self.name, "end_reason", f"returned {why!r}, not one of END_REASONS "
+                                  f"{tuple(type(self).GAME.END_REASONS)}")
+            self.reason = type(self).GAME.END_REASONS.index(why)
+        self.first = self._int("first_player", self._call("first_player", ()), 0, n)
+        for p in range(n):
+            self.pos[p] = (p - self.first + n) % n
+        bonus = self.params.compensation.by_position(n)
+        final = [raw[p] + bonus[self.pos[p]] for p in range(n)]
+        self._ints("ranks", self._call("ranks", (final,)), n, 1, n + 1, self.rk)
+        for p in range(n):
+            self.sc[p] = final[p]
+            if self.n_features:
+                self._ints("features", self._call("features", (p,)), self.n_features, -2**31, 2**31 - 1,
+                           &self.feats[p * MAX_FEATURES])
+            if self.n_interim:
+                self._ints("interim", self._call("interim", (p,)), self.n_interim, -2**31, 2**31 - 1,
+                           &self.inter[p * MAX_INTERIM])
+        self.cur = -1
+        self.n_legal = 0
+
+    cdef _guarded(self, str method):
+        """_advance() for a noexcept caller (`method`): a failure is kept for the next
+        apply()."""
+        try:
+            self._advance()
+        except GameFailure as e:
+            self.failure = e
+            self._fail(e.method, e.what)
+        except BaseException as e:  # KeyboardInterrupt too: raised by the next apply()
+            self.failure = e
+            self._fail(method, "")
+
+    cdef _deal(self, uint64_t seed):
+        self.failure = None
+        self.moves = 0
+        try:
+            self.game = type(self).GAME(self.params, seed)
+        except Exception as e:
+            self._fail("setup", f"raised {type(e).__name__}: {e}")
+            return
+        self._guarded("reset")
+
+    cdef _move(self, int action):
+        if self.failure is not None:
+            raise self.failure
+        if self.cur < 0:
+            raise GameFailure(self.name, "apply", "was called on a finished game")
+        for i in range(self.n_legal):
+            if self.legal_buf[i] == action:
+                break
+        else:
+            raise GameFailure(self.name, "apply", f"got action {action}, not in legal_actions "
+                              f"{[self.legal_buf[i] for i in range(self.n_legal)]}")
+        self._call("apply", (action,))
+        self.moves += 1
+        self._advance()
+
+    # ---- the nogil contract ----
+
+    cdef void reset(self, uint64_t seed) noexcept nogil:
+        with gil:
+            self._deal(seed)
+
+    cdef int current_player(self) noexcept nogil:
+        return self.cur
+
+    cdef int legal_actions(self, int* out) noexcept nogil:
+        memcpy(out, self.legal_buf, self.n_legal * sizeof(int))
+        return self.n_legal
+
+    cdef int apply(self, int action) except -2 nogil:
+        with gil:
+            self._move(action)
+        return self.cur
+
+    cdef int first_player(self) noexcept nogil:
+        return self.first
+
+    cdef int turn_position(self, int seat) noexcept nogil:
+        return self.pos[seat]
+
+    cdef int end_reason(self) noexcept nogil:
+        return self.reason
+
+    cdef void outcome(self, int* scores, int* ranks) noexcept nogil:
+        memcpy(scores, self.sc, self.n_players * sizeof(int))
+        memcpy(ranks, self.rk, self.n_players * sizeof(int))
+
+    cdef int standing(self, int seat) noexcept nogil:
+        cdef int v = 0
+        if self.cur < 0:
+            return self.sc[seat]
+        with gil:
+            if self.failure is None:
+                try:
+                    v = self._int("standing", self._call("standing", (seat,)), -2**31, 2**31 - 1)
+                except GameFailure as e:
+                    self.failure = e
+                    self._fail(e.method, e.what)
+        return v
+
+    cdef void interim(self, int seat, int* out) noexcept nogil:
+        memcpy(out, &self.inter[seat * MAX_INTERIM], self.n_interim * sizeof(int))
+
+    cdef void features(self, int seat, int* out) noexcept nogil:
+        memcpy(out, &self.feats[seat * MAX_FEATURES], self.n_features * sizeof(int))
+
+    cdef int action_component(self, int action) noexcept nogil:
+        cdef int c = -1
+        if self.n_components == 0:  # no GIL taken for a game without components
+            return -1
+        with gil:
+            if self.failure is None:
+                try:
+                    c = self._int("action_component", self._call("action_component", (action,)),
+                                  -1, len(type(self).COMPONENTS))
+                except GameFailure as e:
+                    self.failure = e
+                    self._fail(e.method, e.what)
+        return c
+
+    cdef void copy_into(self, GameState other) noexcept nogil:
+        with gil:
+            self._copy_to(<PyGameState>other)
+
+    cdef _copy_to(self, PyGameState o):
+        o.failure = self.failure
+        o.game = None
+        if self.game is not None and self.failure is None:
+            try:
+                o.game = self._call("copy", ())
+            except GameFailure as e:
+                self._fail(e.method, e.what)
+                o.failure = self.failure = e
+        o.cur, o.n_legal, o.moves, o.reason, o.first = self.cur, self.n_legal, self.moves, self.reason, self.first
+        memcpy(o.legal_buf, self.legal_buf, self.n_legal * sizeof(int))
+        memcpy(o.sc, self.sc, sizeof(self.sc))
+        memcpy(o.rk, self.rk, sizeof(self.rk))
+        memcpy(o.pos, self.pos, sizeof(self.pos))
+        if self.cur < 0:
+            memcpy(o.feats, self.feats, sizeof(self.feats))
+            memcpy(o.inter, self.inter, sizeof(self.inter))
+
+    cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
+        if self.cur < 0:
+            return
+        with gil:
+            if self.failure is None and type(self).GAME.HIDDEN_INFORMATION:
+                view = RngView.__new__(RngView)
+                (<RngView>view).rng = rng
+                try:
+                    self._call("determinize", (observer, view))
+                except GameFailure as e:
+                    self.failure = e
+                    self._fail(e.method, e.what)
+                    return
+                finally:
+                    (<RngView>view).rng = NULL  # the stream is lent for this call only
+                self._guarded("determinize")
+
+    # ---- Python API (play, traces, Python bots) ----
+
+    def observation(self, int seat):
+        return self._call("observation", (seat,))
+
+    def describe_action(self, int action):
+        return str(self._call("describe", (action,)))
+
+    def render(self):
+        return "" if self.game is None else str(self._call("render", ()))
+
+    def to_dict(self):
+        return {} if self.game is None else self._call("to_dict", ())
+
+    def phase_label(self):
+        return "" if self.game is None else str(self._call("phase_label", ()))
