@@ -919,16 +919,17 @@ cdef int purchases_after(EnemyState st, int seat, const int* legal, int n, int* 
     # changes no other house's price; buying into a closed one (reopening it can close
     # off others) is left to be played, as is anything these tests cannot vouch for.
     cdef int p = st.s.to_move
-    cdef int i, h, k, w, nb, colour, a = -1, b = -1
-    cdef int limit = st.buy_limit(p)
-    cdef int rain = st.s.rain[p] - (st.s.turn_buys >= limit)
-    cdef bint slots = st.s.turn_buys + 1 < limit or rain > 0
+    cdef int i, h, k, nb, colour, limit, rain, a = -1, b = -1
+    cdef bint slots
     cdef int req[MAX_ACTIONS]
     cdef Others o
     if p != seat:
         for i in range(n):
             out[i] = INT_MIN
         return 0
+    limit = st.buy_limit(p)
+    rain = st.s.rain[p] - (st.s.turn_buys >= limit)
+    slots = st.s.turn_buys + 1 < limit or rain > 0
     # This turn: the cheapest house offered (a), and the cheapest outside a's
     # neighbourhood (b).
     for i in range(n):

@@ -2083,9 +2083,9 @@ cdef int moves_after(ManfrediniState st, int seat, const int* legal, int n, int*
 cdef bint goes_on(ManfrediniState st, int to) noexcept nogil:
     # Whether no goods move before the seat is asked again or its turn passes on (not
     # ending the half): after stop (to = -1; see next_stage) or after going to (1) or
-    # from (0) the factory (see act). The stages
-    # are passed as stages_from passes them, with the lists written aside, and the turn
-    # in progress, board and pawn pile put back after.
+    # from (0) the factory (see act). The stages are passed as stages_from passes them,
+    # with the lists written aside; the turn in progress, board and pawn pile are put
+    # back after.
     cdef Pending* t = &st.s.t
     cdef Pending turn = st.s.t
     cdef unsigned int board = st.s.board
