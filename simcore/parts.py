@@ -190,18 +190,18 @@ def scan_parts(parts: list[Path]) -> pl.LazyFrame:
     tallies = [_layout_tally(p) for p in parts]
     if not any(tallies):  # layout 1 throughout: one scan
         return pl.scan_ipc(parts, glob=False)
-    frames = [pl.scan_ipc(p) if t is None else _scan_compact(p, t) for p, t in zip(parts, tallies, strict=True)]
+    frames = [pl.scan_ipc(p, glob=False) if t is None else _scan_compact(p, t) for p, t in zip(parts, tallies, strict=True)]
     return frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
 
 
 def read_part(part: Path, columns: list[str] | None = None) -> pl.DataFrame:
     """The rows of one part (all columns, or `columns` in that order)."""
+    # Scans without glob expansion: a path may hold `[` or `*`.
+    tally = None if part.suffix == ".parquet" else _layout_tally(part)
     if part.suffix == ".parquet":
-        return pl.read_parquet(part, columns=columns)
-    tally = _layout_tally(part)
-    if tally is None:
-        return pl.read_ipc(part, columns=columns)
-    lazy = _scan_compact(part, tally)
+        lazy = pl.scan_parquet(part, glob=False)
+    else:
+        lazy = pl.scan_ipc(part, glob=False) if tally is None else _scan_compact(part, tally)
     return (lazy if columns is None else lazy.select(columns)).collect()
 
 
@@ -232,7 +232,7 @@ def _scan_compact(part: Path, tally: dict[str, Any]) -> pl.LazyFrame:
 
     players = tally["rows"] // tally["games"]
     run_seed = tally["seed"]
-    lazy = pl.scan_ipc(part).with_row_index("__row")
+    lazy = pl.scan_ipc(part, glob=False).with_row_index("__row")
     stored = [c for c in lazy.collect_schema().names() if c != "__row"]
     game = (pl.col("__row").cast(pl.Int64) // players + tally["first_game"]).alias("game")
     seed = game.map_batches(lambda g: pl.Series(seeds_of_games(run_seed, g.to_numpy())),

@@ -352,8 +352,10 @@ def _split(ref: str) -> tuple[str, str]:
 
 
 def is_reference(name: str) -> bool:
-    """Whether a game name is a direct reference (module:Class or a path), not a name."""
-    return ":" in name or name.endswith(".py") or "/" in name or os.sep in name
+    """Whether a game name is a direct reference (module:Class or a path to a .py file,
+    optionally with :Class), not a name. A bare directory path is neither: commands that
+    take a game or run directories read it as a run directory."""
+    return ":" in name or name.endswith(".py")
 
 
 def spec_of(cls: type, origin: str, name: str, ref: str) -> Any:

@@ -216,8 +216,6 @@ def test_a_run_directory_with_brackets_in_its_path_reads(tmp_path, capsys):
     assert cli(capsys, "compare", str(out), str(out), "-o", str(tmp_path / "c.html"))[0] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="simcore.parts.read_part reads with glob expansion (pl.read_ipc); "
-                                       "the fix is in parts.py, which another engineer owns")
 def test_a_report_of_a_run_directory_with_brackets_in_its_path(tmp_path, capsys):
     out = tmp_path / "runs[x]" / "r"
     api.run("fabryka", ["random", "random"], 20, out, jobs=1)
@@ -231,7 +229,7 @@ def test_ctrl_c_says_how_to_resume(tmp_path, capsys, monkeypatch, command):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    for module in ("analysis.api", "analysis.sweep", "analysis.skill", "analysis.experiments.balance"):
+    for module in ("analysis.api", "analysis.sweep", "analysis.skill", "analysis.experiments.budget"):
         __import__(module)
         for name, value in list(vars(sys.modules[module]).items()):
             if value is simcore.runner.run:  # the runner as each experiment imported it

@@ -27,6 +27,7 @@ GAME_PY = EXAMPLE / "tictactoe_game" / "game.py"
 sys.path.insert(0, str(EXAMPLE))
 
 from tictactoe_game.game import LINES, TicTacToe  # noqa: E402
+from analysis.api import results
 
 # Random play, exactly (every random game enumerated): first player, second, draw.
 FIRST, SECOND, DRAW = Fraction(737, 1260), Fraction(121, 420), Fraction(8, 63)
@@ -47,7 +48,7 @@ def _play(spec, params, n_games, out, seats=("random", "random"), **kw):
 
 
 def _rows(out):
-    return pl.read_ipc(str(Path(out) / "part-*.arrow")).drop("run_id").sort("game", "seat")
+    return results(Path(out)).drop("run_id").sort("game", "seat")
 
 
 def test_exact_random_play_through_the_protocol():

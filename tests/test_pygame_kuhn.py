@@ -22,6 +22,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "kuhn"
 sys.path.insert(0, str(EXAMPLE))
 
 from kuhn_game.game import KuhnPoker  # noqa: E402
+from analysis.api import results
 
 REF = "kuhn_game.game:KuhnPoker"
 
@@ -64,7 +65,7 @@ def test_random_play_matches_the_exact_answer(tmp_path):
     seats = ["random", "random"]
     run(spec, spec.params(players=2), seats, functools.partial(strategies.build_lineup, spec.name, seats),
         tmp_path / "r", n_games=4000, seating="fixed", jobs=1, quiet=True)
-    seat0 = pl.read_ipc(str(tmp_path / "r" / "part-*.arrow")).filter(pl.col("seat") == 0)
+    seat0 = results(tmp_path / "r").filter(pl.col("seat") == 0)
     low, high = wilson(seat0["win"].sum(), seat0.height)
     assert low <= float(win) <= high
     m, se = seat0["score"].mean(), seat0["score"].std() / seat0.height ** 0.5
@@ -95,7 +96,7 @@ def test_the_search_bot_beats_random(tmp_path):
     seats = ["mcts", "random"]
     run(spec, spec.params(players=2), seats, functools.partial(strategies.build_lineup, spec.name, seats),
         tmp_path / "m", n_games=200, jobs=1, quiet=True)
-    rows = pl.read_ipc(str(tmp_path / "m" / "part-*.arrow")).filter(pl.col("strategy") == "mcts")
+    rows = results(tmp_path / "m").filter(pl.col("strategy") == "mcts")
     assert wilson(rows["win"].sum(), rows.height)[0] > 0.55
 
 

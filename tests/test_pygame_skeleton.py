@@ -19,6 +19,7 @@ from simcore.conformance import check_game
 from simcore.errors import UserError
 from simcore.newgame import write_skeleton
 from simcore.runner import run
+from analysis.api import results
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "tictactoe" / "tictactoe_game" / "game.py"
@@ -47,7 +48,7 @@ def test_refuses_bad_names_and_used_directories(tmp_path, capsys):
 
 def _rows(out):
     cols = ["game", "seed", "seat", "score", "rank", "win", "position", "turns", "centre", "corners"]
-    return pl.read_ipc(str(Path(out) / "part-*.arrow")).select(
+    return results(Path(out)).select(
         *cols, pl.col("strategy").cast(pl.Utf8), pl.col("end_reason").cast(pl.Utf8)).sort("game", "seat")
 
 

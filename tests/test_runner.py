@@ -452,7 +452,8 @@ def test_wilson_interval_known_value():
 def write_run(out: Path, rows: dict, n_games: int) -> None:
     """A hand-written run directory, to check the summary against known answers."""
     out.mkdir()
-    (out / "manifest.json").write_text(json.dumps({"game": "toy", "n_games": n_games, "seed": 0}))
+    (out / "manifest.json").write_text(json.dumps({"game": "toy", "players": 2, "n_games": n_games, "seed": 0,
+                                                          "strategies": [{"spec": "a"}, {"spec": "b"}]}))
     df = pl.DataFrame(rows).with_columns(pl.col("strategy", "end_reason").cast(pl.Categorical),
                                          pl.col("seat").cast(pl.Int8), pl.col("win").cast(pl.Float32))
     df.head(4).write_ipc(out / part_name(0))
