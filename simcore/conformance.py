@@ -23,7 +23,7 @@ from simcore.batch import seed_of_game
 from simcore.pygame import MOVE_LIMIT, PyGame
 from simcore.registry import GameSpec, get_game
 
-__all__ = ["check_game", "random_game", "CHECKS"]
+__all__ = ["CHECKS", "check_game", "random_game"]
 
 
 def _spec(game: type | str | GameSpec) -> GameSpec:
@@ -67,7 +67,7 @@ def check_terminates(spec: GameSpec, params: Any, seeds: range) -> None:
         state, steps = random_game(spec, params, seed)
         assert state.end_reason_name != MOVE_LIMIT, \
             f"{spec.name}: a random game (seed {seed}) did not end within MAX_MOVES ({len(steps)} moves)"
-        scores, ranks = state.result()
+        _, ranks = state.result()
         assert min(ranks) == 1, f"{spec.name}: nobody ranks 1 (seed {seed}): ranks {ranks}"
 
 
@@ -81,7 +81,7 @@ def check_same_seed(spec: GameSpec, params: Any, seeds: range) -> None:
 
 def check_serialisable(spec: GameSpec, params: Any, seeds: range) -> None:
     for seed in seeds:
-        state, steps = random_game(spec, params, seed)
+        _, steps = random_game(spec, params, seed)
         for i, step in enumerate(steps):
             try:
                 json.dumps(step["observation"])

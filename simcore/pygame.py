@@ -54,12 +54,20 @@ from simcore import params as _params
 from simcore.errors import UserError
 from simcore.params import ParamInfo, Params
 
-__all__ = ["PyGame", "GameParams", "Compensation", "param", "Chance", "GameFailure", "MOVE_LIMIT",
-           "load_game", "spec_of"]
+__all__ = [
+    "MOVE_LIMIT",
+    "Chance",
+    "Compensation",
+    "GameFailure",
+    "GameParams",
+    "PyGame",
+    "load_game",
+    "param",
+    "spec_of",
+]
 
 MOVE_LIMIT = "move_limit"  # the end reason of a game stopped at MAX_MOVES
 MAX_SEATS = 6  # the largest table the results support (simcore.state MAX_PLAYERS)
-MAX_ACTION = 4096  # actions are below this (the search bots' action keys)
 REQUIRED = ("setup", "current_player", "legal_actions", "apply", "scores", "end_reason",
             "observation", "describe")
 
@@ -233,7 +241,7 @@ class PyGame:
         A game of perfect information has nothing to resample."""
 
     def render(self) -> str:
-        return repr(self.observation(self.current_player() if self.current_player() >= 0 else 0))
+        return repr(self.observation(max(self.current_player(), 0)))
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if k not in ("params", "chance")}

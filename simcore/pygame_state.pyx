@@ -23,7 +23,7 @@ from simcore.errors import UserError
 from simcore.pygame import GameFailure, MOVE_LIMIT
 
 cdef enum:
-    MAX_ACTION = 4096  # actions are below this (the search bots' action keys); simcore.pygame's
+    MAX_ACTION = 4096  # actions are below this (the search bots' action keys)
     SEEN_BYTES = 512   # a bit per action: MAX_ACTION / 8
 
 __all__ = ["PyGameState", "state_class"]
