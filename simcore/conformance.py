@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from simcore.batch import seed_of_game
-from simcore.pygame import MOVE_LIMIT, PyGame
+from simcore.pygame import MOVE_LIMIT, GameFailure, PyGame
 from simcore.registry import GameSpec, get_game
 
 __all__ = ["CHECKS", "check_game", "random_game"]
@@ -47,12 +47,15 @@ def random_game(spec: GameSpec, params: Any, seed: int) -> tuple[Any, list[dict[
     state = spec.new_state(params)
     state.new_game(seed)
     steps = []
-    while not state.terminal:
-        legal = state.legal()
-        action = legal[_draw(seed, len(steps), len(legal))]
-        steps.append({"seat": state.player, "legal": legal, "action": action,
-                      "observation": state.observation(state.player)})
-        state.apply_action(action)
+    try:
+        while not state.terminal:
+            legal = state.legal()
+            action = legal[_draw(seed, len(steps), len(legal))]
+            steps.append({"seat": state.player, "legal": legal, "action": action,
+                          "observation": state.observation(state.player)})
+            state.apply_action(action)
+    except GameFailure as e:  # what the engine refuses of a Python game, as a failed check
+        raise AssertionError(f"{e} (seed {seed}, move {len(steps)})") from None
     return state, steps
 
 

@@ -11,6 +11,7 @@ outcome, features and interim scores once, when the game ends.
 The contract's noexcept methods cannot raise: a failure in one is kept and raised by the
 next apply(), which the loop always reaches (the state then offers seat 0 one action).
 """
+import json
 import traceback
 
 from libc.stdint cimport uint64_t
@@ -45,6 +46,7 @@ def state_class(game_cls):
 cdef class PyGameState(GameState):
     cdef readonly object game        # the designer's PyGame instance, None before a deal
     cdef object failure              # a GameFailure kept for the next apply()
+    cdef bint observed               # this game's first observation has been checked
     cdef str name                    # the game's name, for messages
     cdef int cur                     # seat to act, -1 once over
     cdef int n_legal
@@ -197,6 +199,7 @@ cdef class PyGameState(GameState):
     cdef _deal(self, uint64_t seed):
         self.failure = None
         self.moves = 0
+        self.observed = False
         try:
             self.game = type(self).GAME(self.params, seed)
         except Exception as e:
@@ -325,7 +328,16 @@ cdef class PyGameState(GameState):
     # ---- Python API (play, traces, Python bots) ----
 
     def observation(self, int seat):
-        return self._call("observation", (seat,))
+        seen = self._call("observation", (seat,))
+        if not self.observed:
+            # The first observation of each game is checked: a bot, a trace or a report
+            # may write it out. The conformance suite checks every one.
+            self.observed = True
+            try:
+                json.dumps(seen)
+            except (TypeError, ValueError) as e:
+                raise GameFailure(self.name, "observation", f"returned what is not JSON-serialisable ({e})") from None
+        return seen
 
     def describe_action(self, int action):
         return str(self._call("describe", (action,)))

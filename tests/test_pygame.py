@@ -282,12 +282,15 @@ def test_a_failing_game_method_is_one_line_with_the_game_index_and_parts_kept(ba
     assert sorted(p.name for p in out.glob("part-*.arrow")) == ["part-00000.arrow", "part-00001.arrow"]
 
 
-@pytest.mark.parametrize("cls, message", [
-    ("Offside", "game offside: legal_actions returned 9999, outside 0..4095 in game 0 of the run"),
-    ("NoDescribe", "game nodescribe: missing method describe"),
+@pytest.mark.parametrize("cls, seats, message", [
+    ("Offside", "random,random", "game offside: legal_actions returned 9999, outside 0..4095 in game 0 of the run"),
+    ("NoDescribe", "random,random", "game nodescribe: missing method describe"),
+    ("Unseen", "tictactoe_game.bots:LineBot,random",
+     "game unseen: observation returned what is not JSON-serialisable (Object of type set is not JSON "
+     "serializable) in game 0 of the run"),
 ])
-def test_bad_games_are_one_line(bad, tmp_path, capsys, cls, message):
-    code, _, err = cli(capsys, "run", f"{bad}:{cls}", "--seats", "random,random", "--games", "10",
+def test_bad_games_are_one_line(bad, tmp_path, capsys, cls, seats, message):
+    code, _, err = cli(capsys, "run", f"{bad}:{cls}", "--seats", seats, "--games", "10",
                        "--out", str(tmp_path / "run"), "--jobs", "1", "--quiet")
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and message in err
