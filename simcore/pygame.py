@@ -25,7 +25,8 @@ Optional: `ranks(scores)` (default: higher score ranks better, ties share),
 `standing(seat)` (the score if the game stopped now: the greedy bot and interim
 standings; default 0), `features(seat)` with FEATURES (per-seat counters the analysis
 reads), `interim(seat)` with INTERIM, `action_component(action)` with COMPONENTS
-(restricted play), `first_player()`, `copy()` (default: a deep copy, params shared),
+(restricted play), `first_player()`, `action_key(action, observer)` (hidden choices), `copy()` (default:
+a deep copy, params shared),
 `determinize(seat, rng)` (required when HIDDEN_INFORMATION is True), `render()`.
 
 Chance comes only from `self.chance`, a `Chance` stream seeded with the game's seed (the
@@ -231,6 +232,12 @@ class PyGame:
 
     def first_player(self) -> int:
         return 0
+
+    def action_key(self, action: int, observer: int) -> int:
+        """What `observer` sees of `action` played now by the seat to move, as an int
+        below 4096: two actions with one key are the same move to it (another seat's
+        hidden choice). The search bot keys its trees by it. Default: the action."""
+        return action
 
     def copy(self) -> PyGame:
         # The params are immutable: shared, not copied.

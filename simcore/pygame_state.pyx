@@ -21,7 +21,7 @@ from simcore.state cimport GameState, MAX_PLAYERS, MAX_ACTIONS, MAX_FEATURES, MA
 from simcore.strategy cimport RngView
 
 from simcore.errors import UserError
-from simcore.pygame import GameFailure, MOVE_LIMIT
+from simcore.pygame import GameFailure, MOVE_LIMIT, PyGame
 
 cdef enum:
     MAX_ACTION = 4096  # actions are below this (the search bots' action keys)
@@ -54,6 +54,7 @@ cdef class PyGameState(GameState):
     cdef long moves
     cdef long max_moves
     cdef int n_components
+    cdef bint keyed                  # the game defines action_key
     # Filled when the game ends (the loop reads them after the last move).
     cdef int sc[MAX_PLAYERS]
     cdef int rk[MAX_PLAYERS]
@@ -79,6 +80,7 @@ cdef class PyGameState(GameState):
         self.narrow_features = False
         self.max_moves = cls.MAX_MOVES
         self.n_components = len(type(self).COMPONENTS)
+        self.keyed = cls.action_key is not PyGame.action_key
         self.kept_legal = self.legal_buf
         self.kept_n_legal = &self.n_legal
         self.game = None
@@ -285,6 +287,19 @@ cdef class PyGameState(GameState):
                     self.failure = e
                     self._fail(e.method, e.what)
         return c
+
+    cdef int action_key(self, int action, int observer) noexcept nogil:
+        cdef int k = action
+        if not self.keyed:  # no GIL taken for a game whose actions mean the same to all
+            return action
+        with gil:
+            if self.failure is None:
+                try:
+                    k = self._int("action_key", self._call("action_key", (action, observer)), 0, MAX_ACTION)
+                except GameFailure as e:
+                    self.failure = e
+                    self._fail(e.method, e.what)
+        return k
 
     cdef void copy_into(self, GameState other) noexcept nogil:
         with gil:
