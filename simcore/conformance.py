@@ -20,10 +20,10 @@ import json
 from typing import Any
 
 from simcore.batch import seed_of_game
-from simcore.pygame import MOVE_LIMIT, PyGame
+from simcore.pygame import MOVE_LIMIT, GameFailure, PyGame
 from simcore.registry import GameSpec, get_game
 
-__all__ = ["check_game", "random_game", "CHECKS"]
+__all__ = ["CHECKS", "check_game", "random_game"]
 
 
 def _spec(game: type | str | GameSpec) -> GameSpec:
@@ -47,12 +47,15 @@ def random_game(spec: GameSpec, params: Any, seed: int) -> tuple[Any, list[dict[
     state = spec.new_state(params)
     state.new_game(seed)
     steps = []
-    while not state.terminal:
-        legal = state.legal()
-        action = legal[_draw(seed, len(steps), len(legal))]
-        steps.append({"seat": state.player, "legal": legal, "action": action,
-                      "observation": state.observation(state.player)})
-        state.apply_action(action)
+    try:
+        while not state.terminal:
+            legal = state.legal()
+            action = legal[_draw(seed, len(steps), len(legal))]
+            steps.append({"seat": state.player, "legal": legal, "action": action,
+                          "observation": state.observation(state.player)})
+            state.apply_action(action)
+    except GameFailure as e:  # what the engine refuses of a Python game, as a failed check
+        raise AssertionError(f"{e} (seed {seed}, move {len(steps)})") from None
     return state, steps
 
 
@@ -67,7 +70,7 @@ def check_terminates(spec: GameSpec, params: Any, seeds: range) -> None:
         state, steps = random_game(spec, params, seed)
         assert state.end_reason_name != MOVE_LIMIT, \
             f"{spec.name}: a random game (seed {seed}) did not end within MAX_MOVES ({len(steps)} moves)"
-        scores, ranks = state.result()
+        _, ranks = state.result()
         assert min(ranks) == 1, f"{spec.name}: nobody ranks 1 (seed {seed}): ranks {ranks}"
 
 
@@ -81,7 +84,7 @@ def check_same_seed(spec: GameSpec, params: Any, seeds: range) -> None:
 
 def check_serialisable(spec: GameSpec, params: Any, seeds: range) -> None:
     for seed in seeds:
-        state, steps = random_game(spec, params, seed)
+        _, steps = random_game(spec, params, seed)
         for i, step in enumerate(steps):
             try:
                 json.dumps(step["observation"])

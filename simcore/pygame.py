@@ -25,7 +25,8 @@ Optional: `ranks(scores)` (default: higher score ranks better, ties share),
 `standing(seat)` (the score if the game stopped now: the greedy bot and interim
 standings; default 0), `features(seat)` with FEATURES (per-seat counters the analysis
 reads), `interim(seat)` with INTERIM, `action_component(action)` with COMPONENTS
-(restricted play), `first_player()`, `copy()` (default: a deep copy, params shared),
+(restricted play), `first_player()`, `action_key(action, observer)` (hidden choices), `copy()` (default:
+a deep copy, params shared),
 `determinize(seat, rng)` (required when HIDDEN_INFORMATION is True), `render()`.
 
 Chance comes only from `self.chance`, a `Chance` stream seeded with the game's seed (the
@@ -54,12 +55,20 @@ from simcore import params as _params
 from simcore.errors import UserError
 from simcore.params import ParamInfo, Params
 
-__all__ = ["PyGame", "GameParams", "Compensation", "param", "Chance", "GameFailure", "MOVE_LIMIT",
-           "load_game", "spec_of"]
+__all__ = [
+    "MOVE_LIMIT",
+    "Chance",
+    "Compensation",
+    "GameFailure",
+    "GameParams",
+    "PyGame",
+    "load_game",
+    "param",
+    "spec_of",
+]
 
 MOVE_LIMIT = "move_limit"  # the end reason of a game stopped at MAX_MOVES
 MAX_SEATS = 6  # the largest table the results support (simcore.state MAX_PLAYERS)
-MAX_ACTION = 4096  # actions are below this (the search bots' action keys)
 REQUIRED = ("setup", "current_player", "legal_actions", "apply", "scores", "end_reason",
             "observation", "describe")
 
@@ -224,6 +233,12 @@ class PyGame:
     def first_player(self) -> int:
         return 0
 
+    def action_key(self, action: int, observer: int) -> int:
+        """What `observer` sees of `action` played now by the seat to move, as an int
+        below 4096: two actions with one key are the same move to it (another seat's
+        hidden choice). The search bot keys its trees by it. Default: the action."""
+        return action
+
     def copy(self) -> PyGame:
         # The params are immutable: shared, not copied.
         return _copy.deepcopy(self, {id(self.params): self.params})
@@ -233,7 +248,7 @@ class PyGame:
         A game of perfect information has nothing to resample."""
 
     def render(self) -> str:
-        return repr(self.observation(self.current_player() if self.current_player() >= 0 else 0))
+        return repr(self.observation(max(self.current_player(), 0)))
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if k not in ("params", "chance")}

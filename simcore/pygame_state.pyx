@@ -11,6 +11,7 @@ outcome, features and interim scores once, when the game ends.
 The contract's noexcept methods cannot raise: a failure in one is kept and raised by the
 next apply(), which the loop always reaches (the state then offers seat 0 one action).
 """
+import json
 import traceback
 
 from libc.stdint cimport uint64_t
@@ -20,11 +21,14 @@ from simcore.state cimport GameState, MAX_PLAYERS, MAX_ACTIONS, MAX_FEATURES, MA
 from simcore.strategy cimport RngView
 
 from simcore.errors import UserError
-from simcore.pygame import GameFailure, MOVE_LIMIT
+from simcore.pygame import GameFailure, MOVE_LIMIT, PyGame
 
 cdef enum:
-    MAX_ACTION = 4096  # actions are below this (the search bots' action keys); simcore.pygame's
+    MAX_ACTION = 4096  # actions are below this (the search bots' action keys)
     SEEN_BYTES = 512   # a bit per action: MAX_ACTION / 8
+    # A final score's bound: with the compensation bonus it still fits the results'
+    # int32 score column.
+    SCORE_LIMIT = 1 << 30
 
 __all__ = ["PyGameState", "state_class"]
 
@@ -45,6 +49,7 @@ def state_class(game_cls):
 cdef class PyGameState(GameState):
     cdef readonly object game        # the designer's PyGame instance, None before a deal
     cdef object failure              # a GameFailure kept for the next apply()
+    cdef bint observed               # this game's first observation has been checked
     cdef str name                    # the game's name, for messages
     cdef int cur                     # seat to act, -1 once over
     cdef int n_legal
@@ -52,6 +57,7 @@ cdef class PyGameState(GameState):
     cdef long moves
     cdef long max_moves
     cdef int n_components
+    cdef bint keyed                  # the game defines action_key
     # Filled when the game ends (the loop reads them after the last move).
     cdef int sc[MAX_PLAYERS]
     cdef int rk[MAX_PLAYERS]
@@ -77,6 +83,7 @@ cdef class PyGameState(GameState):
         self.narrow_features = False
         self.max_moves = cls.MAX_MOVES
         self.n_components = len(type(self).COMPONENTS)
+        self.keyed = cls.action_key is not PyGame.action_key
         self.kept_legal = self.legal_buf
         self.kept_n_legal = &self.n_legal
         self.game = None
@@ -86,15 +93,14 @@ cdef class PyGameState(GameState):
 
     # ---- Python side: every call into the designer's code goes through here ----
 
-    cdef object _fail(self, str method, str what, bint with_traceback=True):
-        """Keep a failure for the next apply() and offer seat 0 one action so the loop
-        reaches it."""
+    cdef _keep(self, failure):
+        """Keep the first failure for the next apply() and offer seat 0 one action so
+        the loop reaches it."""
         if self.failure is None:
-            self.failure = GameFailure(self.name, method, what, traceback.format_exc() if with_traceback else "")
+            self.failure = failure
         self.cur = 0
         self.n_legal = 1
         self.legal_buf[0] = 0
-        return self.failure
 
     cdef object _call(self, str method, tuple args):
         """The game's `method`(*args); a raise becomes a GameFailure naming it."""
@@ -151,15 +157,14 @@ cdef class PyGameState(GameState):
         self.cur = p
 
     cdef _finish(self, bint capped):
-        cdef int n = self.n_players, p, k
+        cdef int n = self.n_players, p
         cdef int raw[MAX_PLAYERS]
-        g = self.game
         if capped:
             for p in range(n):
-                raw[p] = self._int("standing", self._call("standing", (p,)), -2**31, 2**31 - 1)
+                raw[p] = self._int("standing", self._call("standing", (p,)), -SCORE_LIMIT, SCORE_LIMIT + 1)
             self.reason = len(type(self).END_REASONS) - 1
         else:
-            self._ints("scores", self._call("scores", ()), n, -2**31, 2**31 - 1, raw)
+            self._ints("scores", self._call("scores", ()), n, -SCORE_LIMIT, SCORE_LIMIT + 1, raw)
             why = self._call("end_reason", ())
             if why not in type(self).GAME.END_REASONS:
                 raise GameFailure(self.name, "end_reason", f"returned {why!r}, not one of END_REASONS "
@@ -182,27 +187,24 @@ cdef class PyGameState(GameState):
         self.cur = -1
         self.n_legal = 0
 
-    cdef _guarded(self, str method):
-        """_advance() for a noexcept caller (`method`): a failure is kept for the next
+    cdef _guarded(self):
+        """_advance() for a noexcept caller: a failure is kept for the next
         apply()."""
         try:
             self._advance()
-        except GameFailure as e:
-            self.failure = e
-            self._fail(e.method, e.what)
         except BaseException as e:  # KeyboardInterrupt too: raised by the next apply()
-            self.failure = e
-            self._fail(method, "")
+            self._keep(e)
 
     cdef _deal(self, uint64_t seed):
         self.failure = None
         self.moves = 0
+        self.observed = False
         try:
             self.game = type(self).GAME(self.params, seed)
         except Exception as e:
-            self._fail("setup", f"raised {type(e).__name__}: {e}")
+            self._keep(GameFailure(self.name, "setup", f"raised {type(e).__name__}: {e}", traceback.format_exc()))
             return
-        self._guarded("reset")
+        self._guarded()
 
     cdef _move(self, int action):
         if self.failure is not None:
@@ -259,8 +261,7 @@ cdef class PyGameState(GameState):
                 try:
                     v = self._int("standing", self._call("standing", (seat,)), -2**31, 2**31 - 1)
                 except GameFailure as e:
-                    self.failure = e
-                    self._fail(e.method, e.what)
+                    self._keep(e)
         return v
 
     cdef void interim(self, int seat, int* out) noexcept nogil:
@@ -279,9 +280,20 @@ cdef class PyGameState(GameState):
                     c = self._int("action_component", self._call("action_component", (action,)),
                                   -1, len(type(self).COMPONENTS))
                 except GameFailure as e:
-                    self.failure = e
-                    self._fail(e.method, e.what)
+                    self._keep(e)
         return c
+
+    cdef int action_key(self, int action, int observer) noexcept nogil:
+        cdef int k = action
+        if not self.keyed:  # no GIL taken for a game whose actions mean the same to all
+            return action
+        with gil:
+            if self.failure is None:
+                try:
+                    k = self._int("action_key", self._call("action_key", (action, observer)), 0, MAX_ACTION)
+                except GameFailure as e:
+                    self._keep(e)
+        return k
 
     cdef void copy_into(self, GameState other) noexcept nogil:
         with gil:
@@ -294,8 +306,8 @@ cdef class PyGameState(GameState):
             try:
                 o.game = self._call("copy", ())
             except GameFailure as e:
-                self._fail(e.method, e.what)
-                o.failure = self.failure = e
+                self._keep(e)
+                o.failure = e
         o.cur, o.n_legal, o.moves, o.reason, o.first = self.cur, self.n_legal, self.moves, self.reason, self.first
         memcpy(o.legal_buf, self.legal_buf, self.n_legal * sizeof(int))
         memcpy(o.sc, self.sc, sizeof(self.sc))
@@ -315,17 +327,25 @@ cdef class PyGameState(GameState):
                 try:
                     self._call("determinize", (observer, view))
                 except GameFailure as e:
-                    self.failure = e
-                    self._fail(e.method, e.what)
+                    self._keep(e)
                     return
                 finally:
                     (<RngView>view).rng = NULL  # the stream is lent for this call only
-                self._guarded("determinize")
+                self._guarded()
 
     # ---- Python API (play, traces, Python bots) ----
 
     def observation(self, int seat):
-        return self._call("observation", (seat,))
+        seen = self._call("observation", (seat,))
+        if not self.observed:
+            # The first observation of each game is checked: a bot, a trace or a report
+            # may write it out. The conformance suite checks every one.
+            self.observed = True
+            try:
+                json.dumps(seen)
+            except (TypeError, ValueError) as e:
+                raise GameFailure(self.name, "observation", f"returned what is not JSON-serialisable ({e})") from None
+        return seen
 
     def describe_action(self, int action):
         return str(self._call("describe", (action,)))

@@ -255,6 +255,11 @@ class Global(TicTacToe):
         self.board[random.randrange(9)] = 0
         self.to_move = 1
 
+class Rows(TicTacToe):
+    NAME = "rows"
+    def action_key(self, action, observer):
+        return action // 3 if observer != self.to_move else (-1 if action == 8 else action)
+
 class Peeks(TicTacToe):
     NAME = "peeks"
     HIDDEN_INFORMATION = True
@@ -283,12 +288,15 @@ def test_a_failing_game_method_is_one_line_with_the_game_index_and_parts_kept(ba
     assert sorted(p.name for p in out.glob("part-*.arrow")) == ["part-00000.arrow", "part-00001.arrow"]
 
 
-@pytest.mark.parametrize("cls, message", [
-    ("Offside", "game offside: legal_actions returned 9999, outside 0..4095 in game 0 of the run"),
-    ("NoDescribe", "game nodescribe: missing method describe"),
+@pytest.mark.parametrize("cls, seats, message", [
+    ("Offside", "random,random", "game offside: legal_actions returned 9999, outside 0..4095 in game 0 of the run"),
+    ("NoDescribe", "random,random", "game nodescribe: missing method describe"),
+    ("Unseen", "tictactoe_game.bots:LineBot,random",
+     "game unseen: observation returned what is not JSON-serialisable (Object of type set is not JSON "
+     "serializable) in game 0 of the run"),
 ])
-def test_bad_games_are_one_line(bad, tmp_path, capsys, cls, message):
-    code, _, err = cli(capsys, "run", f"{bad}:{cls}", "--seats", "random,random", "--games", "10",
+def test_bad_games_are_one_line(bad, tmp_path, capsys, cls, seats, message):
+    code, _, err = cli(capsys, "run", f"{bad}:{cls}", "--seats", seats, "--games", "10",
                        "--out", str(tmp_path / "run"), "--jobs", "1", "--quiet")
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and message in err
@@ -318,6 +326,22 @@ def test_conformance_passes_the_example_and_finds_planted_faults(bad):
     # Each fault is caught only by its own check: the example's other checks pass.
     spec = registry.get_game(f"{bad}:Shallow")
     check_same_seed(spec, spec.params(players=2), range(5))
+
+
+def test_action_keys_reach_the_search_bot_and_a_bad_one_is_refused(bad):
+    """Seat 1 sees only the row of seat 0's move (a hidden choice); seat 0 sees its own
+    cell; a key outside 0..4095 is refused at the next move."""
+    spec = registry.get_game(f"{bad}:Rows")
+    state = spec.new_state(spec.params(players=2))
+    state.new_game(0)
+    assert [state.key_of(a, 1) for a in (0, 4, 7)] == [0, 1, 2]
+    assert [state.key_of(a, 0) for a in (0, 4, 7)] == [0, 4, 7]
+    state.key_of(8, 0)
+    with pytest.raises(GameFailure, match="action_key returned -1, outside 0..4095"):
+        state.apply_action(0)
+    plain = registry.get_game(str(GAME_PY)).new_state(spec.params(players=2))
+    plain.new_game(0)
+    assert [plain.key_of(a, 1) for a in (0, 4, 7)] == [0, 4, 7]
 
 
 def test_unknown_or_malformed_references_are_one_line(tmp_path):
