@@ -2,6 +2,8 @@
 it is found by scanning, so adding a game edits no list."""
 from __future__ import annotations
 
+import difflib
+
 import fnmatch
 import importlib
 import pkgutil
@@ -120,4 +122,6 @@ def get_game(name: str) -> GameSpec:
     try:
         return games()[name]
     except KeyError:
-        raise UserError(f"unknown game {name!r}; known games: {', '.join(games())}") from None
+        close = difflib.get_close_matches(str(name).lower(), list(games()), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UserError(f"unknown game {name!r}{hint}; known games: {', '.join(games())}") from None
