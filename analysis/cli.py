@@ -129,7 +129,7 @@ def rules(game: GameArg, rules: RulesOpt = None, set_: SetOpt = None) -> None:
             table.add_row(info.name, str(value), info.source, info.doc)
         else:
             changed = Text.assemble((str(value), "bold"), f" (was {info.value})")
-            table.add_row(info.name, changed, info.source, info.doc, style="yellow")
+            table.add_row(info.name, changed, "house rule", info.doc, style="yellow")
     console.print(table)
 
 
@@ -242,6 +242,12 @@ def _rate(rate: float, low: float, high: float) -> str:
     return f"{100 * rate:.2f}%  [{100 * low:.2f}, {100 * high:.2f}]"
 
 
+def _wins(x: float) -> str:
+    """Whole ("45,724", not "45,724.0"), one decimal only where shared victories made it
+    fractional."""
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
 def _print_summary(s: Summary) -> None:
     m = s.manifest
     n_games = m.get("n_games")
@@ -261,7 +267,7 @@ def _print_summary(s: Summary) -> None:
         table = Table(key, n, "wins", "win rate  [95% CI]", "mean score",
                       title=title, title_justify="left")
         for r in df.iter_rows(named=True):
-            table.add_row(label(r[key]), f"{r[n]:,}", f"{r['wins']:,.1f}",
+            table.add_row(label(r[key]), f"{r[n]:,}", _wins(r["wins"]),
                           _rate(r["win_rate"], r["ci_low"], r["ci_high"]), f"{r['mean_score']:.2f}")
         console.print(table)
     d = s.draws.row(0, named=True)
