@@ -65,9 +65,9 @@ def _fits(value: Any, hint: Any) -> bool:
         return not args or args[-1] is Ellipsis or all(_fits(v, args[0]) for v in value)
     if origin is dict:
         return isinstance(value, dict) and all(_fits(k, args[0]) and _fits(v, args[1]) for k, v in value.items())
-    if origin is None and isinstance(hint, type):
+    if hint in (str, bool, Path):
         return isinstance(value, hint)
-    return True
+    return True  # the engine's own objects (a GameSpec, Params) are the callee's to check
 
 
 def _hint_text(hint: Any) -> str:

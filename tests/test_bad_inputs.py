@@ -122,7 +122,7 @@ TAMPERED = {
     "segments garbled": ({"segments": [[0, "40"]]}, "manifest.json garbles segments (segment [0, '40'] is not"),
     "game as a number": ({"game": 5}, "manifest.json garbles game (5: expected a game name)"),
     "strategies as names": ({"strategies": ["random"]}, 'manifest.json garbles strategies ("random": expected'),
-    "empty": ("empty", "manifest.json lacks game, players, n_games, strategies"),
+    "empty": ("empty", "manifest.json lacks game, n_games"),
 }
 
 
