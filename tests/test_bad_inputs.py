@@ -243,5 +243,5 @@ def test_ctrl_c_says_how_to_resume(tmp_path, capsys, monkeypatch, command):
             "skill": ["skill", "fabryka", "--ladder", "random,greedy", "--runs", str(tmp_path)],
             "balance": ["balance", "fabryka", "--ladder", "random,greedy", "--minutes", "0", "--runs", str(tmp_path)],
             }[command]
-    code, out, err = cli(capsys, *argv, *small)
+    code, _, err = cli(capsys, *argv, *small)
     assert (code, err) == (130, "chocosim: interrupted; the finished runs are kept: re-run the same command to resume\n")
