@@ -15,7 +15,9 @@ Every function raises simcore.errors.UserError (one line) on bad input, as the C
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
 import inspect
 import math
 import numbers
@@ -63,9 +65,9 @@ def _fits(value: Any, hint: Any) -> bool:
         return not args or args[-1] is Ellipsis or all(_fits(v, args[0]) for v in value)
     if origin is dict:
         return isinstance(value, dict) and all(_fits(k, args[0]) and _fits(v, args[1]) for k, v in value.items())
-    if origin is None and isinstance(hint, type):
+    if hint in (str, bool, Path):
         return isinstance(value, hint)
-    return True
+    return True  # the engine's own objects (a GameSpec, Params) are the callee's to check
 
 
 def _hint_text(hint: Any) -> str:
@@ -138,6 +140,8 @@ def run_params(spec: GameSpec, params: Params, seats: list[str], games: int, out
 
     def play(n: int) -> RunResult:
         nonlocal played
+        if precision is not None:  # a round never asks for fewer games than the run holds
+            n = max(n, held_games(out))
         r = run_games(spec, params, seats, _lineup(spec.name, seats), out, n_games=n,
                       seating=seating, **runner)
         played += r.played
@@ -148,7 +152,18 @@ def run_params(spec: GameSpec, params: Params, seats: list[str], games: int, out
         return RunOutcome(Path(out), result.manifest, played, None)
     done = until_precise(play, lambda: _estimates(cmp.describe_run(cmp.open_info(out), seat_balance)),
                          precision, games, rotation_size(len(seats), seating))
+    done = dataclasses.replace(done, games=max(done.games, held_games(out)))  # the games measured
     return RunOutcome(Path(out), cmp.open_info(out).manifest, played, done)
+
+
+def held_games(run_dir: Path | str) -> int:
+    """The games a run directory's manifest says it holds (0 where there is no run yet or
+    the manifest does not say: the runner then refuses or starts the run itself)."""
+    try:
+        held = json.loads((Path(run_dir) / "manifest.json").read_text()).get("n_games")
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return held if type(held) is int else 0
 
 
 def _estimates(pairs) -> list[tuple[str, Any]]:
@@ -250,6 +265,10 @@ def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: S
         raise UserError(f"two variants have the same name ({', '.join(n for n, _, _ in parsed)})")
 
     def play(n: int) -> None:
+        # With --precision, a round on runs already larger (an earlier compare of more
+        # games) uses what is there; without, a smaller --games is the runner's to refuse.
+        if precision is not None:
+            n = max([n, *(held_games(d) for d in [base_dir, *dirs])])
         for p, d in zip([base_params, *params], [base_dir, *dirs]):
             run_games(spec, p, seats, _lineup(spec.name, seats), d, n_games=n, seed=seed,
                       seating=seating, jobs=jobs, quiet=quiet)
@@ -262,6 +281,7 @@ def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: S
             cs = cmp.compare_runs(base_dir, dirs, margin=margin, keys=seat_balance)
             return [(f"{c.label}: {r.metric.label}", r.change) for c in cs for r in c.rows]
         done = until_precise(play, measure, precision, games, rotation_size(len(seats), seating))
+        done = dataclasses.replace(done, games=max(done.games, held_games(base_dir)))  # the games measured
     out = compare(base_dir, dirs, margin=margin, html=html, pdf=pdf)
     return CompareOutcome(out.comparisons, out.table, out.verdicts, base_dir, dirs, done)
 

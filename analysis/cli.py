@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import re
 import sys
 import traceback
 from enum import Enum
@@ -49,11 +50,21 @@ EXIT_USAGE = 2
 _debug = False
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from analysis.render import version
+
+        print(f"chocosim {version()}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def options(
     ctx: typer.Context,
     debug: Annotated[bool, typer.Option(
         "--debug", help="On an error, also print the traceback (e.g. of a bot that failed).")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version, help="Print chocosim's version and exit.")] = False,
 ) -> None:
     """Monte Carlo balance analysis for board games."""
     global _debug
@@ -120,7 +131,7 @@ def rules(game: GameArg, rules: RulesOpt = None, set_: SetOpt = None) -> None:
             table.add_row(info.name, str(value), info.source, info.doc)
         else:
             changed = Text.assemble((str(value), "bold"), f" (was {info.value})")
-            table.add_row(info.name, changed, info.source, info.doc, style="yellow")
+            table.add_row(info.name, changed, "house rule", info.doc, style="yellow")
     console.print(table)
 
 
@@ -233,6 +244,12 @@ def _rate(rate: float, low: float, high: float) -> str:
     return f"{100 * rate:.2f}%  [{100 * low:.2f}, {100 * high:.2f}]"
 
 
+def _wins(x: float) -> str:
+    """Whole ("45,724", not "45,724.0"), one decimal only where shared victories made it
+    fractional."""
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
 def _print_summary(s: Summary) -> None:
     m = s.manifest
     n_games = m.get("n_games")
@@ -252,7 +269,7 @@ def _print_summary(s: Summary) -> None:
         table = Table(key, n, "wins", "win rate  [95% CI]", "mean score",
                       title=title, title_justify="left")
         for r in df.iter_rows(named=True):
-            table.add_row(label(r[key]), f"{r[n]:,}", f"{r['wins']:,.1f}",
+            table.add_row(label(r[key]), f"{r[n]:,}", _wins(r["wins"]),
                           _rate(r["win_rate"], r["ci_low"], r["ci_high"]), f"{r['mean_score']:.2f}")
         console.print(table)
     d = s.draws.row(0, named=True)
@@ -325,13 +342,37 @@ def _freeze_imports() -> None:
     gc.freeze()
 
 
+# Help names a value's kind in words, not as the Python type typer shows (<list[str]>).
+_KINDS = {"int": "INTEGER", "float": "NUMBER", "str": "TEXT", "path": "PATH", "Path": "PATH"}
+
+
+def _plain_type(shown: str | None) -> str | None:
+    match = re.fullmatch(r"<(?:list\[)?(\w+)(?: range)?\]?>(\.\.\.)?", shown or "")
+    if match is None:
+        return shown.strip("<>") if shown else shown
+    return _KINDS.get(match[1], match[1].upper()) + (match[2] or "")
+
+
+def _plain_help(command: Any) -> Any:
+    """The command tree with every parameter's kind shown in words (see _KINDS)."""
+    for sub in getattr(command, "commands", {}).values():
+        _plain_help(sub)
+    for param in command.params:
+        shown = param.display_type_rich
+        param.display_type_rich = lambda ctx, shown=shown: _plain_type(shown(ctx))
+    return command
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: bad input (our UserError, a command-line usage error, or a user's bot
     that failed outside a run: `play`, `tune`) is one line on stderr and exit code 2,
     never a traceback (that with --debug)."""
     _freeze_imports()
     try:
-        code = app(args=argv, prog_name="chocosim", standalone_mode=False)
+        command = _plain_help(typer.main.get_command(app))
+        args = sys.argv[1:] if argv is None else argv
+        # Bare `chocosim` prints the commands, not "Missing command."
+        code = command.main(args=args or ["--help"], prog_name="chocosim", standalone_mode=False)
     except (UserError, DecideError) as e:
         if _debug:
             print(e.details if isinstance(e, (BotFailure, DecideError, GameFailure)) and e.details

@@ -13,9 +13,9 @@ from simcore.parts import MANIFEST, segments_of
 
 __all__ = ["read_manifest"]
 
-# What every manifest since the first says: which game, how many players and games, and
-# the bots.
-_REQUIRED = ("game", "players", "n_games", "strategies")
+# What every manifest says: which game and how many games (the readers that need the
+# players and bots check those themselves).
+_REQUIRED = ("game", "n_games")
 # Field: (type, smallest value or None, what it is). Checked where present: manifests of
 # older versions lack some (chunk_size, run_id) and are still read.
 _FIELDS: dict[str, tuple[type, int | None, str]] = {

@@ -45,7 +45,9 @@ def tuned(name: str, players: int) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "),
+                                     epilog="Runs go to runs/<game>/... and are resumed (and extended) "
+                                            "when the script is re-run.")
     parser.add_argument("--only", action="append", help="a game to regenerate (repeatable; default all)")
     parser.add_argument("--minutes", type=float, help="balance budget per game (default: per game above)")
     parser.add_argument("--jobs", type=int, help="parallel workers (default: every core)")

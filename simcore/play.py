@@ -38,6 +38,9 @@ class Trace:
             if "state" in st:
                 lines.append(st["state"])
             lines.append(f"{st['turn']:>4}  seat {st['seat']}  {st['action_text']}")
+        # The final position renders with the phase it ended in ("round 4"), which the
+        # trace showed at that phase's start: labelled, it does not read as a second one.
+        lines.append(f"final position, after turn {len(self.steps)}:")
         lines.append(self.final_render)
         lines.append(f"end: {self.end_reason}")
         for i, (sc, rk) in enumerate(zip(self.scores, self.ranks)):

@@ -6,6 +6,7 @@ directly where a game name goes (`package.module:Class`, `path/to/game.py`)."""
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import fnmatch
 import importlib
 import pkgutil
@@ -199,7 +200,9 @@ def get_game(name: str) -> GameSpec:
                                 "give it another NAME")
             _named[ref] = _named[own] = spec_of(cls, ref, name=own, ref=ref)
         return _named[ref]
-    raise UserError(f"unknown game {name!r}; known games: {', '.join(known)} "
+    close = difflib.get_close_matches(str(name).lower(), list(known), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise UserError(f"unknown game {name!r}{hint}; known games: {', '.join(known)} "
                     "(or name a game of your own: package.module:Class or path/to/game.py)")
 
 

@@ -342,7 +342,11 @@ def build(game: str, spec: str) -> Strategy:
         kwargs = {**read_weights(path, game).weights, **kwargs}
     try:
         bot = cls(**kwargs)
-    except UserError:
+    except UserError as e:
+        declared = list(getattr(cls, "WEIGHTS", {}))
+        close = [m for k in kwargs if k not in declared for m in difflib.get_close_matches(k, declared, n=1)]
+        if "unknown weight" in str(e) and close:  # a misspelt weight: name the one meant
+            raise UserError(f"{e} (did you mean {', '.join(close)}?)") from None
         raise
     except Exception as e:  # a bot of the user's whose __init__ fails: one line (--debug: its traceback)
         raise UserError(f"strategy {spec.strip()!r}: {cls.__name__}({_args(kwargs)}) raised "

@@ -177,7 +177,6 @@ BAD_TOML = "[deck\nalmonds = 9\n"
 
 
 @pytest.mark.parametrize("argv, needle", [
-    ((), "Missing command"),
     (("nope",), "No such command 'nope'"),
     (("rules", "nosuch"), "unknown game 'nosuch'; known games: "),
     (("strategies", "nosuch"), "unknown game 'nosuch'"),

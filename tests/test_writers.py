@@ -153,12 +153,3 @@ def test_a_study_that_cannot_be_written_is_one_line(tmp_path, capsys, monkeypatc
     monkeypatch.undo()
     assert cli(capsys, *argv)[0] == 0  # the same command, once the disk is fixed, completes the study
     assert (out / "best.json").exists()
-
-
-def test_a_study_database_that_cannot_be_opened_is_one_line(tmp_path, capsys):
-    out = tmp_path / "tune"
-    (out / "study.db").mkdir(parents=True)  # SQLite: "unable to open database file"
-    rc, _, err = cli(capsys, "tune", "fabryka", "--against", "random", "--trials", "1", "--games", "20",
-                     "--jobs", "1", "--quiet", "--out", str(out))
-    assert rc == 2 and err.count("\n") == 1
-    assert "cannot write the study" in err or "holds no tuning" in err
