@@ -12,9 +12,9 @@ rows a reader gets: the `game` and `seed` columns are not stored but derived on 
 (game = the part's first game + row // players, seed = the run's seed hashed with it,
 as the batch loop does), each integer column is stored in the narrowest type that
 holds the part's values (the tally's "widen" names its type on read), and the file is
-LZ4-compressed. Two-player Fabryka: 36 bytes a game instead of 124, written in less
-time than the uncompressed part took to write and hash (less to hash, and the kernel
-writes back a third as much). A reader sees the same rows, column types and order
+LZ4-compressed. Two-player Fabryka: 36 bytes a game instead of 124, for the CPU that
+writing and hashing the uncompressed part twice took (LZ4 costs what the smaller part
+saves in hashing and in the kernel's copies). A reader sees the same rows, column types and order
 either way: every reader finds the rows through scan_parts or read_part. Runs of an
 older layout (no "layout" in their manifest) keep theirs when resumed or extended.
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 
 import numpy as np
-import polars as pl
 import pytest
 
 from analysis import api, stats

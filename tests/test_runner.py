@@ -124,7 +124,7 @@ def test_dask_not_installed_is_a_user_error(tmp_path, monkeypatch):
 
 # ---- the results table ----
 
-def test_schema_as_polars_reads_it(tmp_path):
+def test_schema_as_a_reader_gets_it(tmp_path):
     result = play(tmp_path / "r", specs=["greedy", "random"], n_games=4, chunk_size=2)
     schema = scan_run(tmp_path / "r").collect_schema()  # two parts, read together
     state = FABRYKA.new_state(FABRYKA.params(players=2))
