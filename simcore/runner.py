@@ -251,7 +251,7 @@ def _describe_differences(old: dict[str, Any], new: dict[str, Any],
                 if name not in fa and defaults is not None and fb.get(name) == defaults.get(name, ...):
                     continue
                 if fa.get(name) != fb.get(name):
-                    diffs.append(f"params.{name} is {fa.get(name)!r} there, {fb.get(name)!r} here")
+                    diffs.append(f"params.{name} is {_short(fa.get(name))} there, {_short(fb.get(name))} here")
         elif key == "strategies" and isinstance(a, list):
             specs_a = [s.get("spec") for s in a]
             specs_b = [s["spec"] for s in b]
@@ -261,8 +261,14 @@ def _describe_differences(old: dict[str, Any], new: dict[str, Any],
             else:
                 diffs.append("strategy weights differ")
         else:
-            diffs.append(f"{key} is {a!r} there, {b!r} here")
+            diffs.append(f"{key} is {_short(a)} there, {_short(b)} here")
     return diffs
+
+
+def _short(value: Any, width: int = 40) -> str:
+    """A value's repr cut to `width` characters: a changed deck list is one line, not pages."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def _leftovers(out: Path) -> list[Path]:
@@ -321,7 +327,8 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
     if manifest is not None:
         diffs = _describe_differences(manifest, identity, defaults)
         if diffs:
-            raise UserError(f"run directory {out} holds a different run ({'; '.join(diffs)}); "
+            more = f"; and {len(diffs) - 3} more" if len(diffs) > 3 else ""
+            raise UserError(f"run directory {out} holds a different run ({'; '.join(diffs[:3])}{more}); "
                             "choose another output directory")
         held = manifest.get("n_games")
         if not isinstance(held, int) or held < 1:
@@ -797,4 +804,4 @@ def check_columns(state: Any) -> None:
     names = list(BASE_COLUMNS) + list(state.feature_names()) + [f"interim_{n}" for n in state.interim_names()]
     clashes = sorted({n for n in names if names.count(n) > 1})
     if clashes:
-        raise ValueError(f"{type(state).__name__} declares result columns that clash: {', '.join(clashes)}")
+        raise UserError(f"{type(state).__name__} declares result columns that clash: {', '.join(clashes)}")

@@ -233,6 +233,16 @@ def test_a_foreign_run_directory_is_refused_and_left_intact(capsys, tmp_path):
     assert snapshot(out_dir) == before
 
 
+def test_a_run_of_many_differences_is_refused_in_a_short_line(capsys, tmp_path):
+    """Three differences are named and the rest counted; a long value is cut."""
+    out_dir = tmp_path / "fab"
+    assert cli(capsys, *RUN, "--out", str(out_dir))[0] == 0
+    changes = [f"--set={k}" for k in ("deck.biscuits=6", "deck.blueberries=7", "deck.strawberries=8", "deck.almonds=9")]
+    code, _, err = cli(capsys, *RUN, "--out", str(out_dir), "--seed", "5", *changes)
+    assert code == 2 and err.count("\n") == 1
+    assert "; and 2 more)" in err and err.count(" there, ") == 3 and len(err) < 400
+
+
 def test_a_directory_that_is_not_a_run_is_refused(capsys, tmp_path):
     (tmp_path / "notes.txt").write_text("keep me")
     code, _, err = cli(capsys, *RUN, "--out", str(tmp_path))

@@ -539,7 +539,7 @@ def test_a_feature_that_shadows_a_base_column_is_refused():
         def interim_names(self):
             return ["r1"]
 
-    with pytest.raises(ValueError, match="clash: turns"):
+    with pytest.raises(UserError, match="clash: turns"):
         check_columns(Shadowing())
 
 
