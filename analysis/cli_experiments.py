@@ -92,7 +92,8 @@ def sweep_command(
     game: Annotated[str, typer.Argument(help="A game name (`chocosim games` lists them).")],
     out: HtmlOpt,
     vary: Annotated[list[str], typer.Option(
-        "--vary", help="A swept param: NAME=V1,V2,... (TOML values); repeatable, the grid is every combination.")],
+        "--vary", help="A swept param: NAME=V1,V2,... (TOML values) or NAME=LOW..HIGH (every integer); "
+        "repeatable, the grid is every combination.")],
     seats: Annotated[list[str], typer.Option("--seats", help="A lineup, one spec per seat; repeatable.")],
     n_games: Annotated[int, typer.Option("--games", min=1, help="Games per point (the cap with --precision).")] = 100_000,
     pdf: PdfOpt = None,

@@ -97,10 +97,16 @@ def _split_values(raw: str) -> list[str]:
 
 
 def parse_vary(text: str) -> tuple[str, list[Any]]:
-    """NAME=V1,V2,... with each value read as TOML (as --set reads one)."""
+    """NAME=V1,V2,... with each value read as TOML (as --set reads one), or NAME=LOW..HIGH
+    for every integer from LOW to HIGH (the form `tune --vary` takes)."""
     if "=" not in text:
-        raise UserError(f"--vary {text!r}: expected NAME=V1,V2,...")
+        raise UserError(f"--vary {text!r}: expected NAME=V1,V2,... or NAME=LOW..HIGH")
     name, raw = (s.strip() for s in text.split("=", 1))
+    if m := re.fullmatch(r"\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*", raw):
+        low, high = int(m[1]), int(m[2])
+        if not low <= high or high - low >= 1000:
+            raise UserError(f"--vary {text!r}: LOW..HIGH must have LOW <= HIGH and at most 1,000 values")
+        return name, list(range(low, high + 1))
     values = [v for v in _split_values(raw) if v]
     if not name or not values:
         raise UserError(f"--vary {text!r}: empty grid (give NAME=V1,V2,...)")

@@ -235,6 +235,14 @@ def test_parse_vary_reads_toml_values():
     assert parse_vary("recipes=[[1,2],[3]],[[4]]") == ("recipes", [[[1, 2], [3]], [[4]]])
 
 
+def test_parse_vary_takes_tunes_integer_range_form():
+    assert parse_vary("rounds=3..6") == ("rounds", [3, 4, 5, 6])
+    assert parse_vary("compensation.points=-1..1") == ("compensation.points", [-1, 0, 1])
+    for bad in ("rounds=6..3", "rounds=0..5000"):
+        with pytest.raises(UserError, match="LOW <= HIGH"):
+            parse_vary(bad)
+
+
 def test_a_sweep_over_lineups_keeps_each_lineup_apart(tmp_path):
     lineups = [["heuristic", "random"], ["random", "random"]]
     result = api.sweep("fabryka", lineups, {"rounds": [2, 3]}, 200, tmp_path / "s")
