@@ -130,6 +130,9 @@ cdef class MctsStrategy(Strategy):
         "explore": -1,        # share of a node's later expansions drawn uniformly, not guided;
                               # -1: the game's (GAME_DEFAULTS), else EXPLORE
         "nodes": 100000,      # node pool size (memory: 32 bytes a node)
+        "reuse": 1,           # 1: a decision that follows the bot's own move keeps that move's
+                              # subtrees and tops the root up to `iterations` visits (at least
+                              # a quarter of them new); 0: every decision searches afresh
     }
 
     cdef Node* pool
@@ -144,9 +147,19 @@ cdef class MctsStrategy(Strategy):
     cdef bint guided
     cdef double c, widen, explore, explore_weight
     cdef GameState scratch
+    # Tree reuse: `after` is the real state after the bot's last move (copy + apply), kept
+    # only to recognise the next call as its direct successor; `next_root` the subtrees
+    # of that move, one a seat; `used` the pool in use.
+    cdef GameState after
+    cdef bint reusable, reuse
+    cdef int last_seat, used
+    cdef int root[MAX_PLAYERS]
+    cdef int next_root[MAX_PLAYERS]
+    cdef readonly long long reused    # searches that started from a kept subtree
+    cdef readonly long long walks     # iterations run, in all searches
     cdef Strategy rollout_bot  # None: uniform random rollouts
     cdef Strategy guide_bot    # picks the expansions; None: drawn uniformly
-    cdef bint evaluates        # the rollout bot values positions (Strategy.evaluate)
+    cdef Strategy evaluator    # values the positions of cut-off rollouts; None: by standings
     cdef readonly long long searches  # decisions searched so far (forced ones are not)
 
     def __init__(self, **weights):
@@ -167,6 +180,8 @@ cdef class MctsStrategy(Strategy):
             raise UserError(f"mcts: weight explore={w['explore']:g} must be in [0, 1], or -1 for the game's")
         if w["scale"] < 0 and w["scale"] != -1:
             raise UserError(f"mcts: weight scale={w['scale']:g} must be >= 0, or -1 for the game's")
+        if w["reuse"] not in (0, 1):
+            raise UserError(f"mcts: weight reuse={w['reuse']:g} must be 0 or 1")
         if w["widen"] < 0:
             raise UserError(f"mcts: weight widen={w['widen']:g} must be >= 0")
         self.iterations = int(w["iterations"])
@@ -180,6 +195,8 @@ cdef class MctsStrategy(Strategy):
         self.explore_weight = w["explore"]
         self.explore = max(self.explore_weight, 0.0)
         self.capacity = int(w["nodes"])
+        self.reuse = w["reuse"] != 0
+        self.reusable = False
         self.pool = <Node*>malloc(self.capacity * sizeof(Node))
         self.path = <int*>malloc(self.capacity * MAX_PLAYERS * sizeof(int))
         self.legal_mark = <uint32_t*>malloc(KEY_IDS * sizeof(uint32_t))
@@ -201,6 +218,7 @@ cdef class MctsStrategy(Strategy):
     cpdef prepare(self, GameState proto):
         if self.scratch is None or type(self.scratch) is not type(proto) or self.scratch.params is not proto.params:
             self.scratch = proto.clone()
+            self.after = proto.clone()
             game = _game_name(proto)
             self.guide_bot = _heuristic_for(game) if self.guided else None
             self.rollout_bot = self.guide_bot if self.weights["rollout"] == 1 and self.guided else (
@@ -212,8 +230,15 @@ cdef class MctsStrategy(Strategy):
                 self.scale = own.get("scale", 0.0)
             if self.explore_weight < 0:
                 self.explore = own.get("explore", EXPLORE)
-            self.evaluates = self.rollout_bot is not None and self.rollout_bot.evaluates(proto)
-        for bot in {id(b): b for b in (self.guide_bot, self.rollout_bot) if b is not None}.values():
+            # Random rollouts cut short are valued by the heuristic too, where it can.
+            self.evaluator = None
+            for bot in (self.rollout_bot, self.guide_bot, _heuristic_for(game)):
+                if bot is not None and bot.evaluates(proto):
+                    self.evaluator = bot
+                    break
+        self.reusable = False
+        for bot in {id(b): b for b in (self.guide_bot, self.rollout_bot, self.evaluator)
+                    if b is not None}.values():
             bot.bind(proto)
 
     cdef inline uint32_t next_stamp(self) noexcept nogil:
@@ -254,7 +279,7 @@ cdef class MctsStrategy(Strategy):
         return child
 
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
-        cdef int it, i, k, p, q, nl, nk, node, child, best, n_tried, used, steps, length, a, key
+        cdef int it, i, k, p, q, nl, nk, node, child, best, n_tried, used, steps, length, a, key, todo
         cdef int nt = state.n_players
         cdef int buf[MAX_ACTIONS]
         cdef int allowed[MAX_ACTIONS]
@@ -267,24 +292,39 @@ cdef class MctsStrategy(Strategy):
         cdef uint32_t st
         cdef Node* nd
         if n == 1:
+            self.reusable = False
             return legal[0]
         if self.scratch is None:
             with gil:
                 raise RuntimeError("MctsStrategy.prepare(state) was not called before choose")
         self.searches += 1
-        # Nodes 0..nt-1: the roots of the seats' trees.
+        todo = self.iterations
+        if self.reusable and seat == self.last_seat and self.successor(state, seat, legal, n):
+            # The bot's own last move led here: its subtrees already hold the visits of
+            # the worlds searched then (a prior for this search), so fewer new ones do.
+            self.reused += 1
+            for q in range(nt):
+                self.root[q] = self.next_root[q]
+            used = self.used
+            todo = max(self.iterations - self.pool[self.root[seat]].visits, self.iterations // 4, 1)
+        else:
+            # A fresh pool: nodes 0..nt-1 are the roots of the seats' trees.
+            for q in range(nt):
+                nd = &self.pool[q]
+                nd.key = -1
+                nd.player = -1
+                nd.first_child = -1
+                nd.next_sibling = -1
+                nd.visits = 0
+                nd.avail = 0
+                nd.reward = 0.0
+                self.root[q] = q
+            used = nt
+        self.reusable = False
+        self.walks += todo
         for q in range(nt):
-            nd = &self.pool[q]
-            nd.key = -1
-            nd.player = -1
-            nd.first_child = -1
-            nd.next_sibling = -1
-            nd.visits = 0
-            nd.avail = 0
-            nd.reward = 0.0
-            self.path[q] = q
-        used = nt
-        for it in range(self.iterations):
+            self.path[q] = self.root[q]
+        for it in range(todo):
             state.copy_into(self.scratch)
             self.scratch.determinize(seat, rng)
             length = 1
@@ -388,8 +428,8 @@ cdef class MctsStrategy(Strategy):
                     a = self.rollout_bot.choose(self.scratch, p, moves, nl, rng)
                 p = self.scratch.apply(a)
                 steps += 1
-            if p >= 0 and self.evaluates:
-                value_rewards(self.scratch, self.rollout_bot, self.scale, reward)
+            if p >= 0 and self.evaluator is not None:
+                value_rewards(self.scratch, self.evaluator, self.scale, reward)
             else:
                 rewards(self.scratch, p < 0, reward)
             # Back-propagation: in every tree, each node scores for the seat that moved.
@@ -399,26 +439,82 @@ cdef class MctsStrategy(Strategy):
                     nd.visits += 1
                     nd.reward += reward[nd.player]
             for q in range(nt):
-                self.pool[q].visits += 1
-        # The most visited move of the bot's own tree; ties to the one expanded first.
+                self.pool[self.root[q]].visits += 1
+        # The most visited move of the bot's own tree; ties to the one expanded first. (A
+        # kept subtree may also hold moves of other worlds: only the legal ones count.)
+        st = self.next_stamp()
+        for i in range(n):
+            self.legal_mark[self.key(state, legal[i], seat)] = st
         best = -1
-        child = self.pool[seat].first_child
+        child = self.pool[self.root[seat]].first_child
         while child >= 0:
-            if best < 0 or self.pool[child].visits >= self.pool[best].visits:
+            nd = &self.pool[child]
+            if nd.player == seat and self.legal_mark[nd.key] == st and nd.visits > 0 and (
+                    best < 0 or nd.visits >= self.pool[best].visits):
                 best = child
-            child = self.pool[child].next_sibling
+            child = nd.next_sibling
+        a = -1
         for i in range(n):
             if self.key(state, legal[i], seat) == self.pool[best].key:
-                return legal[i]
-        with gil:
-            raise RuntimeError("mcts: the chosen move is not in the legal list")
+                a = legal[i]
+                break
+        if a < 0:
+            with gil:
+                raise RuntimeError("mcts: the chosen move is not in the legal list")
+        if self.reuse and used < self.capacity // 2:
+            self.keep(state, seat, a, used)
+        return a
+
+    cdef int keep(self, GameState state, int seat, int a, int used) except -1 nogil:
+        # Keep each seat's subtree of the move `a` about to be played, for the next
+        # decision if it is the bot's own again (`after`'s seat to move: the real game's).
+        cdef int q, child, key
+        for q in range(state.n_players):
+            key = self.key(state, a, q)
+            child = self.pool[self.root[q]].first_child
+            while child >= 0 and self.pool[child].key != key:
+                child = self.pool[child].next_sibling
+            if child < 0:
+                return 0
+            self.next_root[q] = child
+        state.copy_into(self.after)
+        if self.after.apply(a) != seat:
+            return 0
+        self.used = used
+        self.last_seat = seat
+        self.reusable = True
+        return 0
+
+    cdef bint successor(self, GameState state, int seat, const int* legal, int n) noexcept nogil:
+        # Whether `state` is `after` as far as the bot can tell: the same seat to move,
+        # standings and legal list (a Python-level caller may ask about any position; the
+        # batch loop's next call after a move that leaves the bot to move is its successor).
+        cdef int buf[MAX_ACTIONS]
+        cdef int allowed[MAX_ACTIONS]
+        cdef const int* moves = buf
+        cdef int i, q, m
+        if self.after.current_player() != seat or state.n_players != self.after.n_players:
+            return False
+        for q in range(state.n_players):
+            if state.standing(q) != self.after.standing(q):
+                return False
+        m = self.after.legal_actions(buf)
+        if self.forbid >= 0:
+            m = drop_component(self.after, self.forbid, buf, m, allowed)
+            moves = allowed
+        if m != n:
+            return False
+        for i in range(n):
+            if moves[i] != legal[i]:
+                return False
+        return True
 
 
     def root_children(self, int seat):
         """After a search: the moves of `seat`'s tree root as (key, visits, mean reward,
         avail), most recently expanded first (tests, inspection)."""
         out = []
-        child = self.pool[seat].first_child
+        child = self.pool[self.root[seat]].first_child
         while child >= 0:
             nd = &self.pool[child]
             out.append((nd.key, nd.visits, nd.reward / nd.visits if nd.visits else 0.0, nd.avail))
