@@ -25,8 +25,7 @@ trees at once, one move at a time:
   most `depth` moves, then scored by the heuristic's evaluation of each seat's position
   (`Strategy.evaluate`, random rollouts too; the logistic of its lead over the best
   other at `scale`) or, without one, by the standings; the weights at -1 take the
-  game's own values (GAME_DEFAULTS): Manfredini cuts off at 32 moves, the others roll
-  out to the end (`mcts(depth=8)` is Alley Cat's fast setting, see GAME_DEFAULTS);
+  game's own values (GAME_DEFAULTS); every game rolls out to the end by default;
 - back-propagation: in every tree, each node of the walk adds the reward of the seat
   that played its move.
 
@@ -60,15 +59,14 @@ the moves legal at its own decision: it never sees what its seat may not see, pr
 the game's determinize and action_key depend only on the seat's observation (the
 information tests of tests/test_mcts.py check this for every game).
 
-At the default budget, 2 players, seats rotated (win share, Wilson 95% interval, games;
-details and the fast cut-off settings in the games' READMEs):
+At the default budget, 2 players, seats rotated (win share, Wilson 95% interval, games):
 
-| game | vs heuristic | vs tuned heuristic | vs mcts_openloop |
-|---|---|---|---|
-| fabryka | 97.6% (96.5-98.4), 1,000 | 79.3% (76.7-81.7), 1,000 | 66.2% (63.3-69.1), 1,000 |
-| enemy_chocolatier | 98.7% (96.6-99.5), 300 | 95.0% (91.9-96.9), 300 | 51.7% (46.0-57.3), 300 |
-| manfredini | 100% (96.3-100), 100 | - | 45.0% (33.1-57.5), 60 |
-| alleycat | 95.0% (76.4-99.1), 20 | - | - |
+| game | iterations | vs heuristic | vs tuned heuristic | vs mcts_openloop |
+|---|---|---|---|---|
+| fabryka | 200 | 97.6% (96.5-98.4), 1,000 | 79.3% (76.7-81.7), 1,000 | 66.2% (63.3-69.1), 1,000 |
+| enemy_chocolatier | 200 | 97.5% (94.3-98.9), 200 | 95.0% (91.0-97.3), 200 | - |
+| manfredini | 35 | 93.5% (89.2-96.2), 200 | - | - |
+| alleycat | 30 | 90.0% (79.9-95.3), 60 | - | - |
 
 The former open-loop bot stays as `mcts_openloop` (strategies/mcts_openloop.pyx).
 """
@@ -87,19 +85,22 @@ from simcore.errors import UserError
 cdef enum:
     KEY_IDS = 4096    # action keys are ints below this
 
-# The weights set to -1 (the defaults of depth, scale and explore) take these values,
+# The weights set to -1 (the defaults of depth, scale and explore) and a budget the spec
+# does not name take these values,
 # by game (measured at 2 players; see the games' READMEs). Enemy Chocolatier's ~90
 # purchases a decision leave random expansions little to find (the bot won 39.7% [34.3,
 # 45.3] of 300 games against the former one with them, 51.7% [46.0, 57.3] without),
-# Fabryka's few cards a lot (70.1% against none, 1,000 games). Manfredini's rollouts
-# stop after 32 moves, scored by the heuristic's evaluation: a fifth of the cost of full
-# ones, and it still beats the heuristic 84.5% [78.8, 88.9] of 200 games (24 moves:
-# 78.2% [72.0, 83.4]; 16: 74.5% [68.0, 80.0]). Alley Cat's go to the end: cut off at 8
-# moves (a twentieth of the cost) it beat the heuristic only 65-75% of 80 games at
-# every scale (3, 10, 30, 60) and c (0.3, 0.7) tried, and at 12 or 16 moves no better.
+# Fabryka's few cards a lot (70.1% against none, 1,000 games). Alley Cat's and
+# Manfredini's searches are cheapened by fewer iterations, not shorter rollouts: a spec
+# that names no budget gets 30 and 35 iterations there, rolled out to the end (against
+# the heuristic, 2 players: 90.0% [79.9, 95.3] of 60 games and 93.5% [89.2, 96.2] of
+# 200). Cut off and scored by the heuristic's evaluation they lost more: Manfredini at
+# 32 moves (200 iterations, at about twice the cost) 84.5% [78.8, 88.9] of 200, and 22.5%
+# of 80 games against full rollouts; Alley Cat at 8 moves beat the heuristic only
+# 65-75% of 80 games at every scale (3-60) and c (0.3, 0.7) tried, at 12 or 16 no better.
 GAME_DEFAULTS = {
-    "alleycat": {"scale": 30.0},
-    "manfredini": {"scale": 4.0, "depth": 32},
+    "alleycat": {"scale": 30.0, "iterations": 30},
+    "manfredini": {"scale": 4.0, "iterations": 35},
     "enemy_chocolatier": {"explore": 0.0},
 }
 # Elsewhere: rollouts to the end, and this share of expansions drawn at random.
@@ -128,7 +129,8 @@ cdef class MctsStrategy(Strategy):
     # The conformance suite's many games: a small budget, short rollouts, a pool that fills.
     CONFORMANCE_SPEC = "mcts(iterations=4, rollout=0, depth=10, nodes=16)"
     WEIGHTS = {
-        "iterations": 200,    # search iterations per decision (the budget)
+        "iterations": 200,    # search iterations per decision (the budget); unnamed in the
+                              # spec: the game's (GAME_DEFAULTS), else this
         "c": 0.7,             # UCB1 exploration constant (rewards are in [0, 1.1])
         "rollout": 1,         # 1: the game's heuristic bot plays the rollouts; 0: uniform random
         "depth": -1,          # rollout moves before scoring the position; 0: to the end;
@@ -169,12 +171,14 @@ cdef class MctsStrategy(Strategy):
     cdef int next_root[MAX_PLAYERS]
     cdef readonly long long reused    # searches that started from a kept subtree
     cdef readonly long long walks     # iterations run, in all searches
+    cdef bint own_budget              # the spec names `iterations`: no game default
     cdef Strategy rollout_bot  # None: uniform random rollouts
     cdef Strategy guide_bot    # picks the expansions; None: drawn uniformly
     cdef Strategy evaluator    # values the positions of cut-off rollouts; None: by standings
     cdef readonly long long searches  # decisions searched so far (forced ones are not)
 
     def __init__(self, **weights):
+        self.own_budget = "iterations" in weights
         super().__init__(**weights)
         w = self.weights
         for name, value in w.items():
@@ -236,6 +240,10 @@ cdef class MctsStrategy(Strategy):
             self.rollout_bot = self.guide_bot if self.weights["rollout"] == 1 and self.guided else (
                 _heuristic_for(game) if self.weights["rollout"] == 1 else None)
             own = GAME_DEFAULTS.get(game, {})
+            if not self.own_budget:
+                self.iterations = self.default_budget(game)
+                # Readers of the budget (manifests, bench's iterations/s) see the one in use.
+                self.weights["iterations"] = float(self.iterations)
             if self.depth_weight < 0:
                 self.depth = own.get("depth", 0)
             if self.scale_weight < 0:
@@ -252,6 +260,11 @@ cdef class MctsStrategy(Strategy):
         for bot in {id(b): b for b in (self.guide_bot, self.rollout_bot, self.evaluator)
                     if b is not None}.values():
             bot.bind(proto)
+
+    @classmethod
+    def default_budget(cls, game):
+        """The iterations of `mcts` in `game` when the spec names none."""
+        return GAME_DEFAULTS.get(game, {}).get("iterations", cls.WEIGHTS["iterations"])
 
     cdef inline uint32_t next_stamp(self) noexcept nogil:
         self.stamp += 1
