@@ -68,6 +68,13 @@ At the default budget, 2 players, seats rotated (win share, Wilson 95% interval,
 | manfredini | 35 | 93.5% (89.2-96.2), 200 | - | - |
 | alleycat | 30 | 90.0% (79.9-95.3), 60 | - | - |
 
+Doubling the budget pays in Enemy Chocolatier, where the start player wins ~70% of
+games between these bots, so each deal is played twice with seats swapped (300 deals,
+600 games a doubling; the bot's share with a 95% interval over deals, and of the deals
+one bot won twice): 400 against 200 iterations 58.3% (54.9-61.7), 83 of 116 deals;
+800 against 400 55.8% (52.4-59.3), 76 of 117; 1,600 against 800 56.2% (52.6-59.7), 79 of
+121 (the first doubling without tree reuse, the others with it).
+
 The former open-loop bot stays as `mcts_openloop` (strategies/mcts_openloop.pyx).
 """
 from libc.math cimport exp, log, sqrt
