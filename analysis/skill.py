@@ -71,7 +71,9 @@ def search_budget(game: str, spec: str, option: str = "--depth") -> int:
     number >= 1; `option` names the command's option in the error)."""
     name, kwargs = strategies.parse_spec(spec)
     cls = strategies.resolve(game, spec)
-    value = kwargs.get(BUDGET, cls.WEIGHTS.get(BUDGET))
+    # A bot whose default budget differs by game says so (mcts: default_budget).
+    default = cls.default_budget(game) if hasattr(cls, "default_budget") else cls.WEIGHTS.get(BUDGET)
+    value = kwargs.get(BUDGET, default)
     if value is None:
         raise UserError(f"{option} {spec!r}: {name} has no {BUDGET} budget to double")
     try:

@@ -23,10 +23,9 @@ trees at once, one move at a time:
 - rollout: by the game's own `heuristic` bot (`rollout=1`; a game without one rolls out
   at random) or uniformly at random (`rollout=0`), to the end of the game or for at
   most `depth` moves, then scored by the heuristic's evaluation of each seat's position
-  (`Strategy.evaluate`; the logistic of its lead over the best other at `scale`) or,
-  without one, by the standings; the weights at -1 take the game's own values
-  (GAME_DEFAULTS). The default rolls out to the end; `mcts(depth=16)` in Alley Cat and
-  `mcts(depth=24)` in Manfredini are the fast settings (see GAME_DEFAULTS);
+  (`Strategy.evaluate`, random rollouts too; the logistic of its lead over the best
+  other at `scale`) or, without one, by the standings; the weights at -1 take the
+  game's own values (GAME_DEFAULTS); every game rolls out to the end by default;
 - back-propagation: in every tree, each node of the walk adds the reward of the seat
   that played its move.
 
@@ -41,7 +40,17 @@ victory shared by k, 0) plus 0.1 x (n - rank) / (n - 1) at n > 1 players.
 The decision is the most visited move of the bot's own tree (of the moves with that
 key, the first in the legal list). A forced move is returned at once. The node pool
 (`nodes`) is allocated once and reused by every decision; when it cannot hold one more
-node per seat the walk stops and the iteration rolls out from where it is. Budgets are
+node per seat the walk stops and the iteration rolls out from where it is.
+
+Tree reuse (`reuse=1`): when the bot's chosen move leaves it to move again (a turn of
+several small decisions), the next search starts from each seat's subtree of that move
+and runs only what the budget lacks beyond the visits kept (at least a quarter of it
+new), so a budget is the root's visits. The kept visits were gathered in worlds sampled
+before the move; what the move revealed enters through the new ones. The bot knows its
+successor by playing its move on a copy of the real state (`after`) and comparing seat
+to move, standings and legal list at the next call; nothing of that copy reaches a
+decision. Any other call (another game, a forced move between, a Python caller asking
+about another position) searches afresh. Budgets are
 iterations, so a game is the same for the same seed. With `forbid=NAME` the bot's own
 moves are restricted in the tree and the rollouts as at the table.
 
@@ -50,15 +59,21 @@ the moves legal at its own decision: it never sees what its seat may not see, pr
 the game's determinize and action_key depend only on the seat's observation (the
 information tests of tests/test_mcts.py check this for every game).
 
-At the default budget, 2 players, seats rotated (win share, Wilson 95% interval, games;
-details and the fast cut-off settings in the games' READMEs):
+At the default budget, 2 players, seats rotated (win share, Wilson 95% interval, games):
 
-| game | vs heuristic | vs tuned heuristic | vs mcts_openloop |
-|---|---|---|---|
-| fabryka | 97.6% (96.5-98.4), 1,000 | 79.3% (76.7-81.7), 1,000 | 66.2% (63.3-69.1), 1,000 |
-| enemy_chocolatier | 98.7% (96.6-99.5), 300 | 95.0% (91.9-96.9), 300 | 51.7% (46.0-57.3), 300 |
-| manfredini | 100% (96.3-100), 100 | - | 45.0% (33.1-57.5), 60 |
-| alleycat | 95.0% (76.4-99.1), 20 | - | - |
+| game | iterations | vs heuristic | vs tuned heuristic | vs mcts_openloop |
+|---|---|---|---|---|
+| fabryka | 200 | 97.6% (96.5-98.4), 1,000 | 79.3% (76.7-81.7), 1,000 | 66.2% (63.3-69.1), 1,000 |
+| enemy_chocolatier | 200 | 97.5% (94.3-98.9), 200 | 95.0% (91.0-97.3), 200 | - |
+| manfredini | 35 | 93.5% (89.2-96.2), 200 | - | - |
+| alleycat | 30 | 90.0% (79.9-95.3), 60 | - | - |
+
+Doubling the budget pays in Enemy Chocolatier, where the start player wins ~70% of
+games between these bots, so each deal is played twice with seats swapped (300 deals,
+600 games a doubling; the bot's share with a 95% interval over deals, and of the deals
+one bot won twice): 400 against 200 iterations 58.3% (54.9-61.7), 83 of 116 deals;
+800 against 400 55.8% (52.4-59.3), 76 of 117; 1,600 against 800 56.2% (52.6-59.7), 79 of
+121 (the first doubling without tree reuse, the others with it).
 
 The former open-loop bot stays as `mcts_openloop` (strategies/mcts_openloop.pyx).
 """
@@ -77,17 +92,22 @@ from simcore.errors import UserError
 cdef enum:
     KEY_IDS = 4096    # action keys are ints below this
 
-# The weights set to -1 (the defaults of depth, scale and explore) take these values,
+# The weights set to -1 (the defaults of depth, scale and explore) and a budget the spec
+# does not name take these values,
 # by game (measured at 2 players; see the games' READMEs). Enemy Chocolatier's ~90
 # purchases a decision leave random expansions little to find (the bot won 39.7% [34.3,
 # 45.3] of 300 games against the former one with them, 51.7% [46.0, 57.3] without),
-# Fabryka's few cards a lot (70.1% against none, 1,000 games). Rollouts go to the end:
-# cut short and scored by the heuristic's evaluation at these scales, Alley Cat's and
-# Manfredini's searches cost a sixth and a fifth as much and still beat the heuristic
-# (77.0% and 85.5%), but lose to the former bot's full rollouts.
+# Fabryka's few cards a lot (70.1% against none, 1,000 games). Alley Cat's and
+# Manfredini's searches are cheapened by fewer iterations, not shorter rollouts: a spec
+# that names no budget gets 30 and 35 iterations there, rolled out to the end (against
+# the heuristic, 2 players: 90.0% [79.9, 95.3] of 60 games and 93.5% [89.2, 96.2] of
+# 200). Cut off and scored by the heuristic's evaluation they lost more: Manfredini at
+# 32 moves (200 iterations, at about twice the cost) 84.5% [78.8, 88.9] of 200, and 22.5%
+# of 80 games against full rollouts; Alley Cat at 8 moves beat the heuristic only
+# 65-75% of 80 games at every scale (3-60) and c (0.3, 0.7) tried, at 12 or 16 no better.
 GAME_DEFAULTS = {
-    "alleycat": {"scale": 30.0},
-    "manfredini": {"scale": 4.0},
+    "alleycat": {"scale": 30.0, "iterations": 30},
+    "manfredini": {"scale": 4.0, "iterations": 35},
     "enemy_chocolatier": {"explore": 0.0},
 }
 # Elsewhere: rollouts to the end, and this share of expansions drawn at random.
@@ -116,7 +136,8 @@ cdef class MctsStrategy(Strategy):
     # The conformance suite's many games: a small budget, short rollouts, a pool that fills.
     CONFORMANCE_SPEC = "mcts(iterations=4, rollout=0, depth=10, nodes=16)"
     WEIGHTS = {
-        "iterations": 200,    # search iterations per decision (the budget)
+        "iterations": 200,    # search iterations per decision (the budget); unnamed in the
+                              # spec: the game's (GAME_DEFAULTS), else this
         "c": 0.7,             # UCB1 exploration constant (rewards are in [0, 1.1])
         "rollout": 1,         # 1: the game's heuristic bot plays the rollouts; 0: uniform random
         "depth": -1,          # rollout moves before scoring the position; 0: to the end;
@@ -130,6 +151,9 @@ cdef class MctsStrategy(Strategy):
         "explore": -1,        # share of a node's later expansions drawn uniformly, not guided;
                               # -1: the game's (GAME_DEFAULTS), else EXPLORE
         "nodes": 100000,      # node pool size (memory: 32 bytes a node)
+        "reuse": 1,           # 1: a decision that follows the bot's own move keeps that move's
+                              # subtrees and tops the root up to `iterations` visits (at least
+                              # a quarter of them new); 0: every decision searches afresh
     }
 
     cdef Node* pool
@@ -144,12 +168,24 @@ cdef class MctsStrategy(Strategy):
     cdef bint guided
     cdef double c, widen, explore, explore_weight
     cdef GameState scratch
+    # Tree reuse: `after` is the real state after the bot's last move (copy + apply), kept
+    # only to recognise the next call as its direct successor; `next_root` the subtrees
+    # of that move, one a seat; `used` the pool in use.
+    cdef GameState after
+    cdef bint reusable, reuse
+    cdef int last_seat, used
+    cdef int root[MAX_PLAYERS]
+    cdef int next_root[MAX_PLAYERS]
+    cdef readonly long long reused    # searches that started from a kept subtree
+    cdef readonly long long walks     # iterations run, in all searches
+    cdef bint own_budget              # the spec names `iterations`: no game default
     cdef Strategy rollout_bot  # None: uniform random rollouts
     cdef Strategy guide_bot    # picks the expansions; None: drawn uniformly
-    cdef bint evaluates        # the rollout bot values positions (Strategy.evaluate)
+    cdef Strategy evaluator    # values the positions of cut-off rollouts; None: by standings
     cdef readonly long long searches  # decisions searched so far (forced ones are not)
 
     def __init__(self, **weights):
+        self.own_budget = "iterations" in weights
         super().__init__(**weights)
         w = self.weights
         for name, value in w.items():
@@ -167,6 +203,8 @@ cdef class MctsStrategy(Strategy):
             raise UserError(f"mcts: weight explore={w['explore']:g} must be in [0, 1], or -1 for the game's")
         if w["scale"] < 0 and w["scale"] != -1:
             raise UserError(f"mcts: weight scale={w['scale']:g} must be >= 0, or -1 for the game's")
+        if w["reuse"] not in (0, 1):
+            raise UserError(f"mcts: weight reuse={w['reuse']:g} must be 0 or 1")
         if w["widen"] < 0:
             raise UserError(f"mcts: weight widen={w['widen']:g} must be >= 0")
         self.iterations = int(w["iterations"])
@@ -180,6 +218,8 @@ cdef class MctsStrategy(Strategy):
         self.explore_weight = w["explore"]
         self.explore = max(self.explore_weight, 0.0)
         self.capacity = int(w["nodes"])
+        self.reuse = w["reuse"] != 0
+        self.reusable = False
         self.pool = <Node*>malloc(self.capacity * sizeof(Node))
         self.path = <int*>malloc(self.capacity * MAX_PLAYERS * sizeof(int))
         self.legal_mark = <uint32_t*>malloc(KEY_IDS * sizeof(uint32_t))
@@ -201,20 +241,37 @@ cdef class MctsStrategy(Strategy):
     cpdef prepare(self, GameState proto):
         if self.scratch is None or type(self.scratch) is not type(proto) or self.scratch.params is not proto.params:
             self.scratch = proto.clone()
+            self.after = proto.clone()
             game = _game_name(proto)
             self.guide_bot = _heuristic_for(game) if self.guided else None
             self.rollout_bot = self.guide_bot if self.weights["rollout"] == 1 and self.guided else (
                 _heuristic_for(game) if self.weights["rollout"] == 1 else None)
             own = GAME_DEFAULTS.get(game, {})
+            if not self.own_budget:
+                self.iterations = self.default_budget(game)
+                # Readers of the budget (manifests, bench's iterations/s) see the one in use.
+                self.weights["iterations"] = float(self.iterations)
             if self.depth_weight < 0:
                 self.depth = own.get("depth", 0)
             if self.scale_weight < 0:
                 self.scale = own.get("scale", 0.0)
             if self.explore_weight < 0:
                 self.explore = own.get("explore", EXPLORE)
-            self.evaluates = self.rollout_bot is not None and self.rollout_bot.evaluates(proto)
-        for bot in {id(b): b for b in (self.guide_bot, self.rollout_bot) if b is not None}.values():
+            # Random rollouts cut short are valued by the heuristic too, where it can.
+            self.evaluator = None
+            for bot in (self.rollout_bot, self.guide_bot, _heuristic_for(game)):
+                if bot is not None and bot.evaluates(proto):
+                    self.evaluator = bot
+                    break
+        self.reusable = False
+        for bot in {id(b): b for b in (self.guide_bot, self.rollout_bot, self.evaluator)
+                    if b is not None}.values():
             bot.bind(proto)
+
+    @classmethod
+    def default_budget(cls, game):
+        """The iterations of `mcts` in `game` when the spec names none."""
+        return GAME_DEFAULTS.get(game, {}).get("iterations", cls.WEIGHTS["iterations"])
 
     cdef inline uint32_t next_stamp(self) noexcept nogil:
         self.stamp += 1
@@ -254,7 +311,7 @@ cdef class MctsStrategy(Strategy):
         return child
 
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
-        cdef int it, i, k, p, q, nl, nk, node, child, best, n_tried, used, steps, length, a, key
+        cdef int it, i, k, p, q, nl, nk, node, child, best, n_tried, used, steps, length, a, key, todo
         cdef int nt = state.n_players
         cdef int buf[MAX_ACTIONS]
         cdef int allowed[MAX_ACTIONS]
@@ -267,24 +324,39 @@ cdef class MctsStrategy(Strategy):
         cdef uint32_t st
         cdef Node* nd
         if n == 1:
+            self.reusable = False
             return legal[0]
         if self.scratch is None:
             with gil:
                 raise RuntimeError("MctsStrategy.prepare(state) was not called before choose")
         self.searches += 1
-        # Nodes 0..nt-1: the roots of the seats' trees.
+        todo = self.iterations
+        if self.reusable and seat == self.last_seat and self.successor(state, seat, legal, n):
+            # The bot's own last move led here: its subtrees already hold the visits of
+            # the worlds searched then (a prior for this search), so fewer new ones do.
+            self.reused += 1
+            for q in range(nt):
+                self.root[q] = self.next_root[q]
+            used = self.used
+            todo = max(self.iterations - self.pool[self.root[seat]].visits, self.iterations // 4, 1)
+        else:
+            # A fresh pool: nodes 0..nt-1 are the roots of the seats' trees.
+            for q in range(nt):
+                nd = &self.pool[q]
+                nd.key = -1
+                nd.player = -1
+                nd.first_child = -1
+                nd.next_sibling = -1
+                nd.visits = 0
+                nd.avail = 0
+                nd.reward = 0.0
+                self.root[q] = q
+            used = nt
+        self.reusable = False
+        self.walks += todo
         for q in range(nt):
-            nd = &self.pool[q]
-            nd.key = -1
-            nd.player = -1
-            nd.first_child = -1
-            nd.next_sibling = -1
-            nd.visits = 0
-            nd.avail = 0
-            nd.reward = 0.0
-            self.path[q] = q
-        used = nt
-        for it in range(self.iterations):
+            self.path[q] = self.root[q]
+        for it in range(todo):
             state.copy_into(self.scratch)
             self.scratch.determinize(seat, rng)
             length = 1
@@ -388,8 +460,8 @@ cdef class MctsStrategy(Strategy):
                     a = self.rollout_bot.choose(self.scratch, p, moves, nl, rng)
                 p = self.scratch.apply(a)
                 steps += 1
-            if p >= 0 and self.evaluates:
-                value_rewards(self.scratch, self.rollout_bot, self.scale, reward)
+            if p >= 0 and self.evaluator is not None:
+                value_rewards(self.scratch, self.evaluator, self.scale, reward)
             else:
                 rewards(self.scratch, p < 0, reward)
             # Back-propagation: in every tree, each node scores for the seat that moved.
@@ -399,26 +471,82 @@ cdef class MctsStrategy(Strategy):
                     nd.visits += 1
                     nd.reward += reward[nd.player]
             for q in range(nt):
-                self.pool[q].visits += 1
-        # The most visited move of the bot's own tree; ties to the one expanded first.
+                self.pool[self.root[q]].visits += 1
+        # The most visited move of the bot's own tree; ties to the one expanded first. (A
+        # kept subtree may also hold moves of other worlds: only the legal ones count.)
+        st = self.next_stamp()
+        for i in range(n):
+            self.legal_mark[self.key(state, legal[i], seat)] = st
         best = -1
-        child = self.pool[seat].first_child
+        child = self.pool[self.root[seat]].first_child
         while child >= 0:
-            if best < 0 or self.pool[child].visits >= self.pool[best].visits:
+            nd = &self.pool[child]
+            if nd.player == seat and self.legal_mark[nd.key] == st and nd.visits > 0 and (
+                    best < 0 or nd.visits >= self.pool[best].visits):
                 best = child
-            child = self.pool[child].next_sibling
+            child = nd.next_sibling
+        a = -1
         for i in range(n):
             if self.key(state, legal[i], seat) == self.pool[best].key:
-                return legal[i]
-        with gil:
-            raise RuntimeError("mcts: the chosen move is not in the legal list")
+                a = legal[i]
+                break
+        if a < 0:
+            with gil:
+                raise RuntimeError("mcts: the chosen move is not in the legal list")
+        if self.reuse and used < self.capacity // 2:
+            self.keep(state, seat, a, used)
+        return a
+
+    cdef int keep(self, GameState state, int seat, int a, int used) except -1 nogil:
+        # Keep each seat's subtree of the move `a` about to be played, for the next
+        # decision if it is the bot's own again (`after`'s seat to move: the real game's).
+        cdef int q, child, key
+        for q in range(state.n_players):
+            key = self.key(state, a, q)
+            child = self.pool[self.root[q]].first_child
+            while child >= 0 and self.pool[child].key != key:
+                child = self.pool[child].next_sibling
+            if child < 0:
+                return 0
+            self.next_root[q] = child
+        state.copy_into(self.after)
+        if self.after.apply(a) != seat:
+            return 0
+        self.used = used
+        self.last_seat = seat
+        self.reusable = True
+        return 0
+
+    cdef bint successor(self, GameState state, int seat, const int* legal, int n) noexcept nogil:
+        # Whether `state` is `after` as far as the bot can tell: the same seat to move,
+        # standings and legal list (a Python-level caller may ask about any position; the
+        # batch loop's next call after a move that leaves the bot to move is its successor).
+        cdef int buf[MAX_ACTIONS]
+        cdef int allowed[MAX_ACTIONS]
+        cdef const int* moves = buf
+        cdef int i, q, m
+        if self.after.current_player() != seat or state.n_players != self.after.n_players:
+            return False
+        for q in range(state.n_players):
+            if state.standing(q) != self.after.standing(q):
+                return False
+        m = self.after.legal_actions(buf)
+        if self.forbid >= 0:
+            m = drop_component(self.after, self.forbid, buf, m, allowed)
+            moves = allowed
+        if m != n:
+            return False
+        for i in range(n):
+            if moves[i] != legal[i]:
+                return False
+        return True
 
 
     def root_children(self, int seat):
         """After a search: the moves of `seat`'s tree root as (key, visits, mean reward,
         avail), most recently expanded first (tests, inspection)."""
         out = []
-        child = self.pool[seat].first_child
+        child = self.pool[self.root[seat]].first_child
         while child >= 0:
             nd = &self.pool[child]
             out.append((nd.key, nd.visits, nd.reward / nd.visits if nd.visits else 0.0, nd.avail))

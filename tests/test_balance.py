@@ -252,7 +252,7 @@ def test_bad_plans_are_one_line(tmp_path, kwargs, message):
 def test_every_table_size_by_default_and_cells_per_size(tmp_path):
     p = bal.plan("manfredini", tmp_path)
     assert p.sizes == [2, 3, 4]
-    assert p.ladders[3][-1] == "mcts(iterations=400)"
+    assert p.ladders[3][-1] == "mcts(iterations=70)"  # Manfredini's default budget (35), doubled
     meetings = p.meetings(3)
     # Adjacent rungs, both ways round at an odd size; seats rotate up to 3 players.
     assert len(meetings) == 2 * (len(p.ladders[3]) - 1)
