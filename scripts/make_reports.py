@@ -1,7 +1,8 @@
 """Regenerate reports/: a balance report (HTML and PDF, with balance.parquet, balance.csv and
 verdict.json beside it, under reports/<game>/) for every registered game: mirror matches on
 the skill ladder at every table size the game allows, within a time budget per game; and a
-skill report (ladder up to the search bot, balance by skill, restricted play) for the
+skill report at two players (ladder up to the search bot, balance by skill, the search
+bot's skill trace over three doublings of its budget, restricted play) for the
 games in SKILL.
 
     python scripts/make_reports.py                 # all games, default budgets
@@ -32,11 +33,14 @@ DEFAULT_MINUTES = 6.0
 # rollouts cut short and scored by the heuristic's evaluation (the bot's documented fast
 # setting), so the top rungs get games at all within the budget.
 SEARCH = {"alleycat": "mcts(iterations=25, depth=16)", "manfredini": "mcts(iterations=100, depth=24)"}
-# Skill reports: games per run and the bot whose components restricted play measures.
-# The search bot plays about a game a second in Manfredini and takes about 10 s a game
-# in Alley Cat, hence few games there: wide intervals, but the ladder's order shows.
-SKILL = {"fabryka": {"n_games": 2000}, "enemy_chocolatier": {"n_games": 400},
-         "manfredini": {"n_games": 40}, "alleycat": {"n_games": 12, "players": 2}}
+# Skill reports: games per run, and the skill trace of the search bot at two players
+# (its default budget doubled three times, each against the budget below).
+# The search bot's decision costs about 0.4 ms in Fabryka, 2 ms in Enemy Chocolatier,
+# 1 ms in Manfredini and 8 ms in Alley Cat at its default budget, eight times that at
+# the last doubling: hence fewer games where it is slow (wide intervals, but the
+# ladder's order and the trace's direction show).
+SKILL = {"fabryka": {"n_games": 1000}, "enemy_chocolatier": {"n_games": 300},
+         "manfredini": {"n_games": 100}, "alleycat": {"n_games": 30}}
 
 
 def tuned(name: str, players: int) -> bool:
@@ -55,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "reports", help="where the reports go")
     parser.add_argument("--no-pdf", action="store_true", help="HTML only")
     parser.add_argument("--no-skill", action="store_true", help="balance reports only")
+    parser.add_argument("--no-balance", action="store_true", help="skill reports only")
     parser.add_argument("--no-play", action="store_true",
                         help="render the balance reports from the runs there are, playing nothing")
     args = parser.parse_args(argv)
@@ -64,22 +69,24 @@ def main(argv: list[str] | None = None) -> int:
                 raise UserError(f"unknown game {name!r}; known games: {', '.join(games())}")
             minutes = args.minutes or MINUTES.get(name, DEFAULT_MINUTES)
             t0 = time.perf_counter()
-            html = args.out / name / f"{name}.html"
-            result = api.balance(name, html=html, pdf=None if args.no_pdf else html.with_suffix(".pdf"),
-                                 minutes=minutes, runs=args.runs, jobs=args.jobs, search=SEARCH.get(name, "mcts"),
-                                 play=not args.no_play)
+            if not args.no_balance:
+                html = args.out / name / f"{name}.html"
+                result = api.balance(name, html=html, pdf=None if args.no_pdf else html.with_suffix(".pdf"),
+                                     minutes=minutes, runs=args.runs, jobs=args.jobs,
+                                     search=SEARCH.get(name, "mcts"), play=not args.no_play)
+                games_played = sum(r["games"] for r in result.runs)
+                print(f"{name}: {games_played:,} games in {len(result.runs)} runs, "
+                      f"{time.perf_counter() - t0:.0f} s -> {html}", flush=True)
             t2 = time.perf_counter()
-            games_played = sum(r["games"] for r in result.runs)
-            print(f"{name}: {games_played:,} games in {len(result.runs)} runs, {t2 - t0:.0f} s -> {html}",
-                  flush=True)
             if name in SKILL and not args.no_skill:
                 html = args.out / f"{name}-skill.html"
-                size = SKILL[name].get("players", games()[name].players[0])
-                best = "heuristic(weights=tuned)" if tuned(name, max(size, 2)) else "heuristic"
+                size = 2  # the skill trace's table: two players, each doubling head to head
+                best = "heuristic(weights=tuned)" if tuned(name, size) else "heuristic"
                 rungs = ["random", "greedy", "heuristic", *([best] if best != "heuristic" else []), "mcts"]
                 skill(name, SKILL[name]["n_games"], args.runs, html,
                       pdf=None if args.no_pdf else html.with_suffix(".pdf"), jobs=args.jobs, quiet=True,
-                      restricted=best, ladder=rungs, players=SKILL[name].get("players"))
+                      restricted=best, ladder=rungs, players=size,
+                      depth="mcts", doublings=3)
                 print(f"{name}: skill report in {time.perf_counter() - t2:.1f} s -> {html}", flush=True)
     except UserError as e:
         print(f"make_reports: error: {e}", file=sys.stderr)
