@@ -126,8 +126,8 @@ def test_the_readme_stacking_recipe_takes_runs_of_different_house_rules(tmp_path
     monkeypatch.chdir(tmp_path)
     api.run("fabryka", ["random", "random"], 10, "runs/fab1", jobs=1)
     api.run("fabryka", ["random", "random"], 10, "runs/fab2", sets={"rounds": 3}, jobs=1)
-    recipe = next(b for b in re.findall(r"```python\n(.*?)```", README, re.S) if "runs = [pl.scan_ipc" in b)
+    recipe = next(b for b in re.findall(r"```python\n(.*?)```", README, re.S) if "runs = [results(" in b)
     scope: dict = {}
-    exec("import polars as pl\n" + recipe, scope)
+    exec("import polars as pl\nfrom analysis.api import results\n" + recipe, scope)
     both = scope["both"]
     assert both.height == 40 and both["interim_round_4"].null_count() == 20
