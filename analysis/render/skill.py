@@ -50,6 +50,12 @@ def pvalue(p: float) -> str:
     return "< 0.001" if p < 1e-3 else f"{p:.3g}"
 
 
+def ptext(p: float, name: str = "q") -> str:
+    """A p or q value in a sentence: "q < 0.001", "q = 0.0348"."""
+    v = pvalue(p)
+    return f"{name} {v}" if v.startswith("<") else f"{name} = {v}"
+
+
 def elo_text(e: tuple[float, float, float]) -> str:
     return f"{e[0]:+.0f} Elo (95% CI {e[1]:+.0f} to {e[2]:+.0f})"
 
@@ -77,7 +83,7 @@ def ladder_findings(ladder: Ladder) -> list[Finding]:
         # h.a is the rung listed higher: a significant share below 50% breaks the order.
         if q < ALPHA and h.share.value < 0.5:
             out.append(Finding("skill-ladder", f"Out of order: {h.a}, listed as stronger, is ahead of {h.b} "
-                                               f"in only {rate_text(h.share)} of their games (q = {pvalue(q)})."))
+                                               f"in only {rate_text(h.share)} of their games ({ptext(q)})."))
     if ladder.balance is None:
         return out
     b = ladder.balance
@@ -87,7 +93,7 @@ def ladder_findings(ladder: Ladder) -> list[Finding]:
         out.append(Finding("skill-balance", (
             f"The balance depends on skill: {position_name(s.position)} wins {pct(r1.value)} of {s.rung} "
             f"mirror matches against {pct(r0.value)} of {b.rungs[0]} ones, "
-            f"{points(s.diff.value, s.diff.low, s.diff.high)}, q = {pvalue(s.q_value)}.")))
+            f"{points(s.diff.value, s.diff.low, s.diff.high)}, {ptext(s.q_value)}.")))
     if not moved:
         n = len(b.shifts)
         out.append(Finding("skill-balance", (
@@ -109,11 +115,12 @@ def restricted_findings(r: Restricted) -> list[Finding]:
     out = []
     for c in (c for c in r.components if c.significant):
         if c.drop[0] > 0:
-            text = (f"{c.component} matters to {r.bot}: never taking it costs {points(*c.drop)} of win share "
-                    f"(q = {pvalue(c.q_value)}).")
+            cost = points(*c.drop).lstrip("+")  # a cost needs no sign
+            text = (f"{c.component} matters to {r.bot}: never taking it costs {cost} of win share "
+                    f"({ptext(c.q_value)}).")
         else:
             text = (f"{r.bot} does better never taking {c.component}: "
-                    f"{points(-c.drop[0], -c.drop[2], -c.drop[1])} of win share (q = {pvalue(c.q_value)}); "
+                    f"{points(-c.drop[0], -c.drop[2], -c.drop[1])} of win share ({ptext(c.q_value)}); "
                     "it overvalues it.")
         out.append(Finding("skill-restricted", text))
     if not out:
