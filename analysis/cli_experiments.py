@@ -16,6 +16,7 @@ from simcore.errors import UserError
 from simcore.params import parse_set
 from simcore.pygame import is_reference
 from simcore.registry import games
+from simcore.parts import MANIFEST
 from simcore.runner import SEATINGS
 
 __all__ = ["compare_command", "sweep_command", "skill_command"]
@@ -62,7 +63,9 @@ def compare_command(
     headline metric differenced with a 95% interval and an FDR-controlled verdict."""
     from analysis import api
     first = targets[0]
-    playing = (first in games() or is_reference(first)) and not Path(first).is_dir()
+    # A game's name, unless a run directory goes by it here (a designer's package folder
+    # named as its game is not one).
+    playing = (first in games() or is_reference(first)) and not (Path(first) / MANIFEST).is_file()
     if playing:
         if len(targets) > 1:
             raise UserError(f"compare {first}: with a game name the variants go in --variant, "

@@ -174,3 +174,18 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(capsys, tmp_path, argv,
         cli(capsys, *(a.replace("{tmp}", str(tmp_path)) for a in argv), "-o", str(out))
     assert code == 2 and err.count("\n") == 1 and needle in err, err
     assert not out.exists() and not (tmp_path / "runs").exists()
+
+
+def test_a_folder_named_as_the_game_does_not_hide_it(tmp_path, capsys, monkeypatch):
+    """`compare GAME` plays the game even when the working directory holds a folder of
+    that name (a designer's package, say); a run directory of that name is compared."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fabryka").mkdir()
+    code, _, err = cli(capsys, "compare", "fabryka", "--seats", "random,random", "--variant", "rounds=3",
+                       "--games", "20", "--jobs", "1", "--quiet", "--runs", "runs", "-o", "c.html")
+    assert code == 0 and "against runs/fabryka/random_random/rulebook" in err and (tmp_path / "c.html").is_file()
+    shutil.rmtree(tmp_path / "fabryka")
+    api.run("fabryka", ["random", "random"], 20, "fabryka", jobs=1)
+    api.run("fabryka", ["random", "random"], 20, "other", sets={"rounds": 3}, jobs=1)
+    code, _, err = cli(capsys, "compare", "fabryka", "other", "-o", "d.html")
+    assert code == 0 and "comparison of 1 variant(s) against fabryka:" in err and (tmp_path / "d.html").is_file()
