@@ -322,7 +322,8 @@ def new_game(
     from simcore.newgame import write_skeleton
     written = write_skeleton(name, out)
     console.print(f"{len(written)} files written to {out}; build and register it with: "
-                  f"cd {out} && pip install --no-build-isolation -e .", soft_wrap=True)
+                  f"cd {out} && pip install 'Cython>=3.0.10' 'setuptools>=77' && pip install --no-build-isolation -e .",
+                  soft_wrap=True)
 
 
 app.command("report")(report_command)

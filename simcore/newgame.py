@@ -303,8 +303,10 @@ replace the rules in `$name/rules.pyx` (the C state in `$name/rules.pxd`), the p
 `$name/params.py` and their defaults, each with its source (`rulebook` or `assumed`), in
 `$name/data/rules.toml`.
 
-Build and register (the build reads chocosim's contract from the installed chocosim):
+Build and register (the build reads chocosim's contract from the installed chocosim, so
+it runs without build isolation and needs Cython in the same environment):
 
+    pip install "Cython>=3.0.10" "setuptools>=77"
     pip install --no-build-isolation -e .
     chocosim games                # lists $name, from its entry point
     python -m pytest tests        # the conformance suite and a hand-built position
