@@ -130,12 +130,13 @@ SEARCH_GAMES = {"fabryka": 400, "enemy_chocolatier": 100, "manfredini": 30, "all
 def search(game_filter: str | None, bot: str, scale: float) -> None:
     """The search bot `bot` in one seat against the game's heuristic in the others,
     seats rotated, at 2 players and at the largest table: its win share with a 95%
-    interval (Wilson) against the fair share 1/n, games/s and search iterations/s on
-    one core (CPU time)."""
+    interval (Wilson) against the fair share 1/n, games/s, search iterations/s and CPU
+    ms a searched decision on one core (CPU time; the heuristics' few microseconds a
+    decision included)."""
     from analysis.stats import wilson  # noqa: PLC0415  (the report stack, only here)
     print(f"\nsearch bot {bot} against each game's heuristic, seats rotated, one core")
     print(f"{'game':<18}{'players':>7}{'games':>7}  {'win share (95% CI)':<24}{'fair':>6}"
-          f"{'games/s':>10}{'iter/s':>11}{'s/game':>8}")
+          f"{'games/s':>10}{'iter/s':>11}{'s/game':>8}{'ms/decision':>13}")
     for name, spec in games().items():
         if game_filter and name != game_filter:
             continue
@@ -153,9 +154,12 @@ def search(game_filter: str | None, bot: str, scale: float) -> None:
             dt = time.process_time() - t
             wins = float(out["win"][out["seat_strategy"] == 0].sum())
             low, high = wilson(wins, n)
-            iters = lineup[0].weights["iterations"] * lineup[0].searches
+            bot_ = lineup[0]
+            # The open-loop bot counts no iterations: its budget is fixed.
+            walks = getattr(bot_, "walks", bot_.weights.get("iterations", 0) * bot_.searches)
             print(f"{name:<18}{players:>7}{n:>7}  {wins / n:>6.1%} ({low:.1%}-{high:.1%})     "
-                  f"{1 / players:>6.1%}{n / dt:>10.2f}{iters / dt:>11,.0f}{dt / n:>8.3f}", flush=True)
+                  f"{1 / players:>6.1%}{n / dt:>10.2f}{walks / dt:>11,.0f}{dt / n:>8.3f}"
+                  f"{1000 * dt / max(bot_.searches, 1):>13.2f}", flush=True)
 
 
 C_GAMES = 5_000_000  # games of the C reference's run

@@ -44,8 +44,11 @@ SKILL = {"fabryka": {"n_games": 1000}, "enemy_chocolatier": {"n_games": 300},
 
 
 def tuned(name: str, players: int) -> bool:
-    """Whether the shipped tuned heuristic is validated at this table size."""
-    return players in (strategies.validated_players(name, "heuristic(weights=tuned)") or ())
+    """Whether the game ships tuned heuristic weights validated at this table size."""
+    try:
+        return players in (strategies.validated_players(name, "heuristic(weights=tuned)") or ())
+    except UserError:  # no tuned weights shipped for this game
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
