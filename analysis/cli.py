@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 import strategies
@@ -266,8 +266,9 @@ def _print_summary(s: Summary) -> None:
         tables.append((s.by_group.columns[0], s.by_group, "plays", str))
     for key, df, n, label in tables:
         title = "by turn position (0 acts first)" if key == "position" else f"by {key}"
-        table = Table(key, n, "wins", "win rate  [95% CI]", "mean score",
-                      title=title, title_justify="left")
+        # A spec folds onto more lines rather than being cut: it is what names the bot.
+        table = Table(Column(key, overflow="fold"), n, "wins", Column("win rate  [95% CI]", no_wrap=True),
+                      "mean score", title=title, title_justify="left")
         for r in df.iter_rows(named=True):
             table.add_row(label(r[key]), f"{r[n]:,}", _wins(r["wins"]),
                           _rate(r["win_rate"], r["ci_low"], r["ci_high"]), f"{r['mean_score']:.2f}")

@@ -3,6 +3,7 @@ kind of bad input, with nothing on disk lost."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -287,3 +288,19 @@ def test_play_prints_a_readable_trace(capsys):
     assert f"end: {trace['end_reason']}" in out
     for seat, (score, rank) in enumerate(zip(trace["scores"], trace["ranks"], strict=True)):
         assert f"seat {seat} (random): {score} points, rank {rank}" in out
+
+
+def test_the_summary_at_80_columns_keeps_intervals_and_specs_whole(capsys, tmp_path, monkeypatch):
+    spec = "heuristic(weights=tuned)"
+    out_dir = tmp_path / "r"
+    assert cli(capsys, "run", "fabryka", "--seats", f"{spec},random", "--games", "40", "--quiet",
+               "--out", str(out_dir))[0] == 0
+    monkeypatch.setattr(analysis.cli.console, "_width", 80)
+    code, out, _ = cli(capsys, "summary", str(out_dir))
+    assert code == 0 and max(map(len, out.splitlines())) <= 80
+    # Every interval on one line; the spec folded, never cut.
+    assert all(re.search(r"\d%  \[[\d.]+, [\d.]+\]", line) for line in out.splitlines() if "%  [" in line)
+    assert "…" not in out
+    cells = "".join(line.split("│")[1].strip() for line in out.splitlines()
+                    if line.startswith("│") and ("heuristic" in line or line.split("│")[2].strip() == ""))
+    assert spec in cells
