@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import math
+
 import numpy as np
 
 from analysis import skill
@@ -47,3 +49,12 @@ def test_the_report_says_what_a_seat_is_and_writes_counts_and_p_values_plainly(t
     assert "<th>git_revision</th><td><code>unknown</code>" in rotated
     fixed = render_html([analyze(one_bot_run(tmp_path / "fix", games))])
     assert "Seating was fixed: seat <i>i</i> held the <i>i</i>-th spec" in fixed
+
+
+def test_an_elo_gap_of_a_clean_sweep_is_stated_by_its_finite_bound():
+    from analysis.render.skill import elo_text
+
+    assert elo_text((math.inf, 757.4, 6261.0)) == ("an Elo difference beyond +757 (the 95% CI's finite end: "
+                                                  "it won every game)")
+    assert elo_text((-math.inf, -6261.0, -757.4)).startswith("an Elo difference beyond -757 ")
+    assert elo_text((100.2, 50.0, 150.0)) == "+100 Elo (95% CI +50 to +150)"

@@ -57,6 +57,11 @@ def ptext(p: float, name: str = "q") -> str:
 
 
 def elo_text(e: tuple[float, float, float]) -> str:
+    # A share of 0 or 1 has no finite Elo: its interval's finite end is what the data say.
+    if math.isinf(e[0]):
+        won = e[0] > 0
+        return (f"an Elo difference beyond {e[1] if won else e[2]:+.0f} (the 95% CI's finite end: "
+                f"it {'won' if won else 'lost'} every game)")
     return f"{e[0]:+.0f} Elo (95% CI {e[1]:+.0f} to {e[2]:+.0f})"
 
 
