@@ -11,7 +11,6 @@ import random
 import pytest
 
 from simcore.registry import games, get_game
-from simcore.games.manfredini.params import SPECIALISTS
 
 
 def _tables():

@@ -2,19 +2,16 @@
 numbers written the way a reader takes them."""
 from __future__ import annotations
 
+import math
 import re
 
-import math
-
 import numpy as np
-
-from analysis import skill
-from analysis.render import skill as render_skill
-from analysis.findings import count, position_findings, pvalue
-from analysis.metrics import position_balance
-from analysis.metrics import analyze
-from analysis.report import render_html
 from test_game_level import one_bot_run
+
+from analysis.findings import count, position_findings, pvalue
+from analysis.metrics import analyze, position_balance
+from analysis.render import skill as render_skill
+from analysis.report import render_html
 
 
 def test_the_position_finding_names_only_the_pairs_the_tests_separate() -> None:
