@@ -109,7 +109,11 @@ def ladder_findings(ladder: Ladder) -> list[Finding]:
 
 def depth_findings(d: Depth) -> list[Finding]:
     if d.depth == 0:
-        verdict = "the first doubling does not win significantly more than half its games: luck decides there"
+        # Not significant is not "no skill": say how far the interval reaches instead.
+        first = d.steps[0].h2h
+        games = int(np.sum(~np.isnan(first.per_game)))
+        verdict = (f"the first doubling is not shown to win more than half its games ({rate_text(first.share)} "
+                   f"of {games:,}); more games would say whether more thinking pays or luck decides there")
     else:
         verdict = f"each of the first {d.depth} doublings wins significantly more than half its games"
     return [Finding("skill-depth", f"Skill depth {d.depth} of {len(d.steps)} doublings from {d.base}: "
