@@ -46,6 +46,7 @@ import importlib
 import importlib.util
 import os
 import sys
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -69,8 +70,6 @@ __all__ = [
 
 MOVE_LIMIT = "move_limit"  # the end reason of a game stopped at MAX_MOVES
 MAX_SEATS = 6  # the largest table the results support (simcore.state MAX_PLAYERS)
-REQUIRED = ("setup", "current_player", "legal_actions", "apply", "scores", "end_reason",
-            "observation", "describe")
 
 
 def param(default: Any, source: str, doc: str, **constraints: Any) -> Any:
@@ -164,7 +163,7 @@ class Chance:
             items[i], items[j] = items[j], items[i]
 
 
-class PyGame:
+class PyGame(ABC):
     """Base of a designer's game state; see the module's docstring for the protocol."""
 
     NAME: ClassVar[str] = ""
@@ -189,29 +188,37 @@ class PyGame:
         self.setup()
 
     # ---- required ----
+    @abstractmethod
     def setup(self) -> None:
-        raise NotImplementedError
+        """Deal and lay out a new game from self.params, drawing chance from self.chance."""
 
+    @abstractmethod
     def current_player(self) -> int:
-        raise NotImplementedError
+        """The seat to act, -1 once the game is over."""
 
+    @abstractmethod
     def legal_actions(self) -> list[int]:
-        raise NotImplementedError
+        """The legal actions now: distinct small ints (0 <= a < 4096)."""
 
+    @abstractmethod
     def apply(self, action: int) -> None:
-        raise NotImplementedError
+        """Play one of legal_actions()."""
 
+    @abstractmethod
     def scores(self) -> list[int]:
-        raise NotImplementedError
+        """The final score of each seat."""
 
+    @abstractmethod
     def end_reason(self) -> str:
-        raise NotImplementedError
+        """Why the game ended: a name of END_REASONS."""
 
+    @abstractmethod
     def observation(self, seat: int) -> dict[str, Any]:
-        raise NotImplementedError
+        """What `seat` may see, JSON-serialisable."""
 
+    @abstractmethod
     def describe(self, action: int) -> str:
-        raise NotImplementedError
+        """An action in words, for traces."""
 
     # ---- optional ----
     def ranks(self, scores: list[int]) -> list[int]:
@@ -278,9 +285,9 @@ def check_class(cls: Any, origin: str) -> None:
     if not (isinstance(cls, type) and issubclass(cls, PyGame)):
         raise UserError(f"game {origin}: {cls!r} is not a simcore.pygame.PyGame subclass")
     name = cls.NAME or cls.__name__
-    for method in REQUIRED:
-        if getattr(cls, method, None) is getattr(PyGame, method) or not callable(getattr(cls, method, None)):
-            raise UserError(f"game {name}: missing method {method} (every game defines {', '.join(REQUIRED)})")
+    if missing := sorted(cls.__abstractmethods__):
+        raise UserError(f"game {name}: missing method {missing[0]} (every game defines "
+                        f"{', '.join(sorted(PyGame.__abstractmethods__))})")
     if cls.HIDDEN_INFORMATION and cls.determinize is PyGame.determinize:
         raise UserError(f"game {name}: missing method determinize (HIDDEN_INFORMATION is True)")
     if not (isinstance(cls.PARAMS, type) and issubclass(cls.PARAMS, GameParams)):
