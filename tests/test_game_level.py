@@ -95,7 +95,7 @@ def _race(rng, strength: np.ndarray, lineup: list[int], games: int) -> tuple[np.
 
 @pytest.mark.statistical
 def test_ratings_at_four_players_cover_the_planted_strengths() -> None:
-    # Issue 27's reproduction: strengths -200, 0, +200 Elo, each pair on 2,000 tables
+    # Four-player tables of two bot pairs: strengths -200, 0, +200 Elo, each pair on 2,000 tables
     # a b a b. Per-comparison intervals covered 84.5-86.7%; game-level must give 95%.
     # 400 fits: a 95% coverage lies in [0.927, 0.970] with 99% probability.
     rng = np.random.default_rng(0)

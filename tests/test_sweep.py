@@ -153,7 +153,7 @@ def _correlated_points(tmp_path, rng, games: int) -> tuple[list[Point], pl.DataF
 
 @pytest.mark.statistical
 def test_the_fair_points_interval_is_as_wide_as_the_delta_methods(tmp_path):
-    """Issue 27: with 100 blocks the bootstrap's interval was 0.83-1.21 times as wide as
+    """With 100 blocks the bootstrap's interval was 0.83-1.21 times as wide as
     the delta method's (crossing x = y0 / (y0 - y1), its variance from the points'
     covariance over the common games); enough blocks make it agree within a few percent.
     60 planted sweeps of 20,000 games."""

@@ -15,7 +15,7 @@ from analysis.report import render_html
 
 
 def test_the_position_finding_names_only_the_pairs_the_tests_separate() -> None:
-    # Issue 27: 30%, 30%, 40% of 10,000 games. The chi-square says the positions are not
+    # Positions winning 30%, 30%, 40% of 10,000 games. The chi-square says the positions are not
     # all equal; the 1st and 2nd are identical (McNemar z = 0, q = 1), so "all positions
     # differ" was false. The 3rd against either: z = -1000 / sqrt(7000) = -11.95.
     found, _ = position_findings(position_balance(np.array([3000.0, 3000.0, 4000.0]), 10000), "x")
