@@ -407,6 +407,15 @@ def component_table(hist: pl.DataFrame | None, features: list[str], roles: Featu
             .sort(pl.col("diff").abs(), descending=True))
 
 
+def _seat_sum(values: np.ndarray) -> np.ndarray:
+    """Per game (row), the sum over its seats. Column by column: numpy's sum along rows
+    of two to six seats is ten to twenty times slower on a part's 250,000 games."""
+    total = np.zeros(len(values), dtype=np.uint8 if values.dtype == bool else np.float64)
+    for seat in range(values.shape[1]):
+        total += values[:, seat]
+    return total
+
+
 def effect_columns(strategy: np.ndarray, value: np.ndarray, win: np.ndarray, threshold: int, k: int,
                    missing_when_zero: bool = False) -> np.ndarray:
     """Per game (rows of games x seats arrays), for each strategy s < k: the wins and
@@ -414,15 +423,14 @@ def effect_columns(strategy: np.ndarray, value: np.ndarray, win: np.ndarray, thr
     stats.mantel_haenszel_games reads. Seats whose 0 means "missing" are left out."""
     counted = value != 0 if missing_when_zero else np.ones(value.shape, dtype=bool)
     has = value >= threshold
-    win = win.astype(np.float64)
     out = np.zeros((len(value), 4 * k))
     for s in range(k):
         mine = (strategy == s) & counted
         with_, without = mine & has, mine & ~has
-        out[:, 4 * s] = (win * with_).sum(axis=1)
-        out[:, 4 * s + 1] = with_.sum(axis=1)
-        out[:, 4 * s + 2] = (win * without).sum(axis=1)
-        out[:, 4 * s + 3] = without.sum(axis=1)
+        out[:, 4 * s] = _seat_sum(win * with_)
+        out[:, 4 * s + 1] = _seat_sum(with_)
+        out[:, 4 * s + 2] = _seat_sum(win * without)
+        out[:, 4 * s + 3] = _seat_sum(without)
     return out
 
 
