@@ -32,17 +32,29 @@ def test_every_decision_as_recorded(key):
 
 
 # game -> least share of the tries (actions of decisions with a choice) the shortcut
-# must answer without playing.
-SHORTCUTS = {"enemy_chocolatier": 0.9, "manfredini": 0.8}
+# must answer without playing. Manfredini's answers every one.
+SHORTCUTS = {"enemy_chocolatier": 0.9, "manfredini": 1.0}
+# (game, rules set) checked: each game's defaults, and Manfredini's other variants and
+# the rule options that change which decisions come up (the shift change's ability,
+# the Machinist's order, the candy machine's uses).
+CASES = [(game, {}) for game in sorted(SHORTCUTS)] + [
+    ("manfredini", {"variant": "plantation"}),
+    ("manfredini", {"variant": "candy"}),
+    ("manfredini", {"variant": "candy", "candy_only.specialists_in_opening_hand": True,
+                    "candy.recipe_uses": "per_machine"}),
+    ("manfredini", {"shift_change_ability": True, "machinist_order": "space_first",
+                    "shift_change_cost": 0}),
+]
 
 
-@pytest.mark.parametrize("game", sorted(SHORTCUTS))
-def test_standings_after_is_copy_apply_standing(game):
+@pytest.mark.parametrize("game, sets", CASES, ids=lambda c: c if isinstance(c, str) else
+                         ",".join(f"{k}={v}" for k, v in c.items()) or "defaults")
+def test_standings_after_is_copy_apply_standing(game, sets):
     spec = games()[game]
     lo, hi = spec.players
     answered = tried = 0
     for players in range(lo, hi + 1):
-        state = spec.new_state(spec.params(players=players))
+        state = spec.new_state(spec.params(players=players, sets=sets))
         greedy = strategies.build(game, "greedy")
         greedy.prepare(state)
         bot_rng = RngView.seeded(players)
