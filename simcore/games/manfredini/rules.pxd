@@ -351,3 +351,6 @@ cdef int man_icons(const MConfig* c, const Goods* g) noexcept nogil
 # standing of `seat` after each of legal[0..n) in `state`, INT_MIN where only playing the
 # action tells.
 cdef int standings_after(GameState state, int seat, const int* legal, int n, int* out) noexcept nogil
+# Its companion (DETERMINIZE_DRAWS): how many draws determinize(seat, rng) takes from
+# rng, -1 where only dealing tells.
+cdef int determinize_draws(GameState state, int seat) noexcept nogil

@@ -2072,4 +2072,49 @@ cdef int choices_after(ManfrediniState st, int seat, const int* legal, int n, in
     return 0
 
 
+cdef int determinize_draws(GameState state, int seat) noexcept nogil:
+    return draws_of(<ManfrediniState>state, seat)
+
+
+cdef int draws_of(ManfrediniState st, int o) noexcept nogil:
+    # The draws determinize(o, rng) takes from rng, counted as it deals without dealing:
+    # one per two cards of each shuffle (shuffle_i8: the unseen pool, each of o's groups,
+    # each seat's hidden hand and deck), then one to seed the chance stream. -1 where
+    # the deal itself decides how many (candy-only's late specialists: spare_opening).
+    cdef signed char* where[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+    cdef int off[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+    cdef int tag[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+    cdef int held[MAX_GROUPS][N_KINDS]
+    cdef int p, i, g, k, n, m, ns = 0, draws
+    cdef Cards* cd
+    if st.s.half == 1 and st.cfg.variant == V_CANDY and st.cfg.co_hand_first:
+        return -1
+    n = st.spec_slots(o, where, off, tag)
+    memset(held, 0, sizeof(held))
+    for i in range(n):
+        if tag[i] == T_UNSEEN:
+            ns += 1
+        else:
+            held[tag[i] - T_GROUP][where[i][0] - off[i]] += 1
+    for g in range(st.s.n_grp[o]):
+        for k in range(N_KINDS):
+            if held[g][k] > st.s.grp[o][g][k]:
+                ns += held[g][k] - st.s.grp[o][g][k]
+    draws = ns >> 1
+    for g in range(st.s.n_grp[o]):
+        m = 0
+        for k in range(N_KINDS + 1):
+            m += st.s.grp[o][g][k]
+        draws += m >> 1
+    for p in range(st.cfg.n_players):
+        cd = &st.s.c[p]
+        m = st.s.g[p].deck_len
+        if p != o:
+            for i in range(st.s.g[p].hand_len):
+                m += st.hidden_in_hand(cd, i)
+        draws += m >> 1
+    return draws + 1
+
+
 STANDINGS_AFTER = PyCapsule_New(<void*>standings_after, b"chocosim.standings_after", NULL)
+DETERMINIZE_DRAWS = PyCapsule_New(<void*>determinize_draws, b"chocosim.determinize_draws", NULL)
