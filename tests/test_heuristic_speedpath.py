@@ -78,12 +78,15 @@ def test_standings_after_is_copy_apply_standing(game, sets):
                         trial.apply_action(a)
                         assert v == trial.standings()[seat], f"{game} {players}p: action {a}"
                     assert seen.legal() == legal
-                    # DETERMINIZE_DRAWS: the draws determinize takes, counted, and the
-                    # shortcut's values then read on the state itself, not a deal of it.
+                    # DETERMINIZE_DRAWS: the draws determinize takes, counted (for every
+                    # observer: the knowledge groups differ by seat), and the shortcut's
+                    # values then read on the state itself, not a deal of it.
+                    for observer in range(players):
+                        claimed, taken = determinize_draws(state, observer)
+                        assert claimed in (None, taken), f"{game} {players}p: draws of seat {observer}"
                     claimed, taken = determinize_draws(state, seat)
                     if claimed is not None:
                         counted += 1
-                        assert claimed == taken, f"{game} {players}p: draws"
                         assert standings_after(state, seat) == values
                 state.apply_action(pick(legal) if pick else greedy.choose_action(state, bot_rng))
     assert answered >= SHORTCUTS[game] * tried, f"answered {answered} of {tried}"
@@ -92,3 +95,19 @@ def test_standings_after_is_copy_apply_standing(game, sets):
     if game == "manfredini" and (sets.get("variant") != "candy"
                                  or sets.get("candy_only.specialists_in_opening_hand")):
         assert counted == decisions, f"counted draws at {counted} of {decisions} decisions"
+
+
+def test_determinize_draws_where_a_seat_knows_cards_only_together():
+    # The hand-built recruits of test_manfredini_hidden leave seat 0 knowing the deck's
+    # card and one of seat 1's recruits only together (a knowledge group), which its
+    # deal shuffles apart: the count must include that shuffle, there and on to the end.
+    from test_manfredini_hidden import _seen_then_drawn
+    for hand1, deck1, keeps in ((["2", "1", "5"], ["7", "8", "4"], "lift_operator"),
+                                (["2", "1", "8"], ["5", "4", "7"], "sorter")):
+        st = _seen_then_drawn(hand1, deck1, keeps)
+        pick = random.Random(keeps).choice
+        while not st.terminal:
+            for seat in (0, 1):
+                claimed, taken = determinize_draws(st, seat)
+                assert claimed == taken, f"seat {seat} at {st.to_dict()['turn']}"
+            st.apply_action(pick(st.legal()))
