@@ -111,3 +111,20 @@ def test_determinize_draws_where_a_seat_knows_cards_only_together():
                 claimed, taken = determinize_draws(st, seat)
                 assert claimed == taken, f"seat {seat} at {st.to_dict()['turn']}"
             st.apply_action(pick(st.legal()))
+
+
+def test_standings_after_a_sale_the_coin_pile_cuts_short():
+    # Seat 0 sells its cacao at the Plantation's Outlet (space 4, two coins a sale) with
+    # one coin left in the supply: it gains that one coin, not two.
+    from simcore.games.manfredini.rules import ACTION_BASES as A, GOODS
+    from test_manfredini import card, new
+    st = new(2)
+    st.set_position(to_move=0, hands=[["4"], ["5"]], warehouses=[{"cacao": 1}, {}], coins=[14, 0])
+    for a in (card("4"), A["to"], A["stop"]):
+        st.apply_action(a)
+    sell = A["sell"] + GOODS.index("cacao")
+    assert st.legal() == [A["stop"], sell]
+    assert standings_after(st, 0) == [14, 15]
+    trial = st.clone()
+    trial.apply_action(sell)
+    assert trial.standings()[0] == 15
