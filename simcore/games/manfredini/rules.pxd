@@ -348,6 +348,9 @@ cdef int man_icons(const MConfig* c, const Goods* g) noexcept nogil
 
 
 # The greedy bot's shortcut (strategies/greedy.pyx, exported as STANDINGS_AFTER): the
-# standing of `seat` after each of legal[0..n) in `state`, INT_MIN where only playing the
-# action tells.
+# standing of `seat` after each of legal[0..n) in `state` when `seat` is to move (every
+# action answered; INT_MIN for all otherwise). It reads only what `seat` sees.
 cdef int standings_after(GameState state, int seat, const int* legal, int n, int* out) noexcept nogil
+# Its companion (DETERMINIZE_DRAWS): how many draws determinize(seat, rng) takes from
+# rng, -1 where only dealing tells.
+cdef int determinize_draws(GameState state, int seat) noexcept nogil

@@ -2021,143 +2021,100 @@ cdef int standings_after(GameState state, int seat, const int* legal, int n, int
 
 
 cdef int choices_after(ManfrediniState st, int seat, const int* legal, int n, int* out) noexcept nogil:
-    # A seat's standing is the score of its goods. Playing a card, keeping or rolling
-    # the die, turning it (Runner) and choosing the direction (Sorter) only lead to the
-    # to/from choice or the die's, so they leave it as it is; a shift change takes its
-    # cost in coins and leads to the pawn's ability or back to the to/from choice. Going
-    # to or from the factory, and stop (of a transport or an ability), move no goods
-    # until the half ends: they leave it as it is when the seat is asked again or the
-    # turn passes to a seat with a card (goes_on). A transport move is made on the spot
-    # and undone, when the transport goes on after it. Using an ability and the rest
-    # are left to be played.
-    cdef int step = st.s.t.step, i, a, now
-    cdef Goods* g
-    if st.s.to_move != seat or not (step == ST_CARD or step == ST_DIE or step == ST_RUNNER
-                                    or step == ST_SORTER or step == ST_TOFROM
-                                    or step == ST_TRANSPORT or step == ST_ABILITY):
+    # A seat's standing is the score of its trucks and coins (man_score), and only its
+    # own actions change those: a transport move or a candy-only load (a truck), a shift
+    # change, an outlet sale, a Break Room recruit and decorating all candy (coins).
+    # What the engine does by itself after an action (passing stages, ending the turn,
+    # the half or the game, the transition) moves warehouse goods, pawns and cards, never
+    # a truck or the seat's coins. So each action's standing is the score after its own
+    # effect, made on the spot and undone: no action is left to be played. Action codes
+    # are unique across steps except a move, which is read with the step.
+    cdef Goods* g = &st.s.g[seat]
+    cdef Pending* t = &st.s.t
+    cdef int coins = g.coins, i, a, code, tr, good, now
+    cdef Box box
+    if st.s.to_move != seat:
         for i in range(n):
             out[i] = INT_MIN
         return 0
-    if step == ST_TRANSPORT:
-        return moves_after(st, seat, legal, n, out)
-    g = &st.s.g[seat]
     now = man_score(&st.cfg, g)
     for i in range(n):
         a = legal[i]
-        if step == ST_ABILITY:
-            out[i] = now if a == A_STOP and goes_on(st, -1) else INT_MIN
-        elif step != ST_TOFROM:
-            out[i] = now
-        elif a == A_TO or a == A_FROM:
-            out[i] = now if goes_on(st, a == A_TO) else INT_MIN
-        else:
-            g.coins -= st.cfg.shift_cost
+        if a >= A_MOVE:
+            if t.step == ST_TRANSPORT and st.s.half == 0 and t.to:
+                out[i] = now    # from the piles into the warehouse
+                continue
+            code = (a - A_MOVE) >> 1
+            tr = code % N_TRUCKS
+            good = code // N_TRUCKS
+            box = g.truck[tr]
+            if t.step == ST_TRANSPORT and t.to:
+                take(&g.truck[tr], good)
+            else:
+                put(&g.truck[tr], good, (a - A_MOVE) & 1)
             out[i] = man_score(&st.cfg, g)
-            g.coins += st.cfg.shift_cost
-    return 0
-
-
-cdef int moves_after(ManfrediniState st, int seat, const int* legal, int n, int* out) noexcept nogil:
-    # move() changes only the seat's goods, the turn in progress, the raw piles and the
-    # stack counter: those are kept and put back after each move tried.
-    cdef Goods goods = st.s.g[seat]
-    cdef Pending turn = st.s.t
-    cdef int sugar = st.s.sugar_pile, cacao = st.s.cacao_pile, stacks = st.s.f[seat].uses[7]
-    cdef int scratch[MAX_LEGAL]
-    cdef int i
-    for i in range(n):
-        out[i] = INT_MIN
-        if legal[i] == A_STOP:
-            if goes_on(st, -1):
-                out[i] = man_score(&st.cfg, &st.s.g[seat])
+            g.truck[tr] = box
             continue
-        st.move(legal[i])
-        if st.gen_transport(scratch) > 1:
-            out[i] = man_score(&st.cfg, &st.s.g[seat])
-        st.s.g[seat] = goods
-        st.s.t = turn
-        st.s.sugar_pile, st.s.cacao_pile, st.s.f[seat].uses[7] = sugar, cacao, stacks
-    return 0
-
-
-cdef bint goes_on(ManfrediniState st, int to) noexcept nogil:
-    # Whether no goods move before the seat is asked again or its turn passes on (not
-    # ending the half): after stop (to = -1; see next_stage) or after going to (1) or
-    # from (0) the factory (see act). The stages are passed as stages_from passes them,
-    # with the lists written aside; the turn in progress, board and pawn pile are put
-    # back after.
-    cdef Pending* t = &st.s.t
-    cdef Pending turn = st.s.t
-    cdef unsigned int board = st.s.board
-    cdef int pawns = st.s.pawn_pile, tried = 0, stage = 0
-    cdef bint asked
-    if to < 0:
-        if t.shift_visit:
-            return True
-        to = t.to
-        stage = t.stage + 1
-    else:
-        t.to = to
-        t.space = st.probe(t.number, t.ccw, to, &tried)
-        t.cap_left = tried + (st.cfg.lift_bonus if t.card == SPEC + K_LIFT else 0)
-        st.s.board |= (<unsigned int>to) << t.space
-        st.s.pawn_pile -= to
-    asked = stages_ask(st, to, stage)
-    st.s.t = turn
-    st.s.board = board
-    st.s.pawn_pile = pawns
-    return asked or passes_on(st)
-
-
-cdef bint passes_on(ManfrediniState st) noexcept nogil:
-    # Whether the turn of the seat to move, ending now, passes to a seat with a card
-    # (itself included, after its draw), as end_turn does: no goods move then. Only the
-    # end of a half (nobody holds a card) moves them.
-    cdef int p = st.s.to_move, q
-    for q in range(st.cfg.n_players):
-        if q != p and st.s.g[q].hand_len > 0:
-            return True
-    return st.s.g[p].hand_len > 0 or (not st.s.t.recruited and st.s.g[p].deck_len > 0)
-
-
-cdef bint stages_ask(ManfrediniState st, bint to, int stage) noexcept nogil:
-    # stages_from's walk, up to the first stage that asks the seat (True) or the end of
-    # the turn (False), writing the lists aside. Mirrors stages_from.
-    cdef Pending* t = &st.s.t
-    cdef int scratch[MAX_LEGAL]
-    cdef int kind, n
-    while stage < 3:
-        kind = stage + 1 - to
-        kind -= 3 * (kind == 3)
-        t.recipe = -1
-        if t.machinist and kind != 0:
-            if not t.ordered:
-                t.ordered = True
-                if st.cfg.machinist_choice and st.order_matters():
-                    return True
-            if t.machine_first:
-                kind = 3 - kind
-        if kind == 0:
-            if not to:
-                st.s.board &= ~(1u << t.space)
-                st.s.pawn_pile += 1
-            t.step = ST_TRANSPORT
-            n = st.gen_transport(scratch)
-        elif kind == 1:
-            t.ability = st.cfg.ability[st.s.half][t.space]
-            t.step = ST_ABILITY
-            n = st.gen_ability(scratch)
-        elif t.machinist:
-            t.ability = MACHINE_OF[st.s.half]
-            t.step = ST_ABILITY
-            n = st.gen_ability(scratch)
+        if a >= A_SHIFT_ADD and a < A_STOP:
+            g.coins -= st.cfg.shift_cost
+        elif a >= A_SELL and a < A_SELL + N_GOODS:
+            g.coins += (st.cfg.outlet_coins[st.s.half] if st.cfg.outlet_coins[st.s.half] < st.s.coin_pile
+                        else st.s.coin_pile)
+        elif a == A_RECRUIT:
+            g.coins -= st.cfg.break_cost
+        elif a == A_DECO_ALL:
+            g.coins -= st.cfg.deco_all_cost
         else:
-            stage += 1
+            out[i] = now
             continue
-        if n > 1:
-            return True
-        stage += 1
-    return False
+        out[i] = man_score(&st.cfg, g)
+        g.coins = coins
+    return 0
+
+
+cdef int determinize_draws(GameState state, int seat) noexcept nogil:
+    return draws_of(<ManfrediniState>state, seat)
+
+
+cdef int draws_of(ManfrediniState st, int o) noexcept nogil:
+    # The draws determinize(o, rng) takes from rng, counted as it deals without dealing:
+    # one per two cards of each shuffle (shuffle_i8: the unseen pool, each of o's groups,
+    # each seat's hidden hand and deck), then one to seed the chance stream. -1 where
+    # the deal itself decides how many (candy-only's late specialists: spare_opening).
+    cdef signed char* where[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+    cdef int off[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+    cdef int tag[MAX_SPEC + MAX_SEATS * (MAX_HAND + MAX_DECK) + MAX_LOOK]
+    cdef int held[MAX_GROUPS][N_KINDS]
+    cdef int p, i, g, k, n, m, ns = 0, draws
+    cdef Cards* cd
+    if st.s.half == 1 and st.cfg.variant == V_CANDY and st.cfg.co_hand_first:
+        return -1
+    n = st.spec_slots(o, where, off, tag)
+    memset(held, 0, sizeof(held))
+    for i in range(n):
+        if tag[i] == T_UNSEEN:
+            ns += 1
+        else:
+            held[tag[i] - T_GROUP][where[i][0] - off[i]] += 1
+    for g in range(st.s.n_grp[o]):
+        for k in range(N_KINDS):
+            if held[g][k] > st.s.grp[o][g][k]:
+                ns += held[g][k] - st.s.grp[o][g][k]
+    draws = ns >> 1
+    for g in range(st.s.n_grp[o]):
+        m = 0
+        for k in range(N_KINDS + 1):
+            m += st.s.grp[o][g][k]
+        draws += m >> 1
+    for p in range(st.cfg.n_players):
+        cd = &st.s.c[p]
+        m = st.s.g[p].deck_len
+        if p != o:
+            for i in range(st.s.g[p].hand_len):
+                m += st.hidden_in_hand(cd, i)
+        draws += m >> 1
+    return draws + 1
 
 
 STANDINGS_AFTER = PyCapsule_New(<void*>standings_after, b"chocosim.standings_after", NULL)
+DETERMINIZE_DRAWS = PyCapsule_New(<void*>determinize_draws, b"chocosim.determinize_draws", NULL)
