@@ -395,7 +395,9 @@ cdef class AlleyCatHeuristicV1(Strategy):
         cdef int n, k = 0
         while st.s.to_move == seat and in_chain(st.s.sub) and k < MAX_CHAIN:
             n = st.legal_actions(legal)
-            st.apply(self.best_move(st, scratch, scratch, seat, legal, n, False))
+            # A forced step needs no look-ahead (nothing is kept between values but
+            # what depends on the position valued).
+            st.apply(legal[0] if n == 1 else self.best_move(st, scratch, scratch, seat, legal, n, False))
             k += 1
 
     cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
