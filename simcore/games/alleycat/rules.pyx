@@ -1895,9 +1895,11 @@ cdef class AlleyCatState(GameState):
         parts[1] = c.most_orders if best > 0 and a.n_done == best else 0
         parts[2] = 0
         for k in range(N_STORES):
-            self.store_awards(k, money, place)
-            parts[2] += money[seat]
-            stores += a.track[k] > 0
+            # Off the track, a seat is paid nothing there (the bots score often).
+            if a.track[k] > 0:
+                self.store_awards(k, money, place)
+                parts[2] += money[seat]
+                stores += 1
         parts[3] = c.diversity[stores]
         # Pieces still on the belt count too: Saturday's sweep takes them to the store room.
         pieces = total(a.store)
