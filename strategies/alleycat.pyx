@@ -580,6 +580,13 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             self.f_progress = self.steps_progress(st, met)
             self.sizes_wanted = self.open_sizes(st, met)
 
+    cdef double evaluate(self, GameState state, int seat) noexcept nogil:
+        # In the currency of the position valued, as a decision there would be: the
+        # last decision's may be another seat's or another day's (on the last day a
+        # coal or a piece is then valued at its use rather than its end value).
+        self.set_currency(<AlleyCatState>state, seat)
+        return self.value(<AlleyCatState>state, seat)
+
     cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
                     AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
         cdef int i, pick = legal[0]
