@@ -62,7 +62,7 @@ from simcore.games.alleycat.rules cimport (
     S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
     MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, G_ORDERS, BEAN, S_OPEN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
     R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
-    N_SIZES)
+    N_SIZES, MAX_PARTS)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -163,14 +163,24 @@ cdef class AlleyCatHeuristicV1(Strategy):
     cdef GameState seen     # the state as this seat may know it
     cdef GameState trial    # `seen` after a candidate move
     cdef GameState step     # `trial` after a candidate small decision of its chain
+    # The draft values each card on every slot: each part's value and home square, for
+    # the params of the states prepared for (they depend on nothing else).
+    cdef double part_values[MAX_PARTS]
+    cdef int home_squares[MAX_PARTS]
 
     cpdef prepare(self, GameState proto):
+        cdef const AcConfig* c
+        cdef int id
         if not isinstance(proto, AlleyCatState):
             raise TypeError("the alleycat heuristic plays only alleycat")
         if self.seen is None or self.seen.params is not proto.params:
             self.seen = proto.clone()
             self.trial = proto.clone()
             self.step = proto.clone()
+        c = &(<AlleyCatState>proto).cfg
+        for id in range(c.n_parts):
+            self.part_values[id] = self.part_worth(c, id)
+            self.home_squares[id] = self.home_of(c, id)
 
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
         if self.seen is None:
@@ -183,6 +193,12 @@ cdef class AlleyCatHeuristicV1(Strategy):
     # ---- the draft: cards valued directly ----
 
     cdef double part_value(self, const AcConfig* c, int id) noexcept nogil:
+        return self.part_values[id]
+
+    cdef int home_square(self, const AcConfig* c, int id) noexcept nogil:
+        return self.home_squares[id]
+
+    cdef double part_worth(self, const AcConfig* c, int id) noexcept nogil:
         # What one operation adds at best, in piece values, less its coal.
         cdef const AcPart* k = &c.parts[id]
         cdef double best = 0.0, v
@@ -215,7 +231,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
                     out = v
         return out
 
-    cdef int home_square(self, const AcConfig* c, int id) noexcept nogil:
+    cdef int home_of(self, const AcConfig* c, int id) noexcept nogil:
         # The square whose pieces a part wants: a piece reaches stage k after about k
         # shifts on the belt, so a part eating beans belongs near the entrance.
         cdef const AcPart* k = &c.parts[id]
@@ -615,7 +631,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int parts[6]
         cdef int pool[N_PIECES]      # in the store room before today's orders
         cdef int later[N_PIECES]     # on the belt after them
-        cdef int t, q, z, e, pushes, gain
+        cdef int t, q, z, e, pushes, gain, split
         cdef double v
         cdef bint today
         st.score_now(seat, parts)
@@ -631,14 +647,16 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             pushes = c.shifts
         elif st.s.phase == PH_RUN and st.s.to_move == seat:
             pushes = a.shifts_left
+        split = 0 if st.s.day == c.days - 1 else max(0, c.squares - pushes)
         for t in range(N_PIECES):
             pool[t] = a.store[t]
             later[t] = 0
-            for q in range(c.squares):
-                if st.s.day == c.days - 1 or c.squares - q <= pushes:
-                    pool[t] += a.belt[q][t]
-                else:
-                    later[t] += a.belt[q][t]
+        for q in range(split):
+            for t in range(N_PIECES):
+                later[t] += a.belt[q][t]
+        for q in range(split, c.squares):
+            for t in range(N_PIECES):
+                pool[t] += a.belt[q][t]
         if st.s.phase == PH_RUN and st.s.to_move == seat:
             # Beans still to load today: the push that ends a shift is no gain by itself.
             v += self.gv[BEAN] * a.shifts_left * (c.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR
