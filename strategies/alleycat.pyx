@@ -688,12 +688,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         return st.s.to_move == seat or not self.ran(st, seat)
 
     cdef bint ran(self, AlleyCatState st, int seat) noexcept nogil:
-        # Whether `seat` has had its turn of the phase (PH_RUN or PH_ORDERS) today.
-        cdef int i
-        for i in range(st.s.turn + 1):
-            if st.seat_at(i) == seat:
-                return True
-        return False
+        # Whether `seat` has had its turn of the phase (PH_RUN or PH_ORDERS) today: its
+        # place in turn order from the start player (seat_at's inverse) is not past it.
+        return (seat - st.s.start + st.cfg.n) % st.cfg.n <= st.s.turn
 
     cdef double orders_value(self, AlleyCatState st, int seat, int* pool, int* later, bint today) noexcept nogil:
         # With orders still to fulfil `today`, the stages the pieces at hand pay, dearest
