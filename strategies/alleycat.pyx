@@ -62,7 +62,7 @@ from simcore.games.alleycat.rules cimport (
     S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
     MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, G_ORDERS, BEAN, S_OPEN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
     R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
-    N_SIZES, MAX_PARTS)
+    N_SIZES, MAX_PARTS, MAX_ORDER_IDS, MAX_STAGES)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -504,6 +504,18 @@ cdef enum:
     W_ORDER_GOAL = 42
 
 
+cdef struct Stages:
+    # A Corner Shop order for orders_value: per stage its money, its pieces, and the
+    # kinds it needs (kind order) with how many of each.
+    int size
+    int n_stages
+    int money[MAX_STAGES]
+    int n_pieces[MAX_STAGES]
+    int n_kinds[MAX_STAGES]
+    signed char kind[MAX_STAGES][N_PIECES]
+    signed char need[MAX_STAGES][N_PIECES]
+
+
 cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     NAME = "heuristic"
     GAMES = ("alleycat",)
@@ -561,6 +573,29 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     cdef int m_done[MAX_HELD_ORDERS]
     cdef bint m_goal[MAX_SOLO_CARDS]
     cdef double m_progress
+    # The Corner Shop orders of the params prepared for, as orders_value (the bot's
+    # most frequent loop) reads them: one compact copy instead of the order table of
+    # each scratch state, and each stage's needs as the kinds it needs, in kind order.
+    cdef Stages orders[MAX_ORDER_IDS]
+
+    cpdef prepare(self, GameState proto):
+        cdef const AcConfig* c
+        cdef int id, k, t, j
+        AlleyCatHeuristicV1.prepare(self, proto)
+        c = &(<AlleyCatState>proto).cfg
+        for id in range(c.n_orders):
+            self.orders[id].size = c.orders[id].size
+            self.orders[id].n_stages = c.orders[id].n_stages
+            for k in range(c.orders[id].n_stages):
+                self.orders[id].money[k] = c.orders[id].money[k]
+                self.orders[id].n_pieces[k] = c.orders[id].n_pieces[k]
+                j = 0
+                for t in range(N_PIECES):
+                    if c.orders[id].need[k][t] > 0:
+                        self.orders[id].kind[k][j] = t
+                        self.orders[id].need[k][j] = c.orders[id].need[k][t]
+                        j += 1
+                self.orders[id].n_kinds[k] = j
 
     cdef void set_currency(self, AlleyCatState st, int seat) noexcept nogil:
         # `left`: how much of the game is still ahead to use a piece or a coal. Only on
@@ -600,6 +635,10 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # In the currency of the position valued, as a decision there would be: the
         # last decision's may be another seat's or another day's (on the last day a
         # coal or a piece is then valued at its use rather than its end value).
+        if self.seen is None:
+            # The order table comes from prepare; the search bot asks evaluates() first.
+            with gil:
+                self.prepare(state)
         self.set_currency(<AlleyCatState>state, seat)
         return self.value(<AlleyCatState>state, seat)
 
@@ -696,16 +735,14 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # With orders still to fulfil `today`, the stages the pieces at hand pay, dearest
         # first, at `ready` of their money (an order they complete at `complete` more);
         # then the next stage of each order, by the share of its pieces at hand (and,
-        # for less, on the belt). The pieces counted leave the pools. Kinds a stage
-        # does not need are skipped: they would add exactly 0.0 (the pools are never
-        # negative), and this is the bot's most frequent loop.
-        cdef const AcConfig* c = &st.cfg
+        # for less, on the belt). The pieces counted leave the pools. Only the kinds a
+        # stage needs are visited: the others would add exactly 0.0 (the pools are
+        # never negative).
         cdef const AcSeat* a = &st.s.seat[seat]
-        cdef const AcOrder* held[MAX_HELD_ORDERS]   # an order with a stage left, else NULL
-        cdef const AcOrder* o
-        cdef const int* need
+        cdef const Stages* held[MAX_HELD_ORDERS]   # an order with a stage left, else NULL
+        cdef const Stages* o
         cdef int stage[MAX_HELD_ORDERS]
-        cdef int i, t, best, k, m, best_money = 0, n_held = st.s.n_held
+        cdef int i, j, t, best, k, m, need, best_money = 0, n_held = st.s.n_held
         cdef double v = 0.0, have
         cdef bint ok
         self.h_money = 0
@@ -714,9 +751,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             stage[i] = a.stage[i]
             held[i] = NULL
             if a.order[i] >= 0:
-                o = &c.orders[a.order[i]]
+                o = &self.orders[a.order[i]]
                 v += self.w[W_SIZE + o.size]
-                if i < c.n_start and (self.sizes_wanted >> o.size) & 1:
+                if i < st.cfg.n_start and (self.sizes_wanted >> o.size) & 1:
                     v += self.w[W_ORDER_GOAL] * self.w[W_OBJECTIVE]
                 if stage[i] < o.n_stages:
                     held[i] = o
@@ -726,21 +763,21 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 o = held[i]
                 if o == NULL:
                     continue
-                need = o.need[stage[i]]
+                k = stage[i]
                 ok = True
-                for t in range(N_PIECES):
-                    if pool[t] < need[t]:
+                for j in range(o.n_kinds[k]):
+                    if pool[o.kind[k][j]] < o.need[k][j]:
                         ok = False
                         break
-                if ok and (best < 0 or o.money[stage[i]] > best_money):
+                if ok and (best < 0 or o.money[k] > best_money):
                     best = i
-                    best_money = o.money[stage[i]]
+                    best_money = o.money[k]
             if best < 0:
                 break
             o = held[best]
-            need = o.need[stage[best]]
-            for t in range(N_PIECES):
-                pool[t] -= need[t]
+            k = stage[best]
+            for j in range(o.n_kinds[k]):
+                pool[o.kind[k][j]] -= o.need[k][j]
             v += self.w[W_READY] * best_money
             self.h_money += best_money
             stage[best] += 1
@@ -754,15 +791,14 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             if o == NULL:
                 continue
             k = stage[i]
-            need = o.need[k]
             have = 0.0
-            for t in range(N_PIECES):
-                if need[t] == 0:
-                    continue
-                m = min(pool[t], need[t])
+            for j in range(o.n_kinds[k]):
+                t = o.kind[k][j]
+                need = o.need[k][j]
+                m = min(pool[t], need)
                 pool[t] -= m
                 have += m
-                m = min(later[t], need[t] - m)
+                m = min(later[t], need - m)
                 later[t] -= m
                 have += self.w[W_ORDER_BELT] * m
             v += self.progress * o.money[k] * have / o.n_pieces[k]

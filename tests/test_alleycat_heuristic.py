@@ -226,3 +226,22 @@ def test_evaluation_values_coal_in_the_currency_of_the_position_valued():
             state.set_seat(0, coal=coal)
             values.append(bot.evaluation(state, 0))
         assert values[1] - values[0] == pytest.approx(worth, abs=1e-12), day
+
+
+def test_evaluation_needs_no_prepare_and_counts_the_orders():
+    # An unprepared bot (the search bot asks evaluates() before binding it) values a
+    # position as a prepared one does: the Corner Shop order table it reads is filled
+    # on first use. Mid-week orders: 2 Boxed in the store room pay "2 boxed = 8" at
+    # `ready` (0.9) plus `complete` (5.0) at `ready`, so they are worth more than in
+    # a store room without the order.
+    state = GAME.new_state(GAME.params(players=2))
+    state.new_game(5)
+    state.enter("orders", 0, day=2)
+    state.set_seat(0, store=["boxed", "boxed"], orders=[("small", 4, 1)])
+    fresh = strategies.build("alleycat", "heuristic")
+    prepared = strategies.build("alleycat", "heuristic")
+    prepared.prepare(state)
+    assert fresh.evaluation(state, 0) == prepared.evaluation(state, 0)
+    without = state.clone()
+    without.set_seat(0, orders=[("small", 0, 1)])
+    assert prepared.evaluation(state, 0) > prepared.evaluation(without, 0)
