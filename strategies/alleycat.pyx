@@ -51,6 +51,7 @@ components, the Agent idle on Saturday, employees acting before the first push):
 It reads only public information: factories, store rooms, coal, orders, tracks, the
 display and the face-up solo cards. Deck order matters only to moves that can end the
 day; for those the copy is determinized for its seat first."""
+from libc.math cimport NAN
 from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_ACTIONS
 from simcore.strategy cimport Strategy
@@ -389,32 +390,42 @@ cdef class AlleyCatHeuristicV1(Strategy):
         return n
 
     cdef int best_move(self, AlleyCatState st, AlleyCatState scratch, AlleyCatState inner, int seat,
-                       const int* legal, int n, bint chain) noexcept nogil:
-        # The legal move whose result is worth most to `seat` (the first on ties); with
-        # `chain`, each result's own chain of small decisions is completed greedily
-        # first (in `inner`'s scratch space).
+                       const int* legal, int n, bint chain, double* value=NULL) noexcept nogil:
+        # The legal move whose result is worth most to `seat` (the first on ties), and
+        # its worth in `value`; with `chain`, each result's own chain of small decisions
+        # is completed greedily first (in `inner`'s scratch space).
         cdef int i, pick = legal[0]
         cdef double v, best = 0.0
         for i in range(n):
             st.copy_into(scratch)
             scratch.apply(legal[i])
-            if chain:
-                self.complete(scratch, inner, seat)
-            v = self.value(scratch, seat)
+            v = self.complete(scratch, inner, seat) if chain else NAN
+            if v != v:
+                v = self.value(scratch, seat)
             if i == 0 or v > best + 1e-9:
                 best = v
                 pick = legal[i]
+        if value != NULL:
+            value[0] = best
         return pick
 
-    cdef void complete(self, AlleyCatState st, AlleyCatState scratch, int seat) noexcept nogil:
+    cdef double complete(self, AlleyCatState st, AlleyCatState scratch, int seat) noexcept nogil:
+        # Plays out `st`'s chain greedily; returns the value of where it ends when its
+        # last step was valued on the way (the same position), else NaN.
         cdef int legal[MAX_ACTIONS]
         cdef int n, k = 0
+        cdef double v = NAN
         while st.s.to_move == seat and in_chain(st.s.sub) and k < MAX_CHAIN:
             n = st.legal_actions(legal)
             # A forced step needs no look-ahead (nothing is kept between values but
             # what depends on the position valued).
-            st.apply(legal[0] if n == 1 else self.best_move(st, scratch, scratch, seat, legal, n, False))
+            if n == 1:
+                st.apply(legal[0])
+                v = NAN
+            else:
+                st.apply(self.best_move(st, scratch, scratch, seat, legal, n, False, &v))
             k += 1
+        return v
 
     cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
                     AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
