@@ -642,6 +642,25 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             self.f_progress = self.steps_progress(st, met)
             self.sizes_wanted = self.open_sizes(st, met)
 
+    def chain_values(self, AlleyCatState state, int seat):
+        """Tests: each legal move of `state`, its chain of small decisions completed
+        greedily on a copy, valued two ways for `seat`: as the look-ahead takes it
+        (the value of the chain's last step, valued on the way; None when the chain
+        ended on a forced step or had none) and by valuing the position reached."""
+        cdef int legal[MAX_ACTIONS]
+        cdef int n = state.legal_actions(legal), i
+        cdef double taken
+        cdef AlleyCatState trial = state.clone(), step = state.clone()
+        self.prepare(state)
+        self.set_currency(state, seat)
+        out = []
+        for i in range(n):
+            state.copy_into(trial)
+            trial.apply(legal[i])
+            taken = self.complete(trial, step, seat)
+            out.append((None if taken != taken else taken, self.value(trial, seat)))
+        return out
+
     cdef double evaluate(self, GameState state, int seat) noexcept nogil:
         # In the currency of the position valued, as a decision there would be: the
         # last decision's may be another seat's or another day's (on the last day a
