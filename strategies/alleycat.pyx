@@ -63,7 +63,7 @@ from simcore.games.alleycat.rules cimport (
     S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
     MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, G_ORDERS, BEAN, S_OPEN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
     R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
-    N_SIZES, MAX_PARTS, MAX_ORDER_IDS, MAX_STAGES)
+    N_SIZES, MAX_PARTS, MAX_ORDER_IDS, MAX_STAGES, N_SEATS)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -561,6 +561,13 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     # The currency of the decision at hand, set from the position where it is taken and
     # applied to every candidate: the same money whatever phase a move leads to.
     cdef double cv            # a coal
+    # money_now's last position scored: its seat, the table's completed orders and
+    # markers, and the money from most orders, store awards and diversity there.
+    cdef bint k_valid
+    cdef int k_seat, k_rest
+    cdef int k_done[N_SEATS]
+    cdef int k_track[N_SEATS][N_STORES]
+    cdef int k_stamp[N_SEATS][N_STORES]
     cdef double gv[N_PIECES]  # a piece no order takes, by kind
     cdef double progress      # share of a stage's money per piece while it is not payable
     cdef double steps         # a step on a track
@@ -636,6 +643,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         self.steps = left * self.w[W_STEP]
         self.fixed = c.solo and st.s.phase <= PH_RUN
         self.m_valid = False
+        self.k_valid = False
         self.sizes_wanted = 0
         if c.solo:
             self.f_now = st.judge(met)
@@ -645,8 +653,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     def chain_values(self, AlleyCatState state, int seat):
         """Tests: each legal move of `state`, its chain of small decisions completed
         greedily on a copy, valued two ways for `seat`: as the look-ahead takes it
-        (the value of the chain's last step, valued on the way; None when the chain
-        ended on a forced step or had none) and by valuing the position reached."""
+        (the value of the chain's last step, valued on the way, the store awards
+        perhaps kept from the position valued before; None when the chain ended on a
+        forced step or had none) and by valuing the position reached afresh."""
         cdef int legal[MAX_ACTIONS]
         cdef int n = state.legal_actions(legal), i
         cdef double taken
@@ -658,6 +667,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             state.copy_into(trial)
             trial.apply(legal[i])
             taken = self.complete(trial, step, seat)
+            self.k_valid = False  # scored afresh, not from the last position's awards
             out.append((None if taken != taken else taken, self.value(trial, seat)))
         return out
 
@@ -697,15 +707,13 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     cdef double value(self, AlleyCatState st, int seat) noexcept nogil:
         cdef const AcConfig* c = &st.cfg
         cdef const AcSeat* a = &st.s.seat[seat]
-        cdef int parts[6]
         cdef int pool[N_PIECES]      # in the store room before today's orders
         cdef int later[N_PIECES]     # on the belt after them
         cdef int t, q, z, e, pushes, gain, split
         cdef double v
         cdef bint today
-        st.score_now(seat, parts)
         # Money, and (2-4 players) the store awards, the £12 and the diversity as they stand.
-        v = parts[0] + parts[1] + parts[2] + parts[3]
+        v = self.money_now(st, seat)
         for z in range(N_STORES):
             v += self.steps * a.track[z]
         # A piece on square q reaches the store room after squares - q pushes; the
@@ -749,6 +757,36 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         if st.s.sub == S_SUPPLY and st.s.to_move == seat:
             v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
         return v
+
+    cdef int money_now(self, AlleyCatState st, int seat) noexcept nogil:
+        # score_now's money, most orders, store awards and diversity. The last three
+        # change only with the table's markers and completed orders, seldom between
+        # the positions of a decision: kept from the last position scored while those
+        # are the same.
+        cdef int parts[6]
+        cdef int p, z
+        cdef const AcSeat* b
+        cdef bint same = self.k_valid and self.k_seat == seat
+        p = 0
+        while same and p < st.cfg.n:
+            b = &st.s.seat[p]
+            same = b.n_done == self.k_done[p]
+            for z in range(N_STORES):
+                same = same and b.track[z] == self.k_track[p][z] and b.stamp[z] == self.k_stamp[p][z]
+            p += 1
+        if same:
+            return st.s.seat[seat].money + self.k_rest
+        st.score_now(seat, parts)
+        self.k_valid = True
+        self.k_seat = seat
+        self.k_rest = parts[1] + parts[2] + parts[3]
+        for p in range(st.cfg.n):
+            b = &st.s.seat[p]
+            self.k_done[p] = b.n_done
+            for z in range(N_STORES):
+                self.k_track[p][z] = b.track[z]
+                self.k_stamp[p][z] = b.stamp[z]
+        return parts[0] + parts[1] + parts[2] + parts[3]
 
     cdef bint orders_ahead(self, AlleyCatState st, int seat) noexcept nogil:
         # Whether `seat` still fulfils orders today (or is doing so).

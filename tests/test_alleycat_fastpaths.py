@@ -5,10 +5,11 @@
   "Department Store orders") and against the ranking of every store at every decision
   of random games;
 - copy_into copies only the seats in play: a clone plays on exactly as the original;
-- a move's chain takes the value of its last step, valued on the way: it equals the
-  value of the position the chain ends in, for every legal move of every decision of
-  random and heuristic games, at every table size (and it must be taken often, or it
-  spares nothing). Every decision of seeded games as recorded from the copy-apply-value
+- a move's chain takes the value of its last step, valued on the way (with the store
+  awards kept from the position valued before while the table's markers and completed
+  orders are the same): it equals the value of the position the chain ends in, scored
+  afresh, for every legal move of every decision of random and heuristic games, at
+  every table size (and it must be taken often, or it spares nothing). Every decision of seeded games as recorded from the copy-apply-value
   bot: tests/test_heuristic_speedpath.py."""
 from __future__ import annotations
 
