@@ -51,6 +51,7 @@ components, the Agent idle on Saturday, employees acting before the first push):
 It reads only public information: factories, store rooms, coal, orders, tracks, the
 display and the face-up solo cards. Deck order matters only to moves that can end the
 day; for those the copy is determinized for its seat first."""
+from libc.math cimport NAN
 from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_ACTIONS
 from simcore.strategy cimport Strategy
@@ -62,7 +63,7 @@ from simcore.games.alleycat.rules cimport (
     S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
     MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, G_ORDERS, BEAN, S_OPEN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
     R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
-    N_SIZES)
+    N_SIZES, MAX_PARTS, MAX_ORDER_IDS, MAX_STAGES, N_SEATS)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -163,14 +164,24 @@ cdef class AlleyCatHeuristicV1(Strategy):
     cdef GameState seen     # the state as this seat may know it
     cdef GameState trial    # `seen` after a candidate move
     cdef GameState step     # `trial` after a candidate small decision of its chain
+    # The draft values each card on every slot: each part's value and home square, for
+    # the params of the states prepared for (they depend on nothing else).
+    cdef double part_values[MAX_PARTS]
+    cdef int home_squares[MAX_PARTS]
 
     cpdef prepare(self, GameState proto):
+        cdef const AcConfig* c
+        cdef int id
         if not isinstance(proto, AlleyCatState):
             raise TypeError("the alleycat heuristic plays only alleycat")
         if self.seen is None or self.seen.params is not proto.params:
             self.seen = proto.clone()
             self.trial = proto.clone()
             self.step = proto.clone()
+        c = &(<AlleyCatState>proto).cfg
+        for id in range(c.n_parts):
+            self.part_values[id] = self.part_worth(c, id)
+            self.home_squares[id] = self.home_of(c, id)
 
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
         if self.seen is None:
@@ -183,6 +194,12 @@ cdef class AlleyCatHeuristicV1(Strategy):
     # ---- the draft: cards valued directly ----
 
     cdef double part_value(self, const AcConfig* c, int id) noexcept nogil:
+        return self.part_values[id]
+
+    cdef int home_square(self, const AcConfig* c, int id) noexcept nogil:
+        return self.home_squares[id]
+
+    cdef double part_worth(self, const AcConfig* c, int id) noexcept nogil:
         # What one operation adds at best, in piece values, less its coal.
         cdef const AcPart* k = &c.parts[id]
         cdef double best = 0.0, v
@@ -215,7 +232,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
                     out = v
         return out
 
-    cdef int home_square(self, const AcConfig* c, int id) noexcept nogil:
+    cdef int home_of(self, const AcConfig* c, int id) noexcept nogil:
         # The square whose pieces a part wants: a piece reaches stage k after about k
         # shifts on the belt, so a part eating beans belongs near the entrance.
         cdef const AcPart* k = &c.parts[id]
@@ -373,30 +390,42 @@ cdef class AlleyCatHeuristicV1(Strategy):
         return n
 
     cdef int best_move(self, AlleyCatState st, AlleyCatState scratch, AlleyCatState inner, int seat,
-                       const int* legal, int n, bint chain) noexcept nogil:
-        # The legal move whose result is worth most to `seat` (the first on ties); with
-        # `chain`, each result's own chain of small decisions is completed greedily
-        # first (in `inner`'s scratch space).
+                       const int* legal, int n, bint chain, double* value=NULL) noexcept nogil:
+        # The legal move whose result is worth most to `seat` (the first on ties), and
+        # its worth in `value`; with `chain`, each result's own chain of small decisions
+        # is completed greedily first (in `inner`'s scratch space).
         cdef int i, pick = legal[0]
         cdef double v, best = 0.0
         for i in range(n):
             st.copy_into(scratch)
             scratch.apply(legal[i])
-            if chain:
-                self.complete(scratch, inner, seat)
-            v = self.value(scratch, seat)
+            v = self.complete(scratch, inner, seat) if chain else NAN
+            if v != v:
+                v = self.value(scratch, seat)
             if i == 0 or v > best + 1e-9:
                 best = v
                 pick = legal[i]
+        if value != NULL:
+            value[0] = best
         return pick
 
-    cdef void complete(self, AlleyCatState st, AlleyCatState scratch, int seat) noexcept nogil:
+    cdef double complete(self, AlleyCatState st, AlleyCatState scratch, int seat) noexcept nogil:
+        # Plays out `st`'s chain greedily; returns the value of where it ends when its
+        # last step was valued on the way (the same position), else NaN.
         cdef int legal[MAX_ACTIONS]
         cdef int n, k = 0
+        cdef double v = NAN
         while st.s.to_move == seat and in_chain(st.s.sub) and k < MAX_CHAIN:
             n = st.legal_actions(legal)
-            st.apply(self.best_move(st, scratch, scratch, seat, legal, n, False))
+            # A forced step needs no look-ahead (nothing is kept between values but
+            # what depends on the position valued).
+            if n == 1:
+                st.apply(legal[0])
+                v = NAN
+            else:
+                st.apply(self.best_move(st, scratch, scratch, seat, legal, n, False, &v))
             k += 1
+        return v
 
     cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
                     AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
@@ -486,6 +515,18 @@ cdef enum:
     W_ORDER_GOAL = 42
 
 
+cdef struct Stages:
+    # A Corner Shop order for orders_value: per stage its money, its pieces, and the
+    # kinds it needs (kind order) with how many of each.
+    int size
+    int n_stages
+    int money[MAX_STAGES]
+    int n_pieces[MAX_STAGES]
+    int n_kinds[MAX_STAGES]
+    signed char kind[MAX_STAGES][N_PIECES]
+    signed char need[MAX_STAGES][N_PIECES]
+
+
 cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     NAME = "heuristic"
     GAMES = ("alleycat",)
@@ -520,6 +561,13 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     # The currency of the decision at hand, set from the position where it is taken and
     # applied to every candidate: the same money whatever phase a move leads to.
     cdef double cv            # a coal
+    # money_now's last position scored: its seat, the table's completed orders and
+    # markers, and the money from most orders, store awards and diversity there.
+    cdef bint k_valid
+    cdef int k_seat, k_rest
+    cdef int k_done[N_SEATS]
+    cdef int k_track[N_SEATS][N_STORES]
+    cdef int k_stamp[N_SEATS][N_STORES]
     cdef double gv[N_PIECES]  # a piece no order takes, by kind
     cdef double progress      # share of a stage's money per piece while it is not payable
     cdef double steps         # a step on a track
@@ -543,6 +591,29 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     cdef int m_done[MAX_HELD_ORDERS]
     cdef bint m_goal[MAX_SOLO_CARDS]
     cdef double m_progress
+    # The Corner Shop orders of the params prepared for, as orders_value (the bot's
+    # most frequent loop) reads them: one compact copy instead of the order table of
+    # each scratch state, and each stage's needs as the kinds it needs, in kind order.
+    cdef Stages orders[MAX_ORDER_IDS]
+
+    cpdef prepare(self, GameState proto):
+        cdef const AcConfig* c
+        cdef int id, k, t, j
+        AlleyCatHeuristicV1.prepare(self, proto)
+        c = &(<AlleyCatState>proto).cfg
+        for id in range(c.n_orders):
+            self.orders[id].size = c.orders[id].size
+            self.orders[id].n_stages = c.orders[id].n_stages
+            for k in range(c.orders[id].n_stages):
+                self.orders[id].money[k] = c.orders[id].money[k]
+                self.orders[id].n_pieces[k] = c.orders[id].n_pieces[k]
+                j = 0
+                for t in range(N_PIECES):
+                    if c.orders[id].need[k][t] > 0:
+                        self.orders[id].kind[k][j] = t
+                        self.orders[id].need[k][j] = c.orders[id].need[k][t]
+                        j += 1
+                self.orders[id].n_kinds[k] = j
 
     cdef void set_currency(self, AlleyCatState st, int seat) noexcept nogil:
         # `left`: how much of the game is still ahead to use a piece or a coal. Only on
@@ -572,11 +643,44 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         self.steps = left * self.w[W_STEP]
         self.fixed = c.solo and st.s.phase <= PH_RUN
         self.m_valid = False
+        self.k_valid = False
         self.sizes_wanted = 0
         if c.solo:
             self.f_now = st.judge(met)
             self.f_progress = self.steps_progress(st, met)
             self.sizes_wanted = self.open_sizes(st, met)
+
+    def chain_values(self, AlleyCatState state, int seat):
+        """Tests: each legal move of `state`, its chain of small decisions completed
+        greedily on a copy, valued two ways for `seat`: as the look-ahead takes it
+        (the value of the chain's last step, valued on the way, the store awards
+        perhaps kept from the position valued before; None when the chain ended on a
+        forced step or had none) and by valuing the position reached afresh."""
+        cdef int legal[MAX_ACTIONS]
+        cdef int n = state.legal_actions(legal), i
+        cdef double taken
+        cdef AlleyCatState trial = state.clone(), step = state.clone()
+        self.prepare(state)
+        self.set_currency(state, seat)
+        out = []
+        for i in range(n):
+            state.copy_into(trial)
+            trial.apply(legal[i])
+            taken = self.complete(trial, step, seat)
+            self.k_valid = False  # scored afresh, not from the last position's awards
+            out.append((None if taken != taken else taken, self.value(trial, seat)))
+        return out
+
+    cdef double evaluate(self, GameState state, int seat) noexcept nogil:
+        # In the currency of the position valued, as a decision there would be: the
+        # last decision's may be another seat's or another day's (on the last day a
+        # coal or a piece is then valued at its use rather than its end value).
+        if self.seen is None:
+            # The order table comes from prepare; the search bot asks evaluates() first.
+            with gil:
+                self.prepare(state)
+        self.set_currency(<AlleyCatState>state, seat)
+        return self.value(<AlleyCatState>state, seat)
 
     cdef int decide(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
                     AlleyCatState scratch, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
@@ -603,15 +707,13 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     cdef double value(self, AlleyCatState st, int seat) noexcept nogil:
         cdef const AcConfig* c = &st.cfg
         cdef const AcSeat* a = &st.s.seat[seat]
-        cdef int parts[6]
         cdef int pool[N_PIECES]      # in the store room before today's orders
         cdef int later[N_PIECES]     # on the belt after them
-        cdef int t, q, z, e, pushes, gain
+        cdef int t, q, z, e, pushes, gain, split
         cdef double v
         cdef bint today
-        st.score_now(seat, parts)
         # Money, and (2-4 players) the store awards, the £12 and the diversity as they stand.
-        v = parts[0] + parts[1] + parts[2] + parts[3]
+        v = self.money_now(st, seat)
         for z in range(N_STORES):
             v += self.steps * a.track[z]
         # A piece on square q reaches the store room after squares - q pushes; the
@@ -622,14 +724,16 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             pushes = c.shifts
         elif st.s.phase == PH_RUN and st.s.to_move == seat:
             pushes = a.shifts_left
+        split = 0 if st.s.day == c.days - 1 else max(0, c.squares - pushes)
         for t in range(N_PIECES):
             pool[t] = a.store[t]
             later[t] = 0
-            for q in range(c.squares):
-                if st.s.day == c.days - 1 or c.squares - q <= pushes:
-                    pool[t] += a.belt[q][t]
-                else:
-                    later[t] += a.belt[q][t]
+        for q in range(split):
+            for t in range(N_PIECES):
+                later[t] += a.belt[q][t]
+        for q in range(split, c.squares):
+            for t in range(N_PIECES):
+                pool[t] += a.belt[q][t]
         if st.s.phase == PH_RUN and st.s.to_move == seat:
             # Beans still to load today: the push that ends a shift is no gain by itself.
             v += self.gv[BEAN] * a.shifts_left * (c.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR
@@ -654,6 +758,36 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
         return v
 
+    cdef int money_now(self, AlleyCatState st, int seat) noexcept nogil:
+        # score_now's money, most orders, store awards and diversity. The last three
+        # change only with the table's markers and completed orders, seldom between
+        # the positions of a decision: kept from the last position scored while those
+        # are the same.
+        cdef int parts[6]
+        cdef int p, z
+        cdef const AcSeat* b
+        cdef bint same = self.k_valid and self.k_seat == seat
+        p = 0
+        while same and p < st.cfg.n:
+            b = &st.s.seat[p]
+            same = b.n_done == self.k_done[p]
+            for z in range(N_STORES):
+                same = same and b.track[z] == self.k_track[p][z] and b.stamp[z] == self.k_stamp[p][z]
+            p += 1
+        if same:
+            return st.s.seat[seat].money + self.k_rest
+        st.score_now(seat, parts)
+        self.k_valid = True
+        self.k_seat = seat
+        self.k_rest = parts[1] + parts[2] + parts[3]
+        for p in range(st.cfg.n):
+            b = &st.s.seat[p]
+            self.k_done[p] = b.n_done
+            for z in range(N_STORES):
+                self.k_track[p][z] = b.track[z]
+                self.k_stamp[p][z] = b.stamp[z]
+        return parts[0] + parts[1] + parts[2] + parts[3]
+
     cdef bint orders_ahead(self, AlleyCatState st, int seat) noexcept nogil:
         # Whether `seat` still fulfils orders today (or is doing so).
         if st.s.phase != PH_ORDERS:
@@ -661,69 +795,78 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         return st.s.to_move == seat or not self.ran(st, seat)
 
     cdef bint ran(self, AlleyCatState st, int seat) noexcept nogil:
-        # Whether `seat` has had its turn of the phase (PH_RUN or PH_ORDERS) today.
-        cdef int i
-        for i in range(st.s.turn + 1):
-            if st.seat_at(i) == seat:
-                return True
-        return False
+        # Whether `seat` has had its turn of the phase (PH_RUN or PH_ORDERS) today: its
+        # place in turn order from the start player (seat_at's inverse) is not past it.
+        return (seat - st.s.start + st.cfg.n) % st.cfg.n <= st.s.turn
 
     cdef double orders_value(self, AlleyCatState st, int seat, int* pool, int* later, bint today) noexcept nogil:
         # With orders still to fulfil `today`, the stages the pieces at hand pay, dearest
         # first, at `ready` of their money (an order they complete at `complete` more);
         # then the next stage of each order, by the share of its pieces at hand (and,
-        # for less, on the belt). The pieces counted leave the pools.
-        cdef const AcConfig* c = &st.cfg
+        # for less, on the belt). The pieces counted leave the pools. Only the kinds a
+        # stage needs are visited: the others would add exactly 0.0 (the pools are
+        # never negative).
         cdef const AcSeat* a = &st.s.seat[seat]
-        cdef const AcOrder* o
+        cdef const Stages* held[MAX_HELD_ORDERS]   # an order with a stage left, else NULL
+        cdef const Stages* o
         cdef int stage[MAX_HELD_ORDERS]
-        cdef int i, t, best, k, m
+        cdef int i, j, t, best, k, m, need, best_money = 0, n_held = st.s.n_held
         cdef double v = 0.0, have
         cdef bint ok
         self.h_money = 0
         self.h_n = 0
-        for i in range(st.s.n_held):
+        for i in range(n_held):
             stage[i] = a.stage[i]
+            held[i] = NULL
             if a.order[i] >= 0:
-                v += self.w[W_SIZE + c.orders[a.order[i]].size]
-                if i < c.n_start and (self.sizes_wanted >> c.orders[a.order[i]].size) & 1:
+                o = &self.orders[a.order[i]]
+                v += self.w[W_SIZE + o.size]
+                if i < st.cfg.n_start and (self.sizes_wanted >> o.size) & 1:
                     v += self.w[W_ORDER_GOAL] * self.w[W_OBJECTIVE]
+                if stage[i] < o.n_stages:
+                    held[i] = o
         while today:
             best = -1
-            for i in range(st.s.n_held):
-                if a.order[i] < 0 or stage[i] >= c.orders[a.order[i]].n_stages:
+            for i in range(n_held):
+                o = held[i]
+                if o == NULL:
                     continue
-                o = &c.orders[a.order[i]]
+                k = stage[i]
                 ok = True
-                for t in range(N_PIECES):
-                    if pool[t] < o.need[stage[i]][t]:
+                for j in range(o.n_kinds[k]):
+                    if pool[o.kind[k][j]] < o.need[k][j]:
                         ok = False
                         break
-                if ok and (best < 0 or o.money[stage[i]] > c.orders[a.order[best]].money[stage[best]]):
+                if ok and (best < 0 or o.money[k] > best_money):
                     best = i
+                    best_money = o.money[k]
             if best < 0:
                 break
-            o = &c.orders[a.order[best]]
-            for t in range(N_PIECES):
-                pool[t] -= o.need[stage[best]][t]
-            v += self.w[W_READY] * o.money[stage[best]]
-            self.h_money += o.money[stage[best]]
+            o = held[best]
+            k = stage[best]
+            for j in range(o.n_kinds[k]):
+                pool[o.kind[k][j]] -= o.need[k][j]
+            v += self.w[W_READY] * best_money
+            self.h_money += best_money
             stage[best] += 1
             if stage[best] == o.n_stages:
                 v += self.w[W_READY] * self.w[W_COMPLETE]
                 self.h_done[self.h_n] = a.order[best]
                 self.h_n += 1
-        for i in range(st.s.n_held):
-            if a.order[i] < 0 or stage[i] >= c.orders[a.order[i]].n_stages:
+                held[best] = NULL
+        for i in range(n_held):
+            o = held[i]
+            if o == NULL:
                 continue
-            o = &c.orders[a.order[i]]
             k = stage[i]
             have = 0.0
-            for t in range(N_PIECES):
-                m = min(pool[t], o.need[k][t])
+            for j in range(o.n_kinds[k]):
+                t = o.kind[k][j]
+                need = o.need[k][j]
+                m = min(pool[t], need)
                 pool[t] -= m
                 have += m
-                m = min(later[t], o.need[k][t] - m)
+                m = min(later[t], need - m)
                 later[t] -= m
                 have += self.w[W_ORDER_BELT] * m
             v += self.progress * o.money[k] * have / o.n_pieces[k]

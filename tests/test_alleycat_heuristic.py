@@ -201,3 +201,47 @@ def test_it_wins_solo_weeks_the_first_heuristic_does_not():
     wins = {bot: int(run_batch(state, [strategies.build("alleycat", bot)], 400, run_seed=17)["win"].sum())
             for bot in BOTS}
     assert wins["heuristic"] >= 10 and wins["heuristic_v1"] <= 4, wins
+
+
+# ---- the evaluation of cut-off rollouts (the search bot's) ----
+
+def test_evaluation_values_coal_in_the_currency_of_the_position_valued():
+    # 2 players, £1 a coal at the end (Chocolate Factory, final scoring). On Saturday's
+    # orders a coal is worth exactly its end value, mid-week its use (the `coal` weight,
+    # 0.5), whatever the bot decided last: here a Monday shift, whose currency (a coal
+    # at its use) once leaked into Saturday's evaluation.
+    bot = strategies.build("alleycat", "heuristic")
+    assert bot.weights["coal"] == 0.5
+    for day, worth in ((6, 1.0), (2, 0.5)):
+        monday = GAME.new_state(GAME.params(players=2))
+        monday.new_game(3)
+        monday.enter("run", 0, day=1)
+        bot.prepare(monday)
+        bot.choose_action(monday, RngView.seeded(1))
+        values = []
+        for coal in (2, 3):
+            state = GAME.new_state(GAME.params(players=2))
+            state.new_game(5)
+            state.enter("orders", 0, day=day)
+            state.set_seat(0, coal=coal)
+            values.append(bot.evaluation(state, 0))
+        assert values[1] - values[0] == pytest.approx(worth, abs=1e-12), day
+
+
+def test_evaluation_needs_no_prepare_and_counts_the_orders():
+    # An unprepared bot (the search bot asks evaluates() before binding it) values a
+    # position as a prepared one does: the Corner Shop order table it reads is filled
+    # on first use. Mid-week orders: 2 Boxed in the store room pay "2 boxed = 8" at
+    # `ready` (0.9) plus `complete` (5.0) at `ready`, so they are worth more than in
+    # a store room without the order.
+    state = GAME.new_state(GAME.params(players=2))
+    state.new_game(5)
+    state.enter("orders", 0, day=2)
+    state.set_seat(0, store=["boxed", "boxed"], orders=[("small", 4, 1)])
+    fresh = strategies.build("alleycat", "heuristic")
+    prepared = strategies.build("alleycat", "heuristic")
+    prepared.prepare(state)
+    assert fresh.evaluation(state, 0) == prepared.evaluation(state, 0)
+    without = state.clone()
+    without.set_seat(0, orders=[("small", 0, 1)])
+    assert prepared.evaluation(state, 0) > prepared.evaluation(without, 0)

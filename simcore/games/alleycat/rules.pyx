@@ -1895,9 +1895,11 @@ cdef class AlleyCatState(GameState):
         parts[1] = c.most_orders if best > 0 and a.n_done == best else 0
         parts[2] = 0
         for k in range(N_STORES):
-            self.store_awards(k, money, place)
-            parts[2] += money[seat]
-            stores += a.track[k] > 0
+            # Off the track, a seat is paid nothing there (the bots score often).
+            if a.track[k] > 0:
+                self.store_awards(k, money, place)
+                parts[2] += money[seat]
+                stores += 1
         parts[3] = c.diversity[stores]
         # Pieces still on the belt count too: Saturday's sweep takes them to the store room.
         pieces = total(a.store)
@@ -2018,7 +2020,16 @@ cdef class AlleyCatState(GameState):
     # ---- search support ----
 
     cdef void copy_into(self, GameState other) noexcept nogil:
-        (<AlleyCatState>other).s = self.s
+        # One memcpy (a struct assignment goes through a stack temporary: twice the
+        # bytes), and only the seats in play: the others stay zero from reset in a state
+        # of the same params (a third of the bytes at 2 players, half solo).
+        cdef Ac* d = &(<AlleyCatState>other).s
+        cdef char* src = <char*>&self.s
+        cdef char* dst = <char*>d
+        cdef size_t used = <char*>&self.s.seat[self.cfg.n] - src
+        cdef size_t tail = <char*>&self.s.seat[N_SEATS] - src
+        memcpy(dst, src, used)
+        memcpy(dst + tail, src + tail, sizeof(Ac) - tail)
 
     cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
         # Hidden from everyone: the order of the undrawn parts (those back in the box
