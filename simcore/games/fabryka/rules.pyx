@@ -11,6 +11,7 @@ from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, shuffle_i8
 from simcore.state cimport GameState, CHECKED
+from simcore.seen cimport seen_clear, seen_move, seen_one, seen_key
 from simcore.batchjob cimport BatchJob
 from simcore.strategy cimport Lineup
 
@@ -118,6 +119,7 @@ cdef class FabrykaState(GameState):
         self.s.round = 0
         self.s.rounds_done = 0
         self.s.end = END_SCORING
+        seen_clear(&self.s.seen)
         rng_seed(&self.s.rng, seed)
         memcpy(self.s.deck, self.cfg.cards, self.cfg.n_cards)
         shuffle_i8(&self.s.rng, self.s.deck, self.cfg.n_cards)
@@ -135,6 +137,7 @@ cdef class FabrykaState(GameState):
         for p in range(N_SEATS):
             for i in range(self.cfg.hand_size):
                 self.s.hand[p][i] = self.s.deck[self.s.deck_pos]
+                seen_one(&self.s.seen, p, self.s.hand[p][i])
                 self.s.deck_pos += 1
             self.s.hand_len[p] = self.cfg.hand_size
             self.s.turns_taken[p] = 0
@@ -163,6 +166,7 @@ cdef class FabrykaState(GameState):
     cdef int apply(self, int action) except -2 nogil:
         cdef int p = self.s.to_move
         cdef int k, n, kind
+        seen_move(&self.s.seen)
         if action == COLLECT:
             n = self.cfg.collect_count
             if n > self.s.belt_len:
@@ -299,6 +303,10 @@ cdef class FabrykaState(GameState):
             return COLLECT
         return self.s.hand[self.s.to_move][action]
 
+    cdef int outcome_key(self, int observer) noexcept nogil:
+        # The only chance a move brings: the new round's deal, each seat seeing its hand.
+        return seen_key(&self.s.seen, observer)
+
     cdef void copy_into(self, GameState other) noexcept nogil:
         (<FabrykaState>other).s = self.s
 
@@ -333,6 +341,7 @@ cdef class FabrykaState(GameState):
             self.s.hand[o][i] = pool[n]
             n += 1
         rng_seed(&self.s.rng, rng_next(rng))
+        seen_move(&self.s.seen)
 
     cdef int validate(self) noexcept nogil:
         cdef int count[N_KINDS]
