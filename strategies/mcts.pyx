@@ -115,8 +115,9 @@ EXPLORE = 0.25
 
 
 cdef struct Node:
-    int key             # what the tree's seat saw of the move that leads here
-    int player          # the seat that played it
+    int key             # what the tree's seat saw of the move that leads here (>= 0), or,
+                        # for a chance node, -1 - the outcome it saw right after (< -1)
+    int player          # the seat that played it (a chance node: the tree's seat)
     int first_child     # -1: none
     int next_sibling    # -1: none
     int visits
@@ -158,7 +159,7 @@ cdef class MctsStrategy(Strategy):
 
     cdef Node* pool
     cdef int capacity
-    cdef int* path             # path[step * MAX_PLAYERS + tree]: node indices of the walk
+    cdef int* path             # path[depth * MAX_PLAYERS + tree]: node indices of the walk
     cdef uint32_t* legal_mark  # stamp per key: legal for the seat to move
     cdef uint32_t* tried_mark  # stamp per key: a child of the current node has it
     cdef int* rep              # per key: the first legal action with it
@@ -289,6 +290,12 @@ cdef class MctsStrategy(Strategy):
                 raise ValueError(f"mcts handles action keys in [0, {KEY_IDS}), not {k}")
         return k
 
+    cdef inline int follow(self, int* cur, int q, int node) noexcept nogil:
+        # Tree q's walk goes down to `node`.
+        cur[q] += 1
+        self.path[cur[q] * MAX_PLAYERS + q] = node
+        return node
+
     cdef int child_with(self, int node, int key, int player, int* used) noexcept nogil:
         # The child of `node` with `key`, created if there is none.
         cdef int child = self.pool[node].first_child
@@ -311,8 +318,10 @@ cdef class MctsStrategy(Strategy):
         return child
 
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
-        cdef int it, i, k, p, q, nl, nk, node, child, best, n_tried, used, steps, length, a, key, todo
+        cdef int it, i, k, p, q, nl, nk, node, child, best, n_tried, used, steps, a, key, todo
         cdef int nt = state.n_players
+        cdef int cur[MAX_PLAYERS]   # each tree's depth in the walk (chance nodes count)
+        cdef bint first
         cdef int buf[MAX_ACTIONS]
         cdef int allowed[MAX_ACTIONS]
         cdef int untried[MAX_ACTIONS]
@@ -337,6 +346,12 @@ cdef class MctsStrategy(Strategy):
             self.reused += 1
             for q in range(nt):
                 self.root[q] = self.next_root[q]
+            # The bot's tree goes on below the outcome its move showed it (the real state's:
+            # its own draw, a card turned up...). The other seats' outcomes are theirs:
+            # their trees go on from the move, their decisions below it directly.
+            k = state.outcome_key(seat)
+            if k != 0:
+                self.root[seat] = self.chance_of(self.root[seat], k, seat)
             used = self.used
             todo = max(self.iterations - self.pool[self.root[seat]].visits, self.iterations // 4, 1)
         else:
@@ -359,11 +374,13 @@ cdef class MctsStrategy(Strategy):
         for it in range(todo):
             state.copy_into(self.scratch)
             self.scratch.determinize(seat, rng)
-            length = 1
+            for q in range(nt):
+                cur[q] = 0
+            first = True
             p = self.scratch.current_player()
             # Selection and expansion, every tree in step.
             while p >= 0 and used + nt <= self.capacity:
-                if length == 1:
+                if first:
                     moves = legal      # the bot's own decision: the list it was given
                     nl = n
                 else:
@@ -382,7 +399,7 @@ cdef class MctsStrategy(Strategy):
                         self.legal_mark[key] = st
                         self.rep[key] = moves[i]
                         nk += 1
-                node = self.path[(length - 1) * MAX_PLAYERS + p]
+                node = self.path[cur[p] * MAX_PLAYERS + p]
                 n_tried = 0
                 best = -1
                 best_value = -1.0
@@ -390,8 +407,9 @@ cdef class MctsStrategy(Strategy):
                 while child >= 0:
                     nd = &self.pool[child]
                     # (A node where seats' turns differ between worlds keeps the
-                    # others' children too: only the mover's count.)
-                    if self.legal_mark[nd.key] == st and nd.player == p:
+                    # others' children too: only the mover's count; chance children
+                    # are never chosen.)
+                    if nd.key >= 0 and self.legal_mark[nd.key] == st and nd.player == p:
                         self.tried_mark[nd.key] = st
                         n_tried += 1
                         nd.avail += 1
@@ -436,14 +454,22 @@ cdef class MctsStrategy(Strategy):
                 # Every tree follows the move by what its seat sees of it.
                 for q in range(nt):
                     if q == p:
-                        self.path[length * MAX_PLAYERS + q] = child
+                        self.follow(cur, q, child)
                     else:
-                        self.path[length * MAX_PLAYERS + q] = self.child_with(
-                            self.path[(length - 1) * MAX_PLAYERS + q], self.key(self.scratch, a, q), p, &used)
-                length += 1
+                        self.follow(cur, q, self.child_with(
+                            self.path[cur[q] * MAX_PLAYERS + q], self.key(self.scratch, a, q), p, &used))
+                first = False
                 p = self.scratch.apply(a)
-                if expanded:
+                if expanded or used + nt > self.capacity:
                     break
+                # Then by the outcome its seat saw of the move's chance, if it saw one:
+                # its next decisions hang below that outcome, and only below what it saw
+                # (another seat's private draw leaves its tree as it is).
+                for q in range(nt):
+                    k = self.scratch.outcome_key(q)
+                    if k != 0:
+                        self.follow(cur, q, self.child_with(
+                            self.path[cur[q] * MAX_PLAYERS + q], -1 - k, q, &used))
             # Rollout.
             steps = 0
             while p >= 0 and (self.depth == 0 or steps < self.depth):
@@ -464,9 +490,10 @@ cdef class MctsStrategy(Strategy):
                 value_rewards(self.scratch, self.evaluator, self.scale, reward)
             else:
                 rewards(self.scratch, p < 0, reward)
-            # Back-propagation: in every tree, each node scores for the seat that moved.
-            for i in range(1, length):
-                for q in range(nt):
+            # Back-propagation: in every tree, each node scores for the seat that moved
+            # (a chance node's visits count for the widening of the decisions below it).
+            for q in range(nt):
+                for i in range(1, cur[q] + 1):
                     nd = &self.pool[self.path[i * MAX_PLAYERS + q]]
                     nd.visits += 1
                     nd.reward += reward[nd.player]
@@ -481,7 +508,7 @@ cdef class MctsStrategy(Strategy):
         child = self.pool[self.root[seat]].first_child
         while child >= 0:
             nd = &self.pool[child]
-            if nd.player == seat and self.legal_mark[nd.key] == st and nd.visits > 0 and (
+            if nd.key >= 0 and nd.player == seat and self.legal_mark[nd.key] == st and nd.visits > 0 and (
                     best < 0 or nd.visits >= self.pool[best].visits):
                 best = child
             child = nd.next_sibling
@@ -516,6 +543,11 @@ cdef class MctsStrategy(Strategy):
         self.last_seat = seat
         self.reusable = True
         return 0
+
+    cdef int chance_of(self, int node, int outcome, int seat) noexcept nogil:
+        # The chance child of `node` for `outcome` in `seat`'s tree, created if the
+        # searches never met it (keep() left half the pool or more free).
+        return self.child_with(node, -1 - outcome, seat, &self.used)
 
     cdef bint successor(self, GameState state, int seat, const int* legal, int n) noexcept nogil:
         # Whether `state` is `after` as far as the bot can tell: the same seat to move,
@@ -552,6 +584,25 @@ cdef class MctsStrategy(Strategy):
             out.append((nd.key, nd.visits, nd.reward / nd.visits if nd.visits else 0.0, nd.avail))
             child = nd.next_sibling
         return out
+
+    def tree(self, int seat):
+        """After a search: `seat`'s tree, depth first from its root, as rows (depth, key,
+        player, visits, parent row or -1); a chance node's key is -1 - the outcome its
+        seat saw (tests, inspection)."""
+        cdef Node* nd
+        cdef int node, child
+        rows = []
+        stack = [(self.root[seat], 0, -1)]
+        while stack:
+            node, depth, parent = stack.pop()
+            nd = &self.pool[node]
+            rows.append((depth, nd.key, nd.player, nd.visits, parent))
+            me = len(rows) - 1
+            child = nd.first_child
+            while child >= 0:
+                stack.append((child, depth + 1, me))
+                child = self.pool[child].next_sibling
+        return rows
 
 
 cdef void value_rewards(GameState s, Strategy bot, double scale, double* out) noexcept nogil:
