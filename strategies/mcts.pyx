@@ -29,10 +29,16 @@ trees at once, one move at a time:
 - back-propagation: in every tree, each node of the walk adds the reward of the seat
   that played its move.
 
-Chance is not a node: each iteration's world fixes it, and no tree is keyed by an
-outcome, so a decision in the tree depends only on the moves before it as its seat saw
-them (a move illegal in a world, such as a card not dealt there, is simply not
-available in it).
+Chance is a node in each seat's tree where that seat saw it: after a move, every tree
+goes down to a chance child named by what its seat saw of the move's chance outcomes
+(`GameState.outcome_key`: the cards dealt into its own hand, a display dealt face up,
+the die, an order another seat took face up), and the seat's next decisions hang below
+it. So a later decision depends only on the moves before it and the outcomes as its
+seat saw them: a decision node for each hand dealt, none for another seat's private
+draw (that seat's tree splits by it, the others' do not). Each iteration's world fixes
+the outcomes; a chance child is never chosen, only followed. A move illegal in a world
+(a card not dealt there) is simply not available in it. `chance=0` leaves chance out
+of the trees, as before (for comparison).
 
 Every seat maximises its own result: the reward of a seat is its win share (1, 1/k for a
 victory shared by k, 0) plus 0.1 x (n - rank) / (n - 1) at n > 1 players.
@@ -45,8 +51,11 @@ node per seat the walk stops and the iteration rolls out from where it is.
 Tree reuse (`reuse=1`): when the bot's chosen move leaves it to move again (a turn of
 several small decisions), the next search starts from each seat's subtree of that move
 and runs only what the budget lacks beyond the visits kept (at least a quarter of it
-new), so a budget is the root's visits. The kept visits were gathered in worlds sampled
-before the move; what the move revealed enters through the new ones. The bot knows its
+new), so a budget is the root's visits. The bot's own tree goes on below the outcome its
+move showed it (the real state's outcome_key for its seat: the die it rolled, the cards
+it drew), so only the visits of worlds with that outcome are kept; the other seats'
+trees go on from the move itself, since what they saw of it is theirs (their next
+decisions hang directly below it, chance children left aside). The bot knows its
 successor by playing its move on a copy of the real state (`after`) and comparing seat
 to move, standings and legal list at the next call; nothing of that copy reaches a
 decision. Any other call (another game, a forced move between, a Python caller asking
@@ -152,6 +161,11 @@ cdef class MctsStrategy(Strategy):
         "explore": -1,        # share of a node's later expansions drawn uniformly, not guided;
                               # -1: the game's (GAME_DEFAULTS), else EXPLORE
         "nodes": 100000,      # node pool size (memory: 32 bytes a node)
+        "chance": 1,          # chance widening: a seat's later decisions hang below the chance
+                              # outcome it saw of a move (its draw, a card turned up, the die)
+                              # while the move's node, visited v times, has fewer than
+                              # chance * sqrt(v + 1) outcomes; the others share the decisions
+                              # right below the move; 0: no tree is keyed by chance
         "reuse": 1,           # 1: a decision that follows the bot's own move keeps that move's
                               # subtrees and tops the root up to `iterations` visits (at least
                               # a quarter of them new); 0: every decision searches afresh
@@ -174,6 +188,7 @@ cdef class MctsStrategy(Strategy):
     # of that move, one a seat; `used` the pool in use.
     cdef GameState after
     cdef bint reusable, reuse
+    cdef double chance
     cdef int last_seat, used
     cdef int root[MAX_PLAYERS]
     cdef int next_root[MAX_PLAYERS]
@@ -204,6 +219,8 @@ cdef class MctsStrategy(Strategy):
             raise UserError(f"mcts: weight explore={w['explore']:g} must be in [0, 1], or -1 for the game's")
         if w["scale"] < 0 and w["scale"] != -1:
             raise UserError(f"mcts: weight scale={w['scale']:g} must be >= 0, or -1 for the game's")
+        if w["chance"] < 0:
+            raise UserError(f"mcts: weight chance={w['chance']:g} must be >= 0")
         if w["reuse"] not in (0, 1):
             raise UserError(f"mcts: weight reuse={w['reuse']:g} must be 0 or 1")
         if w["widen"] < 0:
@@ -220,6 +237,7 @@ cdef class MctsStrategy(Strategy):
         self.explore = max(self.explore_weight, 0.0)
         self.capacity = int(w["nodes"])
         self.reuse = w["reuse"] != 0
+        self.chance = w["chance"]
         self.reusable = False
         self.pool = <Node*>malloc(self.capacity * sizeof(Node))
         self.path = <int*>malloc(self.capacity * MAX_PLAYERS * sizeof(int))
@@ -349,9 +367,11 @@ cdef class MctsStrategy(Strategy):
             # The bot's tree goes on below the outcome its move showed it (the real state's:
             # its own draw, a card turned up...). The other seats' outcomes are theirs:
             # their trees go on from the move, their decisions below it directly.
-            k = state.outcome_key(seat)
+            k = state.outcome_key(seat) if self.chance > 0 else 0
             if k != 0:
-                self.root[seat] = self.chance_of(self.root[seat], k, seat)
+                child = self.chance_child(self.root[seat], k, seat, &self.used)
+                if child >= 0:
+                    self.root[seat] = child
             used = self.used
             todo = max(self.iterations - self.pool[self.root[seat]].visits, self.iterations // 4, 1)
         else:
@@ -462,14 +482,17 @@ cdef class MctsStrategy(Strategy):
                 p = self.scratch.apply(a)
                 if expanded or used + nt > self.capacity:
                     break
+                if self.chance == 0:
+                    continue
                 # Then by the outcome its seat saw of the move's chance, if it saw one:
                 # its next decisions hang below that outcome, and only below what it saw
                 # (another seat's private draw leaves its tree as it is).
                 for q in range(nt):
                     k = self.scratch.outcome_key(q)
                     if k != 0:
-                        self.follow(cur, q, self.child_with(
-                            self.path[cur[q] * MAX_PLAYERS + q], -1 - k, q, &used))
+                        child = self.chance_child(self.path[cur[q] * MAX_PLAYERS + q], k, q, &used)
+                        if child >= 0:
+                            self.follow(cur, q, child)
             # Rollout.
             steps = 0
             while p >= 0 and (self.depth == 0 or steps < self.depth):
@@ -544,10 +567,22 @@ cdef class MctsStrategy(Strategy):
         self.reusable = True
         return 0
 
-    cdef int chance_of(self, int node, int outcome, int seat) noexcept nogil:
-        # The chance child of `node` for `outcome` in `seat`'s tree, created if the
-        # searches never met it (keep() left half the pool or more free).
-        return self.child_with(node, -1 - outcome, seat, &self.used)
+    cdef int chance_child(self, int node, int outcome, int seat, int* used) noexcept nogil:
+        # The chance child of the move node `node` for `outcome` in `seat`'s tree; created
+        # if there is none while the node has fewer than chance * sqrt(visits + 1) (an
+        # outcome met again and again, as a die's, soon has its own; most of a deal's
+        # thousands of hands share the node's own children), else -1.
+        cdef int child = self.pool[node].first_child
+        cdef int n = 0
+        cdef int key = -1 - outcome
+        while child >= 0:
+            if self.pool[child].key == key:
+                return child
+            n += self.pool[child].key < -1
+            child = self.pool[child].next_sibling
+        if n >= self.chance * sqrt(self.pool[node].visits + 1.0):
+            return -1
+        return self.child_with(node, key, seat, used)
 
     cdef bint successor(self, GameState state, int seat, const int* legal, int n) noexcept nogil:
         # Whether `state` is `after` as far as the bot can tell: the same seat to move,

@@ -3,6 +3,7 @@ saw of a move's chance outcomes, that its tree's later decisions hang below the 
 it saw and not below one it did not see, and that a kept subtree follows the real one."""
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -12,6 +13,7 @@ from simcore.registry import games, get_game
 from simcore.strategy import RngView
 
 COLLECT = 16
+ALL = 10 ** 6       # a chance widening that gives every outcome met its own node
 
 
 def _tables():
@@ -124,7 +126,8 @@ def test_a_seats_deal_splits_its_tree_by_the_hand_it_saw():
         key_of_hand.setdefault(hand, set()).add(world.outcome_of(0))
     assert all(len(keys) == 1 for keys in key_of_hand.values())
     assert len({k for keys in key_of_hand.values() for k in keys}) == len(key_of_hand) > 5
-    bot = bot_for(st, "mcts(iterations=400, widen=0)", "fabryka")
+    # Every outcome its own node (no chance widening).
+    bot = bot_for(st, f"mcts(iterations=400, widen=0, chance={ALL})", "fabryka")
     bot.choose_action(st, RngView.seeded(3))
     for seat in (0, 1):
         rows = bot.tree(seat)
@@ -186,7 +189,7 @@ def test_kept_subtree_follows_the_outcome_the_move_showed():
         while not state.terminal and tested < 3:
             if A["roll"] in state.legal() and len(state.legal()) > 1:
                 seat = state.player
-                bot = bot_for(state, "mcts(iterations=200)", "manfredini")
+                bot = bot_for(state, f"mcts(iterations=200, chance={ALL})", "manfredini")
                 a = bot.choose_action(state, RngView.seeded(1))
                 rows = bot.tree(seat)
                 move = next(i for i, r in enumerate(rows) if r[4] == 0 and r[1] == state.key_of(a, seat))
@@ -202,3 +205,32 @@ def test_kept_subtree_follows_the_outcome_the_move_showed():
                     tested += 1
             state.apply_action(heuristic.choose_action(state, RngView.seeded(0)))
     assert tested == 3
+
+
+def test_chance_off_keys_no_tree_by_an_outcome():
+    st = _fabryka_round_end()
+    bot = bot_for(st, "mcts(iterations=400, widen=0, chance=0)", "fabryka")
+    bot.choose_action(st, RngView.seeded(3))
+    for seat in (0, 1):
+        rows = bot.tree(seat)
+        assert all(r[1] >= -1 for r in rows)
+        # The next round's decisions hang right below seat 0's second moves.
+        assert any(r[0] == 3 for r in rows)
+
+
+def test_chance_widening_gives_a_move_node_few_outcomes_and_shares_the_rest():
+    """At the default chance=1, a move node visited v times has at most sqrt(v + 1)
+    chance children (the die's eight faces soon have theirs); the hands of a deal,
+    thousands, mostly share the decisions right below the move."""
+    st = _fabryka_round_end()
+    bot = bot_for(st, "mcts(iterations=400, widen=0)", "fabryka")
+    bot.choose_action(st, RngView.seeded(3))
+    rows = bot.tree(0)
+    parents = {r[4] for r in rows if r[1] < -1}
+    assert len(parents) == 2
+    for p in parents:
+        below = [rows[j] for j in children(rows, p)]
+        n_chance = sum(1 for r in below if r[1] < -1)
+        assert 1 <= n_chance <= math.ceil(math.sqrt(rows[p][3] + 1))
+        # The shared decisions: the next round's, below the move itself.
+        assert any(r[1] >= 0 for r in below)
