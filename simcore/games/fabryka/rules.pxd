@@ -2,7 +2,6 @@
 cimport cython
 from simcore.rng cimport Rng
 from simcore.state cimport GameState
-from simcore.seen cimport Seen
 
 cdef enum:
     N_KINDS = 11         # biscuits, blueberries, strawberries, almonds (fillings 0-3),
@@ -56,7 +55,8 @@ cdef struct Fab:
     int rounds_done                  # round boundaries recorded in interim
     int collect_turn[N_SEATS][MAX_ROUNDS]  # turn (1-based, within the round) of each collect; 0 = none
     int interim[N_SEATS][MAX_ROUNDS]
-    Seen seen                        # what each seat saw of the last move's deal (its new hand)
+    unsigned int moves               # moves applied (and determinizations), to stamp the deal
+    unsigned int dealt               # 1 + moves when the last deal was made
 
 
 cdef struct FabObs:
