@@ -50,7 +50,13 @@ Fabryka 48.5% (46.3-50.7) of 2,000, 49.5% (45.5-53.5) of 600 at 800 iterations,
 Manfredini 51.0% (46.1-55.9) of 400, Alley Cat 56.2% (45.3-66.6) of 80; and against the
 tuned heuristic in Fabryka 74.3% of 2,000 (chance=0: 77.5%, widened: 76.1%). At these
 budgets the split trees find no more than the shared ones; Enemy Chocolatier has no
-chance after the deal, so its trees are as before.
+chance after the deal, so its trees are as before. With chance nodes (chance=1), the
+default budget against the heuristics, 2 players, seats rotated: Fabryka 96.8%
+(95.5-97.7) of 1,000 and tuned 76.1% (74.2-77.9) of 2,000; Enemy Chocolatier 97.0%
+(91.5-99.0) and tuned 95.0% (88.8-97.8) of 100 each; Manfredini 89.8% (84.8-93.2) of
+200 (chance=0 on the same seeds 93.0%); Alley Cat 91.7% (81.9-96.4) of 60. Doubling in
+Fabryka, deals played twice with seats swapped: 400 against 200 iterations 56.8%
+(52.4-61.1) of 500 deals, 800 against 400 52.7% (47.8-57.5) of 400 deals.
 
 Every seat maximises its own result: the reward of a seat is its win share (1, 1/k for a
 victory shared by k, 0) plus 0.1 x (n - rank) / (n - 1) at n > 1 players.
