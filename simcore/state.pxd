@@ -90,6 +90,15 @@ cdef class GameState:
     # choice). Depends only on what `observer` has seen. The base: the action itself,
     # right for a game whose action numbers mean the same move in every world.
     cdef int action_key(self, int action, int observer) noexcept nogil
+    # What `observer` saw of the chance outcomes of the last apply(): the cards drawn into
+    # its own hand, the cards turned face up, the dice... folded to an int in [0, 2**30),
+    # 0 when it saw none. Two worlds `observer` cannot tell apart before the move, in
+    # which it sees the same after it, give the same key; another seat's private draw
+    # is nothing to it. The search trees hang a seat's next decisions below the outcome
+    # it saw (strategies/mcts.pyx). After determinize nothing counts as seen until the
+    # next apply. The base: 0, a game whose search ignores chance (a Python game, the
+    # examples); the compiled games keep a simcore/seen.pxd record.
+    cdef int outcome_key(self, int observer) noexcept nogil
     # Make `other` (same class, same params) an independent copy of this state.
     cdef void copy_into(self, GameState other) noexcept nogil
     # Resample everything `observer` cannot see (hidden hands, deck order, the future of

@@ -67,6 +67,9 @@ cdef class GameState:
     cdef int action_key(self, int action, int observer) noexcept nogil:
         return action
 
+    cdef int outcome_key(self, int observer) noexcept nogil:
+        return 0
+
     cdef void copy_into(self, GameState other) noexcept nogil:
         pass
 
@@ -186,6 +189,10 @@ cdef class GameState:
     def key_of(self, int action, int observer):
         """What `observer` sees of `action` played now (action_key)."""
         return self.action_key(action, observer)
+
+    def outcome_of(self, int observer):
+        """What `observer` saw of the chance outcomes of the last move (outcome_key; 0: none)."""
+        return self.outcome_key(observer)
 
     def determinized(self, int observer, seed):
         """A copy in which everything `observer` cannot see is resampled from `seed`."""

@@ -296,7 +296,8 @@ def test_bad_weights_are_refused(bot, weights, field):
 
 
 @pytest.mark.parametrize("weights,field", [("explore=1.5", "explore"), ("nodes=11", "nodes"),
-                                           ("widen=-1", "widen"), ("reuse=2", "reuse")])
+                                           ("widen=-1", "widen"), ("reuse=2", "reuse"),
+                                           ("chance=-1", "chance")])
 def test_bad_ismcts_weights_are_refused(weights, field):
     with pytest.raises(UserError, match=field):
         strategies.build("fabryka", f"mcts({weights})")

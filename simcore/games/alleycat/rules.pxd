@@ -4,6 +4,7 @@
 cimport cython
 from simcore.rng cimport Rng
 from simcore.state cimport GameState
+from simcore.seen cimport Seen
 
 cdef enum:
     N_PIECES = 7            # bean, cocoa, chunks, fingers, caramel, nuts, boxed
@@ -305,6 +306,9 @@ cdef struct AcSeat:
 
 cdef struct Ac:
     Rng rng
+    Seen seen                                # what each seat saw of the last move's chance:
+                                             # a day's display, its own order offer, another's
+                                             # order taken, a Daily Demand turned up
     int day                                  # 0-based
     int start                                # start player today
     int first                                # start player of day 1
@@ -384,6 +388,7 @@ cdef class AlleyCatState(GameState):
     cdef void deal_solo(self) noexcept nogil
     cdef void begin_day(self) noexcept nogil
     cdef void solo_display(self) noexcept nogil
+    cdef void see_display(self) noexcept nogil
     cdef void take_card(self, int p, int packet, int i) noexcept nogil
     cdef void hire(self, int p, int card) noexcept nogil
     cdef void place_part(self, int p, int slot) noexcept nogil

@@ -12,6 +12,15 @@ from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
 from simcore.state cimport GameState
+from simcore.seen cimport seen_move, seen_one, seen_all, seen_key
+
+# What the outcomes a seat sees are, in its Seen record (simcore/seen.pxd): kind + value.
+cdef enum:
+    SEEN_PART = 1 << 24     # + place * 4096 + 1 + the part dealt there (0: none)
+    SEEN_EMP = 2 << 24      # + place * 4096 + 1 + the employee dealt there (0: none)
+    SEEN_DEMAND = 3 << 24   # + place * 4096 + each Demand face up (solo)
+    SEEN_OFFER = 4 << 24    # + size * 4096 + 1 + the order drawn of that size (0: none left)
+    SEEN_TAKEN = 5 << 24    # + the order another seat took from its offer
 from simcore.batchjob cimport BatchJob
 from simcore.strategy cimport Lineup
 
@@ -538,6 +547,7 @@ cdef class AlleyCatState(GameState):
             if self.s.day < c.daily:
                 self.s.revealed += 1
             self.solo_display()
+            self.see_display()
         else:
             for i in range(c.n):
                 self.s.pk_first[i] = first
@@ -550,10 +560,25 @@ cdef class AlleyCatState(GameState):
                 self.s.pk_first[c.n + i] = first
                 self.s.pk_len[c.n + i] = c.emp_packet[i]
                 first += c.emp_packet[i]
+        if not c.solo:
+            self.see_display()
         self.s.draft_k = 0
         self.s.phase = PH_DRAFT
         self.s.sub = S_PACKET
         self.s.to_move = self.draft_seat(0)
+
+    cdef void see_display(self) noexcept nogil:
+        # The day's display is dealt face up: every seat sees each card where it lies
+        # (the draft's actions name places, not cards); in solo, the Demands face up too.
+        cdef int i
+        cdef int n = self.cfg.n
+        for i in range(DISPLAY):
+            seen_all(&self.s.seen, n, SEEN_PART + i * 4096 + self.s.disp_part[i] + 1)
+        for i in range(MAX_DISP_EMP):
+            seen_all(&self.s.seen, n, SEEN_EMP + i * 4096 + self.s.disp_emp[i] + 1)
+        if self.cfg.solo:
+            for i in range(1, self.s.revealed):
+                seen_all(&self.s.seen, n, SEEN_DEMAND + i * 4096 + self.s.demand_deck[i - 1])
 
     cdef void solo_display(self) noexcept nogil:
         # Part i lies on employee i. The day's store's employee leaves with its part; the
@@ -1181,6 +1206,8 @@ cdef class AlleyCatState(GameState):
             for z in range(N_SIZES):
                 self.s.p_drawn[z] = self.draw_order(z)
                 offered += self.s.p_drawn[z] >= 0
+                # The offer is the replacing seat's alone.
+                seen_one(&self.s.seen, p, SEEN_OFFER + z * 4096 + self.s.p_drawn[z] + 1)
             if offered:
                 self.s.p_order = i
                 self.s.sub = S_REPLACE
@@ -1586,6 +1613,7 @@ cdef class AlleyCatState(GameState):
         cdef int sub = self.s.sub, k, t, q, i, j, z, nt
         cdef int sq[3]
         cdef const AcOrder* o
+        seen_move(&self.s.seen)
         if sub == S_PACKET:
             j = action - A_PACKET
             self.s.pk_taken[j] = True
@@ -1782,6 +1810,8 @@ cdef class AlleyCatState(GameState):
         elif sub == S_REPLACE:
             z = action - A_SIZE
             a.order[self.s.p_order] = self.s.p_drawn[z]
+            # The order taken lies face up: the others now see which of its size it is.
+            seen_all(&self.s.seen, c.n, SEEN_TAKEN + self.s.p_drawn[z])
             a.stage[self.s.p_order] = 0
             for i in range(N_SIZES):
                 if i != z and self.s.p_drawn[i] >= 0:
@@ -2068,6 +2098,10 @@ cdef class AlleyCatState(GameState):
             # Daily Demands not yet revealed are any of the cards not seen.
             reshuffle(rng, &self.s.demand_deck[self.s.revealed - 1], c.n_demands - self.s.revealed + 1)
         rng_seed(&self.s.rng, rng_next(rng))
+        seen_move(&self.s.seen)
+
+    cdef int outcome_key(self, int observer) noexcept nogil:
+        return seen_key(&self.s.seen, observer)
 
     cdef int validate(self) noexcept nogil:
         cdef AcConfig* c = &self.cfg

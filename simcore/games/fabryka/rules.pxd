@@ -55,6 +55,8 @@ cdef struct Fab:
     int rounds_done                  # round boundaries recorded in interim
     int collect_turn[N_SEATS][MAX_ROUNDS]  # turn (1-based, within the round) of each collect; 0 = none
     int interim[N_SEATS][MAX_ROUNDS]
+    unsigned int moves               # moves applied (and determinizations), to stamp the deal
+    unsigned int dealt               # 1 + moves when the last deal was made
 
 
 cdef struct FabObs:

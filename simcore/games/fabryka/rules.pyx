@@ -11,6 +11,7 @@ from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, shuffle_i8
 from simcore.state cimport GameState, CHECKED
+from simcore.seen cimport seen_mix
 from simcore.batchjob cimport BatchJob
 from simcore.strategy cimport Lineup
 
@@ -118,6 +119,7 @@ cdef class FabrykaState(GameState):
         self.s.round = 0
         self.s.rounds_done = 0
         self.s.end = END_SCORING
+        self.s.moves = 0
         rng_seed(&self.s.rng, seed)
         memcpy(self.s.deck, self.cfg.cards, self.cfg.n_cards)
         shuffle_i8(&self.s.rng, self.s.deck, self.cfg.n_cards)
@@ -140,6 +142,7 @@ cdef class FabrykaState(GameState):
             self.s.turns_taken[p] = 0
             self.s.has_collected[p] = False
         self.s.to_move = self.s.token
+        self.s.dealt = self.s.moves + 1
 
     cdef int current_player(self) noexcept nogil:
         return self.s.to_move
@@ -163,6 +166,7 @@ cdef class FabrykaState(GameState):
     cdef int apply(self, int action) except -2 nogil:
         cdef int p = self.s.to_move
         cdef int k, n, kind
+        self.s.moves += 1
         if action == COLLECT:
             n = self.cfg.collect_count
             if n > self.s.belt_len:
@@ -299,6 +303,18 @@ cdef class FabrykaState(GameState):
             return COLLECT
         return self.s.hand[self.s.to_move][action]
 
+    cdef int outcome_key(self, int observer) noexcept nogil:
+        # The only chance a move brings: the new round's deal, each seat seeing its hand
+        # (the whole hand, as the deal is the move's last act). Worked out here when asked
+        # rather than recorded card by card: random play, the yardstick, never asks.
+        cdef unsigned int h = 0
+        cdef int i
+        if self.s.dealt != self.s.moves + 1:
+            return 0
+        for i in range(self.s.hand_len[observer]):
+            h += seen_mix(self.s.hand[observer][i])
+        return 1 + <int>(h & 0x3FFFFFFE)
+
     cdef void copy_into(self, GameState other) noexcept nogil:
         (<FabrykaState>other).s = self.s
 
@@ -333,6 +349,7 @@ cdef class FabrykaState(GameState):
             self.s.hand[o][i] = pool[n]
             n += 1
         rng_seed(&self.s.rng, rng_next(rng))
+        self.s.moves += 1
 
     cdef int validate(self) noexcept nogil:
         cdef int count[N_KINDS]

@@ -15,6 +15,7 @@ cimport cython
 from libc.stdint cimport uint64_t
 from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_PLAYERS
+from simcore.seen cimport Seen
 
 cdef enum:
     MAX_SPACES = 12      # factory spaces = die faces = numbered cards per player
@@ -271,6 +272,8 @@ cdef struct Man:
     int legal[MAX_LEGAL]             # the legal list of the current decision
     int interim[MAX_SEATS][2]
     int interims_done
+    Seen seen                        # what each seat saw of the last move's chance: its
+                                     # draws, its Break Room look, the die, a new half's deal
 
 
 cdef struct MObs:

@@ -14,8 +14,16 @@ from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, rng_uniform, shuffle_i8
 from simcore.state cimport GameState, MAX_PLAYERS
+from simcore.seen cimport seen_move, seen_one, seen_all, seen_key
 from simcore.batchjob cimport BatchJob
 from simcore.strategy cimport Lineup
+
+# What the outcomes a seat sees are, in its Seen record (simcore/seen.pxd): kind + value.
+cdef enum:
+    SEEN_DRAW = 1 << 16     # + the card drawn into the seat's hand
+    SEEN_LOOK = 2 << 16     # + a specialist looked at in the Break Room
+    SEEN_DIE = 3 << 16      # + a die rolled by a specialist's player
+    SEEN_START = 4 << 16    # + start player * 64 + the die: a half's opening rolls
 
 from simcore.games.manfredini.params import (SPECIALISTS, RECIPES, TRUCKS, VARIANTS,
                                              PLANTATION_ABILITIES, CANDY_ABILITIES)
@@ -403,6 +411,7 @@ cdef class ManfrediniState(GameState):
             while self.s.g[p].hand_len < c.hand_size and n > 0:
                 n -= 1
                 cd.hand[self.s.g[p].hand_len] = cd.deck[n]
+                seen_one(&self.s.seen, p, SEEN_DRAW + cd.deck[n])
                 cd.secret[self.s.g[p].hand_len] = False
                 self.s.g[p].hand_len += 1
             if late:
@@ -439,6 +448,8 @@ cdef class ManfrediniState(GameState):
         else:
             self.s.die = rng_below(&self.s.rng, c.spaces)
             start = self.s.last_mover
+        # The rolls are public: everyone sees who starts and the die left showing.
+        seen_all(&self.s.seen, c.n_players, SEEN_START + start * 64 + self.s.die)
         self.begin_turn(start)
 
     # ---- turn flow ----
@@ -543,6 +554,7 @@ cdef class ManfrediniState(GameState):
             while g.hand_len < self.cfg.hand_size and g.deck_len > 0:
                 g.deck_len -= 1
                 cd.hand[g.hand_len] = cd.deck[g.deck_len]
+                seen_one(&self.s.seen, p, SEEN_DRAW + cd.deck[g.deck_len])
                 cd.secret[g.hand_len] = False
                 g.hand_len += 1
         # Clockwise to the next player with a card; a player without cards is skipped.
@@ -849,6 +861,7 @@ cdef class ManfrediniState(GameState):
         # Every change of step below writes the legal list of the new step at once, where
         # the step is known, rather than dispatching on it again in a generic generator;
         # the frequent steps have their own generators, the rare ones use gen_legal.
+        seen_move(&self.s.seen)
         self.act(action)
         return self.s.to_move
 
@@ -890,6 +903,7 @@ cdef class ManfrediniState(GameState):
             # A roll must be used: the number is set before any later choice.
             if action == A_ROLL:
                 self.s.die = rng_below(&self.s.rng, self.cfg.spaces)
+                seen_all(&self.s.seen, self.cfg.n_players, SEEN_DIE + self.s.die)
             t.number = self.s.die
             k = t.card - SPEC
             if k == K_RUNNER and self.cfg.runner_reach > 0:
@@ -1035,6 +1049,7 @@ cdef class ManfrediniState(GameState):
             for i in range(t.n_look):
                 self.s.spec_len -= 1
                 t.look[i] = self.s.spec[self.s.spec_len]
+                seen_one(&self.s.seen, p, SEEN_LOOK + t.look[i])
                 # The looking seat now sees the card: it leaves that seat's group, if any.
                 g = (self.s.spec_tag[self.s.spec_len] >> (8 * p)) & 0xFF
                 if g >= T_GROUP:
@@ -1378,6 +1393,10 @@ cdef class ManfrediniState(GameState):
             return A_PICK
         return action
 
+    cdef int outcome_key(self, int observer) noexcept nogil:
+        # A played recruit needs no outcome: its card action names it to every seat.
+        return seen_key(&self.s.seen, observer)
+
     cdef void copy_into(self, GameState other) noexcept nogil:
         (<ManfrediniState>other).s = self.s
 
@@ -1527,6 +1546,7 @@ cdef class ManfrediniState(GameState):
                     if cd.deck[i] >= SPEC:
                         cd.kept[cd.deck[i] - SPEC] += 1
         rng_seed(&self.s.rng, rng_next(rng))
+        seen_move(&self.s.seen)
         self.s.n_legal = self.gen_legal(self.s.legal)
 
     cdef void spare_opening(self, int p, signed char* own, int h, int m, Rng* rng) noexcept nogil:
