@@ -25,7 +25,7 @@ def test_the_readme_example_works(tmp_path, monkeypatch, capsys):
     exec(compile(readme_example(), "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "rounds = 3 shortens the game by" in out
-    for name in ("api-compare.html", "api-sweep.html", "api-report.html"):
+    for name in ("api-compare.html", "api-sweep.html", "api-report.html", "api-balance/fabryka.html"):
         assert (tmp_path / name).stat().st_size > 1000
     assert (tmp_path / "runs" / "api-sweep" / "metrics.parquet").exists()
 

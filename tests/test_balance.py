@@ -193,7 +193,7 @@ def test_komi_is_confirmed_by_a_paired_run_in_fabryka(tmp_path):
     first player even it out (a sweep measured 49.9%, 95% CI 49.2-50.6, at 20,000
     games). The paired run with that bonus as a house rule confirms it."""
     p = bal.plan(GAME, tmp_path / "runs", ladder=["heuristic"], games=20_000, precision=0.05)
-    r = bal.balance(p)
+    r = bal.balance(p, jobs=1)  # the same games on any jobs; one thread spares the pool's cost
     (v,) = r.sizes
     assert v.top.games == 20_000 and v.convergence is None
     assert v.komi.points == [2, 0]
@@ -212,7 +212,7 @@ def test_komi_is_confirmed_by_a_paired_run_in_fabryka(tmp_path):
 def test_enemy_chocolatier_says_a_score_bonus_cannot_balance_it(tmp_path):
     p = bal.plan("enemy_chocolatier", tmp_path / "runs", players=[2], ladder=["heuristic"], games=2000,
                  precision=5, compensation=True)
-    (v,) = bal.balance(p).sizes
+    (v,) = bal.balance(p, jobs=1).sizes
     assert v.komi is None and "cannot balance" in v.komi_note
     assert [k.param for k in v.knobs] == ["start_money.step"]
 
@@ -264,17 +264,18 @@ def test_every_table_size_by_default_and_cells_per_size(tmp_path):
 
 def test_a_time_budget_plays_every_cell_and_a_rerun_extends(tmp_path):
     p = bal.plan(GAME, tmp_path / "runs", ladder=["random", "heuristic"], minutes=0.1, compensation=False)
-    first = bal.play(p, p.ladder_cells(), seconds=6)
+    # The pilot, one step of each cell, takes about 0.1 s a cell: 3 s leave it ample room.
+    first = bal.play(p, p.ladder_cells(), seconds=3)
     assert all(s.games > 0 for s in first)
     assert all(s.stopped in ("precise", "cap", "time") for s in first)
-    again = bal.play(p, p.ladder_cells(), seconds=6)
+    again = bal.play(p, p.ladder_cells(), seconds=3)
     assert sum(s.games for s in again) >= sum(s.games for s in first)
 
 
 def test_without_a_budget_every_cell_plays_to_precision_or_cap(tmp_path):
     p = bal.plan(GAME, tmp_path / "runs", ladder=["random", "heuristic"], games=3000, precision=0.1,
                  compensation=False)
-    played = bal.play(p, p.ladder_cells())
+    played = bal.play(p, p.ladder_cells(), jobs=1)
     assert [s.stopped for s in played] == ["cap"] * 3
     assert [s.games for s in played] == [3000, 3000, 3000]
 
@@ -282,7 +283,7 @@ def test_without_a_budget_every_cell_plays_to_precision_or_cap(tmp_path):
 def test_api_writes_the_report_the_tidy_table_and_the_verdict(tmp_path):
     out = tmp_path / "out" / "fab.html"
     r = api.balance(GAME, html=out, ladder=["random", "heuristic"], games=2000, precision=5,
-                    compensation=False, runs=tmp_path / "runs")
+                    compensation=False, runs=tmp_path / "runs", jobs=1)
     table = pl.read_parquet(out.parent / "balance.parquet")
     assert table.equals(r.table)
     assert pl.read_csv(out.parent / "balance.csv").height == table.height == 4
@@ -301,9 +302,9 @@ def test_the_ladders_rates_agree_with_a_separate_mirror_run(tmp_path):
     """A heuristic mirror run on its own (another seed) agrees with the ladder's rung
     within the intervals (independent samples: the difference within 4 standard errors)."""
     r = api.balance(GAME, ladder=["random", "heuristic"], games=20_000, precision=0.01,
-                    compensation=False, runs=tmp_path / "runs")
+                    compensation=False, runs=tmp_path / "runs", jobs=1)
     rung = r.sizes[0].rung("heuristic")
-    alone = api.run(GAME, ["heuristic", "heuristic"], games=20_000, out=tmp_path / "alone", seed=9)
+    alone = api.run(GAME, ["heuristic", "heuristic"], games=20_000, out=tmp_path / "alone", seed=9, jobs=1)
     rates = api.results(alone.path).group_by("position").agg(pl.col("win").mean()).sort("position")
     for pos, mine in enumerate(rung.rates):
         se = math.sqrt(2 * mine.value * (1 - mine.value) / 20_000)

@@ -55,6 +55,10 @@ def seat(strategy: str, score: int, rank: int, win: float, **extra: int | str) -
 
 @pytest.fixture
 def duel(tmp_path: Path) -> Path:
+    return _duel_run(tmp_path)
+
+
+def _duel_run(tmp_path: Path) -> Path:
     """Four two-player games with interim standings (round_1, round_2), worked by hand:
     g0: standings (5,3) (6,8), seat 1 wins 9-6: leader 0 then 1; one change, at round_2.
     g1: standings (2,2) (4,1), seat 0 wins 7-2: a tie, then 0; no change.
@@ -161,8 +165,18 @@ def _six_seat_run(tmp_path: Path, name: str = "six") -> Path:
     return write_run(tmp_path / name, names, games)
 
 
-def test_report_html_has_every_section_and_no_external_reference(tmp_path: Path, duel: Path) -> None:
-    html = render_html([analyze(duel), analyze(_six_seat_run(tmp_path))])
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path | None]:
+    """The report of the duel and the six-seat run, written once (its figures take a few
+    seconds) for the tests that only read it: (html, pdf; no pdf without Chromium)."""
+    tmp = tmp_path_factory.mktemp("written")
+    html, pdf = tmp / "r" / "report.html", (tmp / "r" / "report.pdf" if CHROMIUM else None)
+    write_report([_duel_run(tmp), _six_seat_run(tmp)], html, pdf)
+    return html, pdf
+
+
+def test_report_html_has_every_section_and_no_external_reference(written: tuple[Path, Path | None]) -> None:
+    html = written[0].read_text()
     for i in range(2):
         for sid in SECTIONS:
             assert f'id="{sid}-r{i}"' in html
@@ -180,10 +194,9 @@ def test_pooled_strategies_add_up_runs_of_one_game(tmp_path: Path, duel: Path) -
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian chromium (installed by .ci/run)")
-def test_report_in_headless_chromium_and_pdf(tmp_path: Path, duel: Path) -> None:
+def test_report_in_headless_chromium_and_pdf(tmp_path: Path, written: tuple[Path, Path | None]) -> None:
     from playwright import sync_api as playwright  # the test extra installs it
-    html, pdf = tmp_path / "r" / "report.html", tmp_path / "r" / "report.pdf"
-    write_report([duel, _six_seat_run(tmp_path)], html, pdf)
+    html, pdf = written
     page_url = html.resolve().as_uri()
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
