@@ -25,7 +25,8 @@ Optional: `ranks(scores)` (default: higher score ranks better, ties share),
 `standing(seat)` (the score if the game stopped now: the greedy bot and interim
 standings; default 0), `features(seat)` with FEATURES (per-seat counters the analysis
 reads), `interim(seat)` with INTERIM, `action_component(action)` with COMPONENTS
-(restricted play), `first_player()`, `action_key(action, observer)` (hidden choices), `copy()` (default:
+(restricted play), `first_player()`, `action_key(action, observer)` (hidden choices),
+`outcome_key(observer)` (what a seat saw of the last move's chance), `copy()` (default:
 a deep copy, params shared),
 `determinize(seat, rng)` (required when HIDDEN_INFORMATION is True), `render()`.
 
@@ -245,6 +246,13 @@ class PyGame(ABC):
         below 4096: two actions with one key are the same move to it (another seat's
         hidden choice). The search bot keys its trees by it. Default: the action."""
         return action
+
+    def outcome_key(self, observer: int) -> int:
+        """What `observer` saw of the chance outcomes of the last move (a card it drew,
+        a die everyone saw), as an int in [0, 2**30); 0 for nothing. It must depend only
+        on what `observer` sees: the search bot hangs the seat's later decisions below
+        the outcome it saw. Default: 0 (the search ignores chance)."""
+        return 0
 
     def copy(self) -> PyGame:
         # The params are immutable: shared, not copied.

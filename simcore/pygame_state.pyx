@@ -58,6 +58,7 @@ cdef class PyGameState(GameState):
     cdef long max_moves
     cdef int n_components
     cdef bint keyed                  # the game defines action_key
+    cdef bint outcome_keyed          # the game defines outcome_key
     # Filled when the game ends (the loop reads them after the last move).
     cdef int sc[MAX_PLAYERS]
     cdef int rk[MAX_PLAYERS]
@@ -84,6 +85,7 @@ cdef class PyGameState(GameState):
         self.max_moves = cls.MAX_MOVES
         self.n_components = len(type(self).COMPONENTS)
         self.keyed = cls.action_key is not PyGame.action_key
+        self.outcome_keyed = cls.outcome_key is not PyGame.outcome_key
         self.kept_legal = self.legal_buf
         self.kept_n_legal = &self.n_legal
         self.game = None
@@ -291,6 +293,18 @@ cdef class PyGameState(GameState):
             if self.failure is None:
                 try:
                     k = self._int("action_key", self._call("action_key", (action, observer)), 0, MAX_ACTION)
+                except GameFailure as e:
+                    self._keep(e)
+        return k
+
+    cdef int outcome_key(self, int observer) noexcept nogil:
+        cdef int k = 0
+        if not self.outcome_keyed:
+            return 0
+        with gil:
+            if self.failure is None:
+                try:
+                    k = self._int("outcome_key", self._call("outcome_key", (observer,)), 0, 1 << 30)
                 except GameFailure as e:
                     self._keep(e)
         return k

@@ -96,8 +96,9 @@ cdef class GameState:
     # which it sees the same after it, give the same key; another seat's private draw
     # is nothing to it. The search trees hang a seat's next decisions below the outcome
     # it saw (strategies/mcts.pyx). After determinize nothing counts as seen until the
-    # next apply. The base: 0, a game whose search ignores chance (a Python game, the
-    # examples); the compiled games keep a simcore/seen.pxd record.
+    # next apply. The base: 0, a game whose search ignores chance (the examples); the
+    # compiled games keep a simcore/seen.pxd record, a Python game defines
+    # PyGame.outcome_key.
     cdef int outcome_key(self, int observer) noexcept nogil
     # Make `other` (same class, same params) an independent copy of this state.
     cdef void copy_into(self, GameState other) noexcept nogil

@@ -195,7 +195,7 @@ def test_entry_point_registration_is_listed_with_its_origin(tmp_path, monkeypatc
 
 
 BAD = '''
-from simcore.pygame import PyGame
+from simcore.pygame import Chance, PyGame
 from tictactoe_game.game import TicTacToe
 
 class Crashes(TicTacToe):
@@ -259,6 +259,26 @@ class Rows(TicTacToe):
     NAME = "rows"
     def action_key(self, action, observer):
         return action // 3 if observer != self.to_move else (-1 if action == 8 else action)
+
+class Weather(TicTacToe):
+    """After every move a die everyone sees (the weather): a chance outcome to key by."""
+    NAME = "weather"
+    HIDDEN_INFORMATION = True  # the weather to come
+    def setup(self):
+        super().setup()
+        self.weather = 0
+    def apply(self, action):
+        super().apply(action)
+        self.weather = 1 + self.chance.below(3)
+    def outcome_key(self, observer):
+        return self.weather
+    def determinize(self, seat, rng):
+        self.chance = Chance(rng.below(1 << 30))
+    def copy(self):
+        other = super().copy()
+        other.weather, other.chance = self.weather, Chance(0)
+        other.chance.s = self.chance.s
+        return other
 
 class Peeks(TicTacToe):
     NAME = "peeks"
@@ -342,6 +362,27 @@ def test_action_keys_reach_the_search_bot_and_a_bad_one_is_refused(bad):
     plain = registry.get_game(str(GAME_PY)).new_state(spec.params(players=2))
     plain.new_game(0)
     assert [plain.key_of(a, 1) for a in (0, 4, 7)] == [0, 4, 7]
+
+
+def test_outcome_keys_reach_the_search_trees(bad):
+    """A die rolled after every move, seen by both seats: the searching seat's tree
+    hangs its next decisions below each roll it saw; without outcome_key, below none."""
+    import strategies
+    for ref, rolls in ((f"{bad}:Weather", {-2, -3, -4}), (str(GAME_PY), set())):
+        spec = registry.get_game(ref)
+        state = spec.new_state(spec.params(players=2))
+        state.new_game(0)
+        state.apply_action(4)
+        if rolls:
+            assert state.outcome_of(0) == state.outcome_of(1) in (1, 2, 3)
+        bot = strategies.build(spec.name, "mcts(iterations=300, widen=0, chance=1000000)")
+        bot.bind(state)
+        bot.choose_action(state, RngView.seeded(1))
+        rows = bot.tree(1)
+        assert {r[1] for r in rows if r[1] < -1} == rolls  # a chance node: -1 - the roll; the root: -1
+        if rolls:  # below a move of the root: one chance child per roll
+            first = [i for i, r in enumerate(rows) if r[4] == 0]
+            assert any({rows[j][1] for j, r in enumerate(rows) if r[4] == i} == rolls for i in first)
 
 
 def test_unknown_or_malformed_references_are_one_line(tmp_path):
