@@ -55,8 +55,9 @@ default budget against the heuristics, 2 players, seats rotated: Fabryka 96.8%
 (95.5-97.7) of 1,000 and tuned 76.1% (74.2-77.9) of 2,000; Enemy Chocolatier 97.0%
 (91.5-99.0) and tuned 95.0% (88.8-97.8) of 100 each; Manfredini 89.8% (84.8-93.2) of
 200 (chance=0 on the same seeds 93.0%); Alley Cat 91.7% (81.9-96.4) of 60. Doubling in
-Fabryka, deals played twice with seats swapped: 400 against 200 iterations 56.8%
-(52.4-61.1) of 500 deals, 800 against 400 52.7% (47.8-57.5) of 400 deals.
+Fabryka, 1,000 deals each played twice with seats swapped (share per deal, interval
+over deals): 400 against 200 iterations 56.0% (54.0-58.0), 800 against 400 53.8%
+(51.8-55.8), 1,600 against 800 56.1% (54.2-58.0).
 
 Every seat maximises its own result: the reward of a seat is its win share (1, 1/k for a
 victory shared by k, 0) plus 0.1 x (n - rank) / (n - 1) at n > 1 players.
