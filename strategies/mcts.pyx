@@ -57,7 +57,8 @@ default budget against the heuristics, 2 players, seats rotated: Fabryka 96.8%
 200 (chance=0 on the same seeds 93.0%); Alley Cat 91.7% (81.9-96.4) of 60. Doubling in
 Fabryka, 1,000 deals each played twice with seats swapped (share per deal, interval
 over deals): 400 against 200 iterations 56.0% (54.0-58.0), 800 against 400 53.8%
-(51.8-55.8), 1,600 against 800 56.1% (54.2-58.0).
+(51.8-55.8; 54.6% (53.2-56.0) of 2,000 deals with another 1,000), 1,600 against 800
+56.1% (54.2-58.0).
 
 Every seat maximises its own result: the reward of a seat is its win share (1, 1/k for a
 victory shared by k, 0) plus 0.1 x (n - rank) / (n - 1) at n > 1 players.
