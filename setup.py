@@ -1,7 +1,9 @@
 """Compile every .pyx of the package. CHOCOSIM_CHECKED=1 selects the checked build:
 bounds checks on, and the engine asserts legality and invariants after every move."""
+import filecmp
 import os
 import platform
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -44,17 +46,30 @@ def say(line):
         TTY.flush()
 
 
+def _settled(source):
+    """Cython's fresh C file, copied to where the compiler reads it unless that file holds
+    the same text already, whose time then stays. pip builds in a new environment each
+    time, whose Cython headers are newer than any C file, so Cython translates every
+    module again; only a changed text should make the compiler run."""
+    staged = Path(source)
+    settled = BUILD / "c" / staged.relative_to(BUILD / "cython")
+    if not (settled.exists() and filecmp.cmp(staged, settled, shallow=False)):
+        settled.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(staged, settled)
+    return str(settled)
+
+
 class FlavouredBuildExt(build_ext):
     """build_ext on every core, rebuilding in-place modules of the other flavour, and
     saying on the terminal which module is done: a full build takes minutes."""
 
     def finalize_options(self):
         # Translated here, not at import: pip runs this file for metadata too.
-        say("translating the Cython sources that changed since this flavour's last build to C")
-        self.distribution.ext_modules = cythonize(
+        say("translating the Cython sources to C")
+        staged = cythonize(
             self.distribution.ext_modules,
             include_path=["."],
-            build_dir=str(BUILD / "c"),
+            build_dir=str(BUILD / "cython"),
             compiler_directives={
                 "language_level": 3,
                 "boundscheck": CHECKED,
@@ -65,6 +80,9 @@ class FlavouredBuildExt(build_ext):
             nthreads=os.cpu_count() or 1,
             quiet=True,
         )
+        for ext in staged:
+            ext.sources = [_settled(source) for source in ext.sources]
+        self.distribution.ext_modules = staged
         super().finalize_options()
         if self.parallel is None:
             self.parallel = os.cpu_count() or 1
