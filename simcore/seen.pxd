@@ -49,9 +49,13 @@ cdef inline void seen_all(Seen* s, int n, uint32_t v) noexcept nogil:
         seen_one(s, p, v)
 
 
+cdef inline int seen_fold(uint32_t sum) noexcept nogil:
+    # A sum of mixed outcomes as the contract's outcome_key: a positive int below 2**30.
+    return 1 + <int>(sum & 0x3FFFFFFE)
+
+
 cdef inline int seen_key(const Seen* s, int p) noexcept nogil:
-    # The contract's outcome_key: 0 if seat p saw nothing in the last move, else a
-    # positive int below 2**30 naming what it saw.
+    # The contract's outcome_key: 0 if seat p saw nothing in the last move, else what it saw.
     if s.stamp[p] != s.move + 1:
         return 0
-    return 1 + <int>(s.sum[p] & 0x3FFFFFFE)
+    return seen_fold(s.sum[p])

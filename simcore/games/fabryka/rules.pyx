@@ -11,7 +11,7 @@ from libc.stdint cimport uint64_t
 
 from simcore.rng cimport Rng, rng_seed, rng_next, shuffle_i8
 from simcore.state cimport GameState, CHECKED
-from simcore.seen cimport seen_mix
+from simcore.seen cimport seen_fold, seen_mix
 from simcore.batchjob cimport BatchJob
 from simcore.strategy cimport Lineup
 
@@ -313,7 +313,7 @@ cdef class FabrykaState(GameState):
             return 0
         for i in range(self.s.hand_len[observer]):
             h += seen_mix(self.s.hand[observer][i])
-        return 1 + <int>(h & 0x3FFFFFFE)
+        return seen_fold(h)
 
     cdef void copy_into(self, GameState other) noexcept nogil:
         (<FabrykaState>other).s = self.s
