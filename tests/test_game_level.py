@@ -191,6 +191,17 @@ def test_effect_columns_leave_out_the_seats_whose_zero_means_missing() -> None:
     assert cols.tolist() == [[0, 0, 0, 1, 1, 1, 0, 0]]
 
 
+def test_effect_columns_count_a_shared_victory_as_its_share() -> None:
+    # Game 0: a victory shared by both seats (half each), strategy 0 holds the feature;
+    # game 1: strategy 0 (seat 1, value 3) holds it and wins alone.
+    strategy = np.array([[0, 1], [1, 0]])
+    value = np.array([[2, 0], [0, 3]])
+    win = np.array([[0.5, 0.5], [0.0, 1.0]], dtype=np.float32)
+    cols = effect_columns(strategy, value, win, 1, 2)
+    # Per strategy: wins with, seats with, wins without, seats without.
+    assert cols.tolist() == [[0.5, 1, 0, 0, 0, 0, 0.5, 1], [1, 1, 0, 0, 0, 0, 0, 1]]
+
+
 def _feature_games(rng, players: int, games: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One seat in each game holds the feature (as a majority would); two bots
     alternate seats, the second a little stronger; the holder's odds of winning are
