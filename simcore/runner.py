@@ -235,11 +235,13 @@ def _package_version() -> str | None:
 
 
 def _describe_differences(old: dict[str, Any], new: dict[str, Any],
-                          defaults: dict[str, Any] | None = None) -> list[str]:
+                          defaults: dict[str, Any] | None = None,
+                          weight_defaults: dict[str, dict[str, float]] | None = None) -> list[str]:
     """What differs between a held run's identity and this one. A param the held run
     lacks (written before the param existed) matches when this run leaves it at its
     default (`defaults`, flattened), since a param is added with a default that plays as
-    before: a run directory of an older chocosim stays resumable."""
+    before: a run directory of an older chocosim stays resumable. So does a bot's weight
+    (`weight_defaults`: class -> its declared weights)."""
     diffs = []
     for key in IDENTITY:
         a, b = old.get(key), new[key]
@@ -253,12 +255,13 @@ def _describe_differences(old: dict[str, Any], new: dict[str, Any],
                 if fa.get(name) != fb.get(name):
                     diffs.append(f"params.{name} is {_short(fa.get(name))} there, {_short(fb.get(name))} here")
         elif key == "strategies" and isinstance(a, list):
-            specs_a = [s.get("spec") for s in a]
+            specs_a = [s.get("spec") if isinstance(s, dict) else s for s in a]
             specs_b = [s["spec"] for s in b]
             if specs_a != specs_b:
                 diffs.append(f"strategies are {', '.join(map(str, specs_a))} there, "
                              f"{', '.join(specs_b)} here")
-            else:
+            elif not all(_same_bot(x, y, weight_defaults.get(y["class"], {}) if weight_defaults else {})
+                         for x, y in zip(a, b)):
                 diffs.append("strategy weights differ")
         else:
             diffs.append(f"{key} is {_short(a)} there, {_short(b)} here")
@@ -314,9 +317,21 @@ def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     write_atomic(out / MANIFEST, lambda p: p.write_text(json.dumps(manifest, indent=2) + "\n"))
 
 
+def _same_bot(held: Any, this: dict[str, Any], declared: dict[str, float]) -> bool:
+    """The same bot class with the same weights, a weight the held run lacks counting as
+    the same when this run leaves it at its declared default."""
+    if not isinstance(held, dict) or held.get("class") != this["class"] \
+            or not isinstance(held.get("weights"), dict):
+        return False
+    old, new = held["weights"], this["weights"]
+    return all(old.get(k, ...) == new.get(k, ...) or (k not in old and new[k] == declared.get(k, ...))
+               for k in old.keys() | new.keys())
+
+
 def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
              check: Callable[[dict[str, Any]], None], sizing: Callable[[int], int],
-             defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+             defaults: dict[str, Any] | None = None,
+             weight_defaults: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
     """Open the run directory: resume the same run, extend it to more games, start a
     new one, or refuse. Extending appends a segment [old n_games, new n_games, chunk
     size] to the manifest (see simcore.parts.chunks_of), so games 0..old n_games-1 and their parts stay
@@ -325,7 +340,7 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
     `check(manifest)` may refuse the run held there before anything is written."""
     manifest = _read_manifest(out)
     if manifest is not None:
-        diffs = _describe_differences(manifest, identity, defaults)
+        diffs = _describe_differences(manifest, identity, defaults, weight_defaults)
         if diffs:
             more = f"; and {len(diffs) - 3} more" if len(diffs) > 3 else ""
             raise UserError(f"run directory {out} holds a different run ({'; '.join(diffs[:3])}{more}); "
@@ -449,7 +464,9 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         try:
             manifest = _prepare(out, identity, fresh,
                                 lambda held: _check_format(replace(job, run_id=held["run_id"]), state, held), sizing,
-                                flatten(game.params(players=state.n_players).model_dump(mode="json")))
+                                flatten(game.params(players=state.n_players).model_dump(mode="json")),
+                                {f"{type(b).__module__}.{type(b).__qualname__}": dict(type(b).WEIGHTS)
+                                 for b in bots})
         except OSError as e:
             raise UserError(f"cannot create the run directory {out}: "
                             f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None

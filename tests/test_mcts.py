@@ -93,13 +93,13 @@ def _bot_cases():
             yield game, players, spec
 
 
-@pytest.mark.parametrize("game,players,bot_spec", list(_bot_cases()), ids=lambda x: str(x))
-def test_decision_ignores_what_the_seat_cannot_see(game, players, bot_spec):
-    """Every bot of every game: the same observation with other hidden cards (the state
-    redealt by determinize for the seat to move), the same bot stream: the same action."""
+def _redealt_decisions(game, players, bot_spec):
+    """The bot's decisions at positions along random games, each beside its decision in
+    the same position redealt by determinize for the seat to move (the same observation,
+    the same legal moves, the same bot stream)."""
     spec = get_game(game)
     params = spec.params(players=players)
-    checked = 0
+    pairs = []
     for seed in range(3):
         state = spec.new_state(params)
         state.new_game(seed)
@@ -114,10 +114,25 @@ def test_decision_ignores_what_the_seat_cannot_see(game, players, bot_spec):
             other = state.determinized(seat, 1000 + k)
             assert other.observation(seat) == state.observation(seat)
             assert other.legal() == state.legal()
-            assert decisions(other, bot_spec, [k], game) == decisions(state, bot_spec, [k], game), \
-                f"seed {seed}, move {k}"
-            checked += 1
-    assert checked >= 6
+            pairs.append((decisions(state, bot_spec, [k], game), decisions(other, bot_spec, [k], game)))
+    return pairs
+
+
+@pytest.mark.parametrize("game,players,bot_spec", list(_bot_cases()), ids=lambda x: str(x))
+def test_decision_ignores_what_the_seat_cannot_see(game, players, bot_spec):
+    """Every bot of every game: the same observation with other hidden cards, the same
+    bot stream: the same action."""
+    pairs = _redealt_decisions(game, players, bot_spec)
+    assert len(pairs) >= 6
+    for i, (real, redealt) in enumerate(pairs):
+        assert redealt == real, f"position {i}"
+
+
+def test_the_information_test_catches_a_bot_that_peeks():
+    # mcts(peek=1) searches the real state, hidden cards and all: the same test must see
+    # its decisions change with the cards its seat cannot see.
+    pairs = _redealt_decisions("fabryka", 2, "mcts(iterations=40, depth=30, peek=1)")
+    assert sum(real != redealt for real, redealt in pairs) >= 2, pairs
 
 
 @pytest.mark.parametrize("game,players", list(_tables()), ids=lambda x: str(x))
@@ -297,7 +312,7 @@ def test_bad_weights_are_refused(bot, weights, field):
 
 @pytest.mark.parametrize("weights,field", [("explore=1.5", "explore"), ("nodes=11", "nodes"),
                                            ("widen=-1", "widen"), ("reuse=2", "reuse"),
-                                           ("chance=-1", "chance")])
+                                           ("chance=-1", "chance"), ("peek=0.5", "peek")])
 def test_bad_ismcts_weights_are_refused(weights, field):
     with pytest.raises(UserError, match=field):
         strategies.build("fabryka", f"mcts({weights})")

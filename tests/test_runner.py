@@ -590,6 +590,27 @@ def test_wilson_is_the_interval_of_statsmodels():
     np.testing.assert_allclose(high, want_high, rtol=1e-12, atol=1e-15)
 
 
+def test_a_run_of_an_older_bot_without_a_new_weight_resumes_at_its_default(tmp_path):
+    """A weight added to a bot (mcts's peek) is missing from the runs it played before.
+    The same bot at the weight's default resumes and extends such a run; another value
+    of it, or another value of a weight the run has, is refused."""
+    specs = ["mcts(iterations=4, depth=6)", "random"]
+    out = tmp_path / "r"
+    play(out, specs, n_games=4, seed=2)
+    path = out / "manifest.json"
+    manifest = json.loads(path.read_text())
+    del manifest["strategies"][0]["weights"]["peek"]
+    path.write_text(json.dumps(manifest))
+    assert play(out, specs, n_games=8, seed=2).played == 4
+    with pytest.raises(UserError, match=r"mcts\(iterations=4, depth=6, peek=1\), random here"):
+        play(out, ["mcts(iterations=4, depth=6, peek=1)", "random"], n_games=8, seed=2)
+    manifest = json.loads(path.read_text())
+    manifest["strategies"][0]["weights"]["c"] = 0.5
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(UserError, match="strategy weights differ"):
+        play(out, specs, n_games=12, seed=2)
+
+
 def test_a_run_of_an_older_chocosim_without_a_new_param_resumes_at_its_default(tmp_path):
     """compensation.points came after runs were written: an old manifest lacks it. The
     same run at the param's default resumes and extends; another value is refused."""
