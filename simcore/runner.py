@@ -318,10 +318,10 @@ def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
 
 
 def _same_bot(held: Any, this: dict[str, Any], declared: dict[str, float]) -> bool:
-    """The same bot class with the same weights, a weight the held run lacks counting as
-    the same when this run leaves it at its declared default."""
-    if not isinstance(held, dict) or held.get("class") != this["class"] \
-            or not isinstance(held.get("weights"), dict):
+    """The same bot (its entry alike but for the weights) with the same weights, a weight
+    the held run lacks counting as the same when this run leaves it at its declared default."""
+    if not isinstance(held, dict) or not isinstance(held.get("weights"), dict) \
+            or {**held, "weights": None} != {**this, "weights": None}:
         return False
     old, new = held["weights"], this["weights"]
     return all(old.get(k, ...) == new.get(k, ...) or (k not in old and new[k] == declared.get(k, ...))
