@@ -35,8 +35,8 @@ DEFAULT_MINUTES = 6.0
 SEARCH = {"alleycat": "mcts(iterations=25, depth=16)", "manfredini": "mcts(iterations=100, depth=24)"}
 # Skill reports: games per run, and the skill trace of the search bot at two players
 # (its default budget doubled three times, each against the budget below).
-# The search bot's decision costs about 0.4 ms in Fabryka, 2 ms in Enemy Chocolatier,
-# 1 ms in Manfredini and 8 ms in Alley Cat at its default budget, eight times that at
+# The search bot's decision costs about 0.3 ms in Fabryka, 2 ms in Enemy Chocolatier,
+# 1 ms in Manfredini and 4 ms in Alley Cat at its default budget, eight times that at
 # the last doubling: hence fewer games where it is slow (wide intervals, but the
 # ladder's order and the trace's direction show).
 SKILL = {"fabryka": {"n_games": 1000}, "enemy_chocolatier": {"n_games": 300},
