@@ -598,7 +598,7 @@ cdef class MctsStrategy(Strategy):
         # decision if it is the bot's own again (`after`'s seat to move: the real game's).
         cdef int q, child, key
         for q in range(state.n_players):
-            key = self.key(state, a, q)
+            key = self.key(state, a, seat if self.peek else q)
             child = self.pool[self.root[q]].first_child
             while child >= 0 and self.pool[child].key != key:
                 child = self.pool[child].next_sibling
