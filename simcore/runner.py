@@ -255,7 +255,7 @@ def _describe_differences(old: dict[str, Any], new: dict[str, Any],
                 if fa.get(name) != fb.get(name):
                     diffs.append(f"params.{name} is {_short(fa.get(name))} there, {_short(fb.get(name))} here")
         elif key == "strategies" and isinstance(a, list):
-            specs_a = [s.get("spec") if isinstance(s, dict) else s for s in a]
+            specs_a = [s.get("spec") for s in a]
             specs_b = [s["spec"] for s in b]
             if specs_a != specs_b:
                 diffs.append(f"strategies are {', '.join(map(str, specs_a))} there, "
@@ -315,6 +315,11 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
 
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     write_atomic(out / MANIFEST, lambda p: p.write_text(json.dumps(manifest, indent=2) + "\n"))
+
+
+def _class_name(bot: Strategy) -> str:
+    """How a manifest names a bot's class."""
+    return f"{type(bot).__module__}.{type(bot).__qualname__}"
 
 
 def _same_bot(held: Any, this: dict[str, Any], declared: dict[str, float]) -> bool:
@@ -423,7 +428,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     identity = {
         "game": game.name,
         "params": params.model_dump(mode="json"),
-        "strategies": [{"spec": s, "class": f"{type(b).__module__}.{type(b).__qualname__}",
+        "strategies": [{"spec": s, "class": _class_name(b),
                         "weights": dict(b.weights)} for s, b in zip(specs, bots, strict=True)],
         "seating": seating,
         "seed": seed,
@@ -465,8 +470,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
             manifest = _prepare(out, identity, fresh,
                                 lambda held: _check_format(replace(job, run_id=held["run_id"]), state, held), sizing,
                                 flatten(game.params(players=state.n_players).model_dump(mode="json")),
-                                {f"{type(b).__module__}.{type(b).__qualname__}": dict(type(b).WEIGHTS)
-                                 for b in bots})
+                                {_class_name(b): dict(type(b).WEIGHTS) for b in bots})
         except OSError as e:
             raise UserError(f"cannot create the run directory {out}: "
                             f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None
