@@ -241,7 +241,8 @@ def _describe_differences(old: dict[str, Any], new: dict[str, Any],
     lacks (written before the param existed) matches when this run leaves it at its
     default (`defaults`, flattened), since a param is added with a default that plays as
     before: a run directory of an older chocosim stays resumable. So does a bot's weight
-    (`weight_defaults`: class -> its declared weights)."""
+    (`weight_defaults`: class -> the value each weight played as before it existed: its
+    declared default, or its WEIGHTS_BEFORE entry)."""
     diffs = []
     for key in IDENTITY:
         a, b = old.get(key), new[key]
@@ -324,7 +325,8 @@ def _class_name(bot: Strategy) -> str:
 
 def _same_bot(held: Any, this: dict[str, Any], declared: dict[str, float]) -> bool:
     """The same bot (its entry alike but for the weights) with the same weights, a weight
-    the held run lacks counting as the same when this run leaves it at its declared default."""
+    the held run lacks counting as the same when this run's value of it is the one it
+    played as before it existed (`declared`)."""
     if not isinstance(held, dict) or not isinstance(held.get("weights"), dict) \
             or {**held, "weights": None} != {**this, "weights": None}:
         return False
@@ -470,7 +472,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
             manifest = _prepare(out, identity, fresh,
                                 lambda held: _check_format(replace(job, run_id=held["run_id"]), state, held), sizing,
                                 flatten(game.params(players=state.n_players).model_dump(mode="json")),
-                                {_class_name(b): dict(type(b).WEIGHTS) for b in bots})
+                                {_class_name(b): {**type(b).WEIGHTS, **type(b).WEIGHTS_BEFORE} for b in bots})
         except OSError as e:
             raise UserError(f"cannot create the run directory {out}: "
                             f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}") from None

@@ -25,6 +25,11 @@ cdef class Strategy:
     game names they play, or ("*",) for any game) and override `choose`."""
 
     WEIGHTS = {}
+    # A weight added after runs were written, whose declared default plays otherwise than
+    # the bot did before it (in some game): name -> the value it had in effect then. A
+    # held run that lacks such a weight resumes only when this run's value (as the bot
+    # resolved it, see simcore.runner) is that one; any other added weight, at its default.
+    WEIGHTS_BEFORE = {}
     GAMES = ("*",)
     DEFAULT_TABLES = True  # seated in `balance`'s default tables (every bot against every other)
     DESCRIPTION = ""

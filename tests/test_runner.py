@@ -611,6 +611,35 @@ def test_a_run_of_an_older_bot_without_a_new_weight_resumes_at_its_default(tmp_p
         play(out, specs, n_games=12, seed=2)
 
 
+def test_a_run_of_an_older_bot_resumes_only_if_a_new_weight_plays_as_it_did(tmp_path):
+    """mcts's `tuned` came later and changed Fabryka's search (the tuned heuristic
+    guides it now): a Fabryka run that lacks the weight was played with the default
+    heuristic, so the bot with tuned=0 resumes it and the default bot (tuned there) is
+    refused. Enemy Chocolatier's default stayed untuned: its old runs resume as they are."""
+    for specs, resumes in ((["mcts(iterations=4, depth=6, tuned=0)", "random"], True),
+                           (["mcts(iterations=4, depth=6)", "random"], False)):
+        out = tmp_path / specs[0]
+        play(out, specs, n_games=4, seed=2)
+        path = out / "manifest.json"
+        manifest = json.loads(path.read_text())
+        del manifest["strategies"][0]["weights"]["tuned"]
+        path.write_text(json.dumps(manifest))
+        if resumes:
+            assert play(out, specs, n_games=8, seed=2).played == 4
+        else:
+            with pytest.raises(UserError, match="strategy weights differ"):
+                play(out, specs, n_games=8, seed=2)
+    game = get_game("enemy_chocolatier")
+    specs = ["mcts(iterations=2, depth=4)", "random"]
+    out = tmp_path / "enemy"
+    lineup = functools.partial(strategies.build_lineup, game.name, specs)
+    run(game, game.params(players=2), specs, lineup, out, n_games=4, seed=2, quiet=True)
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["strategies"][0]["weights"]["tuned"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert run(game, game.params(players=2), specs, lineup, out, n_games=8, seed=2, quiet=True).played == 4
+
+
 def test_a_run_of_an_older_chocosim_without_a_new_param_resumes_at_its_default(tmp_path):
     """compensation.points came after runs were written: an old manifest lacks it. The
     same run at the param's default resumes and extends; another value is refused."""
