@@ -196,8 +196,11 @@ def balance_figure(b: PositionBalance) -> Figure:
     ax.axvline(1 / b.players, color="black", ls="--", lw=1)
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_xlabel("win rate in mirror matches (dashed: fair share)")
-    ax.set_title("Win rate by turn position at each rung (95% Wilson intervals)", pad=22)
-    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(b.rungs), 4), frameon=False)
+    # The legend sits between the title and the axes: the title clears its rows.
+    ncol = min(len(b.rungs), 4)
+    ax.set_title("Win rate by turn position at each rung (95% Wilson intervals)",
+                 pad=8 + 14 * math.ceil(len(b.rungs) / ncol))
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol, frameon=False)
     return _figure(fig, "win rate by turn position at each rung of the ladder")
 
 
