@@ -41,7 +41,7 @@ SEARCH = {"alleycat": "mcts(iterations=25, depth=16)"}
 # 1 ms in Manfredini and 4 ms in Alley Cat at its default budget, eight times that at
 # the last doubling: hence fewer games where it is slow (wide intervals, but the
 # ladder's order and the trace's direction show). Enemy Chocolatier's start player wins
-# about 70% of these games, so its doublings (about 56%) need 1,000 unpaired games.
+# about 70% of these games, so its doublings (54-60%) need 1,000 unpaired games.
 SKILL = {"fabryka": {"n_games": 1000}, "enemy_chocolatier": {"n_games": 1000},
          "manfredini": {"n_games": 100}, "alleycat": {"n_games": 30}}
 

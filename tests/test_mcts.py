@@ -431,23 +431,18 @@ def _deal_share(twice_a, twice_b, n_pairs):
 
 @pytest.mark.statistical
 def test_fabryka_search_guided_by_the_tuned_heuristic_beats_the_default_guide():
-    # 58.4% [56.3, 60.4] of 1,000 deals (before the guide's twin fix, GAME_DEFAULTS).
+    # 59.8% (57.7-61.8) of 1,000 seat-swapped deals.
     n = 600
     share, var = _deal_share(*seat_swapped_pairs("fabryka", "mcts", "mcts(tuned=0)", n)[:2], n)
     assert share > 0.5 + 1.96 * math.sqrt(var), share
 
 
 @pytest.mark.statistical
-def test_fabryka_oracle_gains_more_from_a_doubling_than_the_fair_search():
-    # The README's reading of Fabryka's flat skill trace: the oracle (peek=1) gains about
-    # twice what the fair bot gains from 400 against 200 iterations (60% against 54% on
-    # 1,000 and 3,000 deals), so the game has depth the fair search reaches slowly.
+def test_fabryka_second_doubling_pays_too():
+    # 800 iterations against 400: 56.9% (55.8-58.0) of 3,000 seat-swapped deals.
     n = 600
-    fair, v_fair = _deal_share(*seat_swapped_pairs("fabryka", "mcts(iterations=400)", "mcts", n)[:2], n)
-    oracle, v_oracle = _deal_share(*seat_swapped_pairs(
-        "fabryka", "mcts(iterations=400, peek=1)", "mcts(peek=1)", n)[:2], n)
-    assert fair > 0.5 + 1.96 * math.sqrt(v_fair), fair
-    assert oracle - fair > 1.96 * math.sqrt(v_fair + v_oracle), (oracle, fair)
+    share, var = _deal_share(*seat_swapped_pairs("fabryka", "mcts(iterations=800)", "mcts(iterations=400)", n)[:2], n)
+    assert share > 0.5 + 1.96 * math.sqrt(var), share
 
 
 @pytest.mark.statistical
