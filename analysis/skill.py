@@ -46,6 +46,7 @@ from simcore.runner import MANIFEST, run
 
 if TYPE_CHECKING:
     from analysis.stats import Difference, Matchups, Rate, Ratings
+    from simcore.state import GameState
 
 __all__ = ["DEFAULT_RUNGS", "BUDGET", "FORBID", "Plan", "plan", "play", "RunTally", "tally",
            "HeadToHead", "head_to_head", "matchups_of", "PositionBalance", "Ladder", "analyze_ladder",
@@ -155,9 +156,11 @@ class Plan:
         return list(unique.values())
 
 
-def _check_spec(game: str, spec: str, what: str) -> None:
+def _check_spec(state: GameState, game: str, spec: str, what: str) -> None:
+    """Build the bot and bind it to the plan's game, so that a bot this game refuses
+    (mcts(tuned=1) where no tuned weights ship) fails before any run is played."""
     try:
-        strategies.build(game, spec)
+        strategies.build(game, spec).bind(state)
     except UserError as e:
         raise UserError(f"{what} {spec!r}: {e}") from None
 
@@ -175,25 +178,26 @@ def plan(game: str, n_games: int, runs_dir: Path | str, *, ladder: Sequence[str]
     params = spec.params(rules, sets, players=table)
     if table < 2:
         raise UserError(f"players = {table}: skill is measured head to head, allowed is 2 or more")
+    state = spec.new_state(params)
     rungs = list(ladder) if ladder is not None else [r for r in DEFAULT_RUNGS if r in strategies.available(game)]
     if len(rungs) < 2:
         raise UserError(f"ladder = {','.join(rungs)!r}: allowed is two or more strategy specs, weakest first")
     if len(set(rungs)) != len(rungs):
         raise UserError(f"ladder = {','.join(rungs)!r}: a rung is listed twice")
     for r in rungs:
-        _check_spec(game, r, "ladder rung")
+        _check_spec(state, game, r, "ladder rung")
     budgets: list[str] = []
     if depth is not None:
-        _check_spec(game, depth, "--depth")
+        _check_spec(state, game, depth, "--depth")
         if doublings < 1:
             raise UserError(f"doublings = {doublings}: must be at least 1")
         b = search_budget(game, depth)
         budgets = [with_arg(depth, BUDGET, b * 2**k) for k in range(doublings + 1)]
         for s in budgets[1:]:  # the bot may bound its budget
-            _check_spec(game, s, "--depth")
+            _check_spec(state, game, s, "--depth")
     forbid: list[str] = []
     if restricted is not None:
-        _check_spec(game, restricted, "--restricted")
+        _check_spec(state, game, restricted, "--restricted")
         if FORBID in strategies.parse_spec(restricted)[1]:
             raise UserError(f"--restricted {restricted!r}: give the bot without {FORBID}=; "
                             "restricted play forbids each component in turn")
@@ -206,7 +210,7 @@ def plan(game: str, n_games: int, runs_dir: Path | str, *, ladder: Sequence[str]
         if not forbid:
             raise UserError(f"components = '': allowed is one or more of {', '.join(known)}")
         for c in forbid:
-            _check_spec(game, with_arg(restricted, FORBID, c), "--restricted")
+            _check_spec(state, game, with_arg(restricted, FORBID, c), "--restricted")
     rotation = math.factorial(table)
     per_run = math.ceil(n_games / rotation) * rotation
     return Plan(spec, params, table, per_run, seed, Path(runs_dir), rungs, budgets,

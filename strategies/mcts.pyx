@@ -17,9 +17,11 @@ trees at once, one move at a time:
 - expansion, with progressive widening: a node visited v times grows a new child only
   while it has fewer than widen * sqrt(v + 1); the new child is the untried move the
   game's heuristic bot picks among the untried ones (`guide`; a pick named by another
-  action of the same key counts as that move), or, in a share `explore` of the
-  expansions after a node's first, one drawn uniformly: the widening reaches every move
-  as the budget grows, and not only in the heuristic's order;
+  action of the same key counts as that move; a heuristic that names a move already in
+  the tree, as Fabryka's does after a node's first child, leaves it to one drawn
+  uniformly), or, in a share `explore` of the expansions after a node's first, one drawn
+  uniformly: the widening reaches every move as the budget grows, and not only in the
+  heuristic's order;
 - every other seat's tree follows the move by the key that seat sees of it;
 - rollout: by the game's own `heuristic` bot (`rollout=1`; a game without one rolls out
   at random) or uniformly at random (`rollout=0`), to the end of the game or for at
@@ -150,7 +152,10 @@ cdef enum:
 # by game (measured at 2 players; see the games' READMEs). Enemy Chocolatier's ~90
 # purchases a decision leave random expansions little to find (the bot won 39.7% [34.3,
 # 45.3] of 300 games against the former one with them, 51.7% [46.0, 57.3] without),
-# Fabryka's few cards a lot (70.1% against none, 1,000 games). Alley Cat's and
+# Fabryka's few cards a lot (70.1% against none, 1,000 games, before the guide's picks
+# of moves already in the tree fell back to random ones; since then Fabryka's later
+# children are drawn uniformly whatever `explore`: explore=0 won 49.4% [47.5, 51.3] of
+# 1,000 seat-swapped deals against the default). Alley Cat's and
 # Manfredini's searches are cheapened by fewer iterations, not shorter rollouts: a spec
 # that names no budget gets 30 and 35 iterations there, rolled out to the end (against
 # the heuristic, 2 players: 90.0% [79.9, 95.3] of 60 games and 93.5% [89.2, 96.2] of
@@ -327,16 +332,18 @@ cdef class MctsStrategy(Strategy):
 
     cpdef prepare(self, GameState proto):
         if self.scratch is None or type(self.scratch) is not type(proto) or self.scratch.params is not proto.params:
-            self.scratch = proto.clone()
-            self.after = proto.clone()
             game = _game_name(proto)
             own = GAME_DEFAULTS.get(game, {})
             tuned = own.get("tuned", 0) if self.tuned_weight < 0 else self.tuned_weight
+            # What may refuse this game comes first: a refused bind leaves the bot as it was.
+            guide = _heuristic_for(game, tuned) if self.guided else None
+            self.rollout_bot = guide if self.weights["rollout"] == 1 and self.guided else (
+                _heuristic_for(game, tuned) if self.weights["rollout"] == 1 else None)
+            self.guide_bot = guide
+            self.scratch = proto.clone()
+            self.after = proto.clone()
             # The manifest records the heuristic in use, as it does the budget.
             self.weights["tuned"] = float(tuned)
-            self.guide_bot = _heuristic_for(game, tuned) if self.guided else None
-            self.rollout_bot = self.guide_bot if self.weights["rollout"] == 1 and self.guided else (
-                _heuristic_for(game, tuned) if self.weights["rollout"] == 1 else None)
             if not self.own_budget:
                 self.iterations = self.default_budget(game)
                 # Readers of the budget (manifests, bench's iterations/s) see the one in use.
@@ -513,9 +520,9 @@ cdef class MctsStrategy(Strategy):
                 expanded = False
                 if n_tried < nk and (n_tried == 0 or self.widen == 0
                                      or n_tried < self.widen * sqrt(self.pool[node].visits + 1.0)):
-                    # Expand one untried move: the one the rollout bot would pick among
-                    # them (so a node's first children are the moves it rates best), or
-                    # one drawn uniformly.
+                    # Expand one untried move: the one the guide picks among them (so a
+                    # node's first children are the moves it rates best), or one drawn
+                    # uniformly.
                     k = 0
                     for i in range(nl):
                         if self.tried_mark[keys[i]] != st:
@@ -531,14 +538,18 @@ cdef class MctsStrategy(Strategy):
                         a = self.guide_bot.choose(self.scratch, p, untried, k, rng)
                         # A heuristic may answer with a move outside the list it was
                         # given (Enemy Chocolatier's stops when no purchase pays; Fabryka's
-                        # names a hand slot, maybe the twin of the card listed): the untried
-                        # move it names by key, else one drawn uniformly (a move already
+                        # ranks the whole hand, so it names a card already in the tree,
+                        # or the twin of the card listed): the untried move of the legal
+                        # move it names, by key, else one drawn uniformly (a move already
                         # in the tree would expand nothing, every time).
-                        key = self.key(self.scratch, a, p)
                         i = 0
-                        while i < k and self.key(self.scratch, untried[i], p) != key:
+                        while i < nl and moves[i] != a:
                             i += 1
-                        a = untried[i] if i < k else untried[rng_below(rng, k)]
+                        key = self.key(self.scratch, a, p) if i < nl else -1
+                        i = 0
+                        while key >= 0 and i < k and self.key(self.scratch, untried[i], p) != key:
+                            i += 1
+                        a = untried[i] if key >= 0 and i < k else untried[rng_below(rng, k)]
                     child = self.child_with(node, self.key(self.scratch, a, p), p, &used)
                     self.pool[child].avail = 1
                     expanded = True

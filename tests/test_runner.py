@@ -613,9 +613,10 @@ def test_a_run_of_an_older_bot_without_a_new_weight_resumes_at_its_default(tmp_p
 
 def test_a_run_of_an_older_bot_resumes_only_if_a_new_weight_plays_as_it_did(tmp_path):
     """mcts's `tuned` came later and changed Fabryka's search (the tuned heuristic
-    guides it now): a Fabryka run that lacks the weight was played with the default
-    heuristic, so the bot with tuned=0 resumes it and the default bot (tuned there) is
-    refused. Enemy Chocolatier's default stayed untuned: its old runs resume as they are."""
+    guides it now). Enemy Chocolatier's default stayed untuned: its old runs resume as
+    they are. A Fabryka run that lacks the weight resumes only where the weight's value
+    is the one played before it existed (0): the default bot, tuned there, is refused.
+    (An old run's spec cannot name tuned=0; that half checks the rule itself.)"""
     for specs, resumes in ((["mcts(iterations=4, depth=6, tuned=0)", "random"], True),
                            (["mcts(iterations=4, depth=6)", "random"], False)):
         out = tmp_path / specs[0]

@@ -387,6 +387,17 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     assert not runs.exists() and not (tmp_path / "s.html").exists()
 
 
+def test_a_bot_the_game_refuses_is_refused_before_any_run(tmp_path, capsys):
+    # Alley Cat ships no tuned heuristic weights: the search bot cannot be guided by
+    # them. Refused when planning, not after the ladder's runs have been played.
+    runs = tmp_path / "runs"
+    code, out, err = cli(capsys, "skill", "alleycat", "--games", "2", "-o", str(tmp_path / "s.html"),
+                         "--runs", str(runs), "--ladder", "random,greedy", "--depth", "mcts(tuned=1)")
+    assert code == 2 and err.count("\n") == 1
+    assert "--depth 'mcts(tuned=1)': mcts: weight tuned=1: no tuned heuristic weights" in err, err
+    assert not runs.exists() and not (tmp_path / "s.html").exists()
+
+
 def test_restricted_play_of_fabryka_finds_white_decisive_and_an_absent_kind_worthless(tmp_path):
     """With white_to_win = 1 a single white chocolate wins at once: a heuristic that
     never takes one loses most games to its unrestricted self. With no pink card in the
