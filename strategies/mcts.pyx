@@ -539,17 +539,20 @@ cdef class MctsStrategy(Strategy):
                         # A heuristic may answer with a move outside the list it was
                         # given (Enemy Chocolatier's stops when no purchase pays; Fabryka's
                         # ranks the whole hand, so it names a card already in the tree,
-                        # or the twin of the card listed): the untried move of the legal
-                        # move it names, by key, else one drawn uniformly (a move already
-                        # in the tree would expand nothing, every time).
+                        # or the twin of the card listed): a legal move stands for the
+                        # move listed for its key (rep), and one not untried for one
+                        # drawn uniformly (a move already in the tree would expand
+                        # nothing, every time).
                         i = 0
                         while i < nl and moves[i] != a:
                             i += 1
-                        key = self.key(self.scratch, a, p) if i < nl else -1
+                        if i < nl:
+                            a = self.rep[keys[i]]
                         i = 0
-                        while key >= 0 and i < k and self.key(self.scratch, untried[i], p) != key:
+                        while i < k and untried[i] != a:
                             i += 1
-                        a = untried[i] if key >= 0 and i < k else untried[rng_below(rng, k)]
+                        if i == k:
+                            a = untried[rng_below(rng, k)]
                     child = self.child_with(node, self.key(self.scratch, a, p), p, &used)
                     self.pool[child].avail = 1
                     expanded = True
