@@ -52,6 +52,8 @@ def _settled(source):
     time, whose Cython headers are newer than any C file, so Cython translates every
     module again; only a changed text should make the compiler run."""
     staged = Path(source)
+    if not staged.is_relative_to(BUILD / "cython"):
+        return source   # settled already: an editable install finalizes build_ext twice
     settled = BUILD / "c" / staged.relative_to(BUILD / "cython")
     if not (settled.exists() and filecmp.cmp(staged, settled, shallow=False)):
         settled.parent.mkdir(parents=True, exist_ok=True)
