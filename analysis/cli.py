@@ -22,11 +22,12 @@ from rich.text import Text
 
 import strategies
 from analysis.cli_experiments import compare_command, skill_command, sweep_command
+from analysis.cli_lists import seat_specs, set_overrides
 from analysis.cli_report import balance_command, report_command
 from analysis.cli_tune import tune_command
 from analysis.summary import Summary, summarize
 from simcore.errors import UserError
-from simcore.params import Params, flatten, parse_set
+from simcore.params import Params, flatten
 from simcore.play import play_game
 from simcore.pygame import GameFailure
 from simcore.registry import GameSpec, games, get_game
@@ -92,16 +93,14 @@ SeedOpt = Annotated[int, typer.Option(
     "--seed", min=0, max=2**64 - 1, help="Run seed; game i of a run has seed f(seed, i).")]
 
 
-def _overrides(sets: list[str] | None) -> dict[str, Any]:
-    return dict(parse_set(item) for item in sets or [])
-
-
 def _setup(game: str, seats: str, rules: Path | None,
            sets: list[str] | None) -> tuple[GameSpec, Params, list[str]]:
     """The game, its params for this table and the seat specs, all validated."""
     spec = get_game(game)
-    specs = strategies.split_specs(seats)
-    params = spec.params(rules, _overrides(sets), players=len(specs))
+    specs = seat_specs(seats)
+    params = spec.params(rules, set_overrides(sets), players=len(specs))
+    for s in dict.fromkeys(specs):  # a bad spec or weights file fails before any warning is said
+        strategies.build(spec.name, s)
     for s in dict.fromkeys(specs):  # once a spec, however many seats it takes
         if warning := strategies.unvalidated_warning(spec.name, s, len(specs)):
             print(f"chocosim: warning: {warning}", file=sys.stderr)
@@ -123,7 +122,7 @@ def rules(game: GameArg, rules: RulesOpt = None, set_: SetOpt = None) -> None:
     """Every param of a game: dotted name, value, source and meaning. With --rules or
     --set, the values they change are marked with the default they replace."""
     spec = get_game(game)
-    resolved = flatten(spec.params(rules, _overrides(set_)).model_dump(mode="json"))
+    resolved = flatten(spec.params(rules, set_overrides(set_)).model_dump(mode="json"))
     table = Table("param", "value", "source", "meaning")
     for info in spec.defaults():
         value = resolved[info.name]
@@ -254,9 +253,12 @@ def _print_summary(s: Summary) -> None:
     m = s.manifest
     n_games = m.get("n_games")
     done = f" of {n_games:,} (incomplete: re-run to resume)" if isinstance(n_games, int) \
-        and not s.complete else ""
+        and s.games != n_games else ""
+    unproven = f" (unproven: {len(s.unproven)} part(s) without proof, below)" if s.unproven else ""
     console.print(f"{m.get('game')}  run {m.get('run_id')}  seed {m.get('seed')}  "
-                  f"seating {m.get('seating')}  games {s.games:,}{done}", soft_wrap=True)
+                  f"seating {m.get('seating')}  games {s.games:,}{done}{unproven}", soft_wrap=True)
+    for line in s.unproven:
+        console.print(f"unproven: {line}", soft_wrap=True, markup=False, highlight=False)
     tables = [("seat", s.by_seat, "games", str)]
     if s.by_position is not None:
         # 0-based as in the results' position column; labelled for a reader.

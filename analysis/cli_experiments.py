@@ -11,9 +11,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-import strategies
+from analysis.cli_lists import each_once, param_name, seat_specs, set_overrides, split_list
 from simcore.errors import UserError
-from simcore.params import parse_set
 from simcore.pygame import is_reference
 from simcore.registry import games
 from simcore.parts import MANIFEST
@@ -74,7 +73,7 @@ def compare_command(
             raise UserError(f"compare {first}: --seats is needed to play the game")
         if unpaired:
             raise UserError("--unpaired is for run directories; the runs compare plays are always paired")
-        result = api.compare_rules(first, strategies.split_specs(seats), n_games, variant or [],
+        result = api.compare_rules(first, seat_specs(seats), n_games, each_once("--variant", variant, what="house rule"),
                                    runs=runs_dir, seed=seed, jobs=jobs, margin=margin,
                                    precision=precision, html=out, pdf=pdf, quiet=quiet)
         if result.precision:
@@ -116,12 +115,11 @@ def sweep_command(
     from analysis.sweep import parse_vary
     if seating not in SEATINGS:
         raise UserError(f"seating = {seating!r}: allowed are {', '.join(SEATINGS)}")
-    grid = dict(parse_vary(v) for v in vary)
-    if len(grid) < len(vary):
-        raise UserError("--vary: a param is swept twice")
-    sets = dict(parse_set(s) for s in set_ or [])
+    grid = dict(parse_vary(v) for v in each_once("--vary", vary, what="param", key=param_name))
+    sets = set_overrides(set_)
     where = sweep_dir or Path("runs") / f"sweep-{game}-{'-'.join(grid)}"
-    result = api.sweep(game, [strategies.split_specs(s) for s in seats], grid, n_games, where, seed=seed,
+    lineups = [seat_specs(s) for s in each_once("--seats", seats, what="lineup", key=lambda s: ",".join(seat_specs(s)))]
+    result = api.sweep(game, lineups, grid, n_games, where, seed=seed,
                        seating=seating, rules=rules, sets=sets, jobs=jobs, precision=precision,
                        html=out, pdf=pdf, quiet=quiet)
     for p in result.points:
@@ -141,11 +139,8 @@ def sweep_command(
 
 
 def _split_ladder(text: str) -> list[str]:
-    try:
-        return strategies.split_specs(text)
-    except UserError:
-        raise UserError(f"--ladder {text!r}: allowed are two or more comma-separated strategy specs, "
-                        "weakest first, e.g. random,greedy,heuristic") from None
+    return split_list("--ladder", text, what="two or more strategy specs, weakest first",
+                      example="random,greedy,heuristic")
 
 
 def skill_command(
@@ -178,8 +173,14 @@ def skill_command(
 ) -> None:
     """Skill in a game: a ladder of bots with ratings, the balance at each rung, the skill
     depth of a search bot and the importance of each component (restricted play)."""
-    sets = dict(parse_set(s) for s in set_ or [])
+    sets = set_overrides(set_)
     rungs = _split_ladder(ladder) if ladder is not None else None
+    if components is not None and restricted is None:
+        raise UserError(f"--components {components!r}: goes with --restricted BOT (the bot whose restricted "
+                        "play is measured); give both or neither")
+    # None: every component; an empty value is refused by skill(), naming the components there are.
+    only = split_list("--components", components, what="components of the game", example="pawns,dice") \
+        if components else None if components is None else []
     from analysis.report import check_outputs
     from analysis.skill import skill
 
@@ -187,6 +188,6 @@ def skill_command(
 
     a = skill(game, n_games, runs_dir, out, pdf=pdf, jobs=jobs, quiet=quiet, ladder=rungs, depth=depth,
               doublings=doublings, restricted=restricted, players=players,
-              components=[c.strip() for c in components.split(",")] if components is not None else None, sets=sets, rules=rules, seed=seed)
+              components=only, sets=sets, rules=rules, seed=seed)
     written = f"{out}" + (f" and {pdf}" if pdf else "")
     _console.print(f"skill report of {a.title}, {len(a.runs)} runs of {a.n_games:,} games: {written}", soft_wrap=True)

@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-import strategies
-from simcore.params import parse_set
+from analysis.cli_lists import each_once, set_overrides, split_list
 from simcore.runner import keep_freed_memory
 
 __all__ = ["report_command", "balance_command"]
@@ -41,6 +40,8 @@ def report_command(run_dirs: RunDirsArg, out: HtmlOpt, pdf: PdfOpt = None, min_e
     games = sum(a.games for a in analyses)
     written = f"{out}" + (f" and {pdf}" if pdf else "")
     _console.print(f"report of {len(analyses)} run(s), {games:,} games: {written}", soft_wrap=True)
+    for line in (line for a in analyses for line in a.run.unproven):
+        _console.print(f"unproven: {line}", soft_wrap=True, markup=False, highlight=False)
 
 
 def balance_command(
@@ -85,8 +86,10 @@ def balance_command(
     converged, and what would balance it."""
     from analysis import api
 
-    sets = dict(parse_set(s) for s in set_ or [])
-    rungs = strategies.split_specs(ladder) if ladder else None
+    sets = set_overrides(set_)
+    rungs = split_list("--ladder", ladder, what="strategy specs, weakest first", example="random,greedy,heuristic") \
+        if ladder is not None else None
+    each_once("--players", [str(p) for p in players or []], what="table size")
     log = None if quiet else (lambda line: _console.print(line, soft_wrap=True, markup=False, highlight=False))
     keep_freed_memory()
     result = api.balance(game, html=out, pdf=pdf, minutes=minutes or None, games=n_games, precision=precision,

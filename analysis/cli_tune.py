@@ -9,9 +9,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-import strategies
+from analysis.cli_lists import each_once, param_name, seat_specs, set_overrides, split_list
 from simcore.errors import UserError
-from simcore.params import parse_set
 
 __all__ = ["tune_command"]
 
@@ -19,10 +18,14 @@ _console = Console(stderr=True, markup=False)
 
 
 def _sizes(text: str) -> list[int]:
+    entries = split_list("--players", text, what="table sizes", example="2,4")
     try:
-        return [int(p) for p in text.split(",")]
+        sizes = [int(p) for p in entries]
     except ValueError:
         raise UserError(f"--players {text!r}: expected table sizes, comma-separated, e.g. 2,4") from None
+    # again as numbers: "2,02" is one size twice
+    each_once("--players", [str(n) for n in sizes], what="table size")
+    return sizes
 
 
 def tune_command(
@@ -65,20 +68,23 @@ def tune_command(
     toward a designer's goals; confirm the winner on held-out seeds; write a report."""
     from analysis import tune
 
-    sets = dict(parse_set(s) for s in set_ or [])
+    sets = set_overrides(set_)
     rules_mode = bool(vary or goal)
+    varied = each_once("--vary", vary, what="param", key=param_name)
+    goals = each_once("--goal", goal, what="goal", key=lambda g: " ".join(g.lower().split()))
     try:
         if rules_mode:
             result = tune.tune_rules(
-                game, strategies.split_specs(seats), tune.parse_vary(vary or []),
-                [tune.parse_goal(g) for g in goal or []], out, trials=trials, games=n_games,
+                game, seat_specs(seats), tune.parse_vary(varied),
+                [tune.parse_goal(g) for g in goals], out, trials=trials, games=n_games,
                 holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file, sets=sets, quiet=quiet,
                 backend=backend, scheduler=scheduler)
         else:
-            sizes = _sizes(players) if players else None
+            sizes = _sizes(players) if players is not None else None
             result = tune.tune_bot(
-                game, bot, strategies.split_specs(against), out, trials=trials, games=n_games,
-                weights=[w.strip() for w in weights.split(",")] if weights else None,
+                game, bot, seat_specs(against, "--against"), out, trials=trials, games=n_games,
+                weights=split_list("--weights", weights, what="weight names", example="wait,deny")
+                if weights is not None else None,
                 players=sizes, holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file,
                 sets=sets, quiet=quiet, backend=backend, scheduler=scheduler)
     except KeyboardInterrupt:

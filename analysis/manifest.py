@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from simcore.errors import UserError
-from simcore.parts import MANIFEST, segments_of
+from simcore.parts import LAYOUT, MANIFEST, segments_of
 
 __all__ = ["read_manifest"]
 
@@ -29,6 +29,7 @@ _FIELDS: dict[str, tuple[type, int | None, str]] = {
     "params": (dict, None, "an object of params"),
     "strategies": (list, None, "a list of strategies"),
     "segments": (list, None, "a list of [first game, end, chunk size]"),
+    "layout": (int, 1, f"a part layout from 1 to {LAYOUT}"),
 }
 
 
@@ -50,7 +51,8 @@ def read_manifest(run_dir: Path | str) -> dict[str, Any]:
             continue
         value = manifest[key]
         # bool is an int to Python, never a count here.
-        if not isinstance(value, kind) or isinstance(value, bool) or (least is not None and value < least):
+        if not isinstance(value, kind) or isinstance(value, bool) or (least is not None and value < least) \
+                or (key == "layout" and value > LAYOUT):
             raise UserError(f"run directory {path}: {MANIFEST} garbles {key} ({json.dumps(value)[:40]}: "
                             f"expected {what})")
     for s in manifest.get("strategies", []):

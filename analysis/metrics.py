@@ -28,7 +28,7 @@ from analysis import stats
 from analysis.stats import Difference, Matchups, Rate, Ratings
 from simcore.errors import UserError
 from simcore.registry import FeatureRoles, games as registered_games
-from simcore.parts import check_part, list_parts, read_part, scan_parts, write_text
+from simcore.parts import AGAIN, check_part, check_parts, read_part, scan_parts, write_text
 from simcore.runner import MANIFEST
 
 __all__ = ["RunData", "open_run", "analyze", "RunAnalysis", "SeatBalance", "Strategies",
@@ -64,6 +64,8 @@ class RunData:
     features: list[str]
     interims: list[str]  # the interim_* columns, in declared order
     roles: FeatureRoles  # how the game declares its features (default: all components)
+    # One line per part read without proof (simcore.parts.part_proof), naming it.
+    unproven: tuple[str, ...] = ()
 
     def role_features(self, *roles: str) -> list[str]:
         return [f for f in self.features if self.roles.role(f) in roles]
@@ -89,7 +91,7 @@ def open_run(path: Path | str, roles: FeatureRoles | None = None) -> RunData:
         players = int(manifest["players"])
     except (TypeError, KeyError, ValueError):
         raise UserError(f"run directory {path}: {MANIFEST} lacks or garbles players or strategies") from None
-    parts = list_parts(path)
+    parts, unproven = check_parts(path)
     for part in parts:  # a truncated or corrupt part is named (its footer does not read)
         try:
             check_part(part)
@@ -109,7 +111,8 @@ def open_run(path: Path | str, roles: FeatureRoles | None = None) -> RunData:
         roles = spec.features if spec is not None else FeatureRoles()
     return RunData(path, manifest, parts, players, list(dict.fromkeys(specs)),
                    [c for c in names if not c.startswith(INTERIM_PREFIX)],
-                   [c for c in names if c.startswith(INTERIM_PREFIX)], roles)
+                   [c for c in names if c.startswith(INTERIM_PREFIX)], roles,
+                   tuple(f"results part {part} {why}; {AGAIN}" for part, why in unproven.items()))
 
 
 def ordinal(position: int) -> str:

@@ -135,7 +135,7 @@ def _run_context(a: RunAnalysis, index: int) -> dict[str, Any]:
     title = games()[m["game"]].title if m.get("game") in games() else m.get("game", "?")
     return {"a": a, "index": index, "m": m, "title": title, "findings": findings(a),
             "checks": checks(a), "figures": _figures(a), "params": param_rows(m),
-            "parts": len(a.run.parts), "complete": a.games == m.get("n_games"),
+            "parts": len(a.run.parts), "complete": a.games == m.get("n_games") and not a.run.unproven,
             "leader_rows": _leader_rows(a),
             "leader_at": leader_checkpoint(a),
             "component_rows": _component_rows(a),

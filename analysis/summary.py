@@ -4,7 +4,8 @@ results have a feature column named like GROUPING (a game's way of saying which 
 a game was dealt, e.g. a solo game's goal card), win rates per value of it too.
 
 Read off the tallies the runner writes beside each part (a few cells per part); a part
-written without one (by an older chocosim) is tallied from its rows. The parts are
+without a proven tally (none, or one without a checksum: by hand or by an older chocosim)
+is tallied from its rows, and the summary names it as unproven, never complete. The parts are
 first checked against the manifest (simcore.parts.list_parts): hashing them is most of
 a summary's time, about 1.3 s per gigabyte of parts (0.31 s of 0.40 s for 2 million
 two-player Fabryka games)."""
@@ -20,7 +21,7 @@ import polars as pl
 from numpy.typing import ArrayLike
 
 from simcore.errors import UserError
-from simcore.parts import list_parts, read_tally, scan_parts
+from simcore.parts import AGAIN, check_parts, list_parts, read_tally, scan_parts
 from simcore.runner import GROUPING, TALLY_CELLS
 
 __all__ = ["Summary", "summarize", "wilson", "scan_run", "GROUPING"]
@@ -46,10 +47,13 @@ class Summary:
     # position (0 acts first), games, wins, win_rate, ci..., mean_score; None for results
     # without a position column (written before chocosim recorded it).
     by_position: pl.DataFrame | None = None
+    # One line per part read without proof (simcore.parts.part_proof): its figures are
+    # counted, but the run is not complete until the run's command plays it again.
+    unproven: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
-        return self.games == self.manifest.get("n_games")
+        return self.games == self.manifest.get("n_games") and not self.unproven
 
     def to_dict(self) -> dict[str, Any]:
         """Everything as plain JSON values (`chocosim summary --json`)."""
@@ -57,6 +61,7 @@ class Summary:
                   "by_strategy": self.by_strategy, "by_group": self.by_group,
                   "end_reasons": self.end_reasons}
         return {"manifest": self.manifest, "games": self.games, "complete": self.complete,
+                "unproven": list(self.unproven),
                 "shared_victories": self.draws.row(0, named=True),
                 **{k: None if v is None else v.to_dicts() for k, v in tables.items()},
                 "confidence": CONFIDENCE}
@@ -110,14 +115,15 @@ def _tally_rows(part: Path) -> tuple[pl.DataFrame, pl.DataFrame | None, str | No
     return cells, group, key
 
 
-def _tallies(out: Path) -> tuple[pl.DataFrame, pl.DataFrame | None, str | None]:
+def _tallies(out: Path) -> tuple[pl.DataFrame, pl.DataFrame | None, str | None, tuple[str, ...]]:
     """Every part's tally: the cells (TALLY_CELLS with their sums) and the per-value
-    counts of the grouping feature, each summed over parts."""
+    counts of the grouping feature, each summed over parts; and a line per unproven part."""
     cells, groups, key = [], [], None
-    for part in list_parts(out):
+    parts, unproven = check_parts(out)
+    for part in parts:
         try:
             tally = read_tally(part)
-            if tally is None:
+            if tally is None or part in unproven:  # its tally's counts are not proven either
                 c, g, k = _tally_rows(part)
             else:
                 c = pl.DataFrame(tally["cells"], schema=_CELL_SCHEMA, orient="row")
@@ -135,7 +141,8 @@ def _tallies(out: Path) -> tuple[pl.DataFrame, pl.DataFrame | None, str | None]:
                 .agg(pl.col("rows", "wins", "score_sum", "shared").sum()))
     group_df = pl.concat(groups).group_by("value").agg(pl.col("rows", "wins", "score_sum").sum()) \
         if groups else None
-    return cells_df, group_df, key
+    lines = tuple(f"results part {part} {why}; {AGAIN}" for part, why in unproven.items())
+    return cells_df, group_df, key, lines
 
 
 def _win_table(cells: pl.DataFrame, key: str, n: str) -> pl.DataFrame:
@@ -161,7 +168,7 @@ def summarize(out: Path | str) -> Summary:
     # Every table is read off the cells (seat x position x strategy x end reason), so
     # memory does not grow with the run. Per-game facts come from seat 0's cells (one
     # row per game), and the k seats sharing a victory hold 1/k of it each.
-    cells, group, key = _tallies(out)
+    cells, group, key, unproven = _tallies(out)
     end_reasons = (cells.filter(pl.col("seat") == 0).group_by("end_reason").agg(games=pl.col("rows").sum())
                    .sort("games", "end_reason", descending=[True, False]))
     n = int(end_reasons["games"].sum())
@@ -176,5 +183,5 @@ def summarize(out: Path | str) -> Summary:
         by_seat=_win_table(cells, "seat", "games"),
         by_position=_win_table(positioned, "position", "games") if positioned.height == cells.height else None,
         by_strategy=_win_table(cells, "strategy", "plays"),
-        draws=draws, end_reasons=end_reasons.with_columns(share=pl.col("games") / n),
+        draws=draws, end_reasons=end_reasons.with_columns(share=pl.col("games") / n), unproven=unproven,
     )

@@ -151,16 +151,14 @@ def parse_goal(text: str) -> Goal:
         if not m:
             continue
         g = m.groups()
-        if metric == "position_balance":
-            return Goal(text, metric, 0.0, float(g[0]))
-        if metric == "length":
-            low, high = float(g[0]), float(g[1])
-        elif metric == "end_share":
-            low, high = float(g[1]), float(g[2])
-        else:
-            return Goal(text, metric, 0.0, float(g[0]))
+        numbers = [float(_number(x, f"--goal {text!r}")) for x in (g[1:] if metric == "end_share" else g)]
+        if metric in ("position_balance", "margin"):
+            return Goal(text, metric, 0.0, numbers[0])
+        low, high = numbers
         if low > high:
             raise UserError(f"--goal {text!r}: empty band ({low:g} > {high:g})")
+        if metric == "end_share" and high > 100:
+            raise UserError(f"--goal {text!r}: a share of games is 0..100%, not up to {high:g}%")
         return Goal(text, metric, low, high, g[0] if metric == "end_share" else None)
     raise UserError(f"--goal {text!r}: not understood; the forms are {', '.join(GOAL_FORMS)}")
 

@@ -9,8 +9,13 @@ through the `chocosim.games` entry point, and plays inside the nogil batch loop.
 """
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import keyword
+import os
 import re
+import shutil
+import sys
 from pathlib import Path
 from string import Template
 
@@ -320,12 +325,35 @@ Then every command works on it: `chocosim run $name --seats random,greedy ...`,
 ''')
 
 
+def _shadowed(name: str) -> str | None:
+    """What a package called `name` would shadow, or hide behind: a game registered under
+    that name, or a module this Python imports by it (simcore, json, polars)."""
+    from simcore.registry import games
+
+    if name in games():
+        return f"the registered game {name!r}"
+    if name in sys.builtin_module_names or name in sys.stdlib_module_names:
+        return f"Python's own module {name!r}"
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):  # a broken package of that name is still in the way
+        found = True
+    return None if found is None else f"the installed module {name!r}"
+
+
 def write_skeleton(name: str, out: Path | str) -> list[Path]:
     """Write the package of a compiled game called `name` into `out` (a new or empty
-    directory); return the files written. UserError for a bad name or a used directory."""
+    directory); return the files written. UserError for a bad name (one a registered game
+    or an importable module has already) or a used directory, and for a write that fails
+    (a full disk, a name too long for the file system), which leaves nothing behind: the
+    skeleton is written into a temporary directory beside `out` and moved into place."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
         raise UserError(f"game name {name!r}: use lower-case letters, digits and _, starting with a letter "
                         "(it becomes the package's name)")
+    shadowed = _shadowed(name)
+    if shadowed is not None:
+        raise UserError(f"game name {name!r} is taken by {shadowed}: the package would shadow it; "
+                        "choose another name")
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"{out} exists and is not an empty directory; choose another one")
@@ -343,10 +371,24 @@ def write_skeleton(name: str, out: Path | str) -> list[Path]:
         f"{name}/rules.pyx": PYX.substitute(values),
         f"tests/test_{name}.py": TEST.substitute(values),
     }
-    written = []
-    for rel, text in files.items():
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        written.append(path)
-    return written
+    made = [d for d in (out.absolute(), *out.absolute().parents) if not d.exists()][1:]  # parents to make
+    tmp = None  # made beside `out`: the move into place is a rename on one file system
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.parent / f".{out.name[:100]}.{os.getpid()}.tmp"
+        tmp.mkdir()
+        for rel, text in files.items():
+            path = tmp / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        os.replace(tmp, out)  # onto an empty directory too
+    except OSError as e:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        for d in made:  # innermost first
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        where = f" ({Path(e.filename).name})" if e.filename else ""
+        raise UserError(f"cannot write the skeleton to {out}: {e.strerror or e}{where}; nothing was "
+                        "written") from None
+    return [out / rel for rel in files]

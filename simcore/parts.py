@@ -24,12 +24,13 @@ are kept or lost together.
 
 A part proves what it holds. Its tally names the run (run_id, seed), the chunk (index,
 first_game, end) and the SHA-256 of the part's bytes; the part's own rows name the run
-(run_id column). `part_problem` checks a part against its run's manifest: the runner
+(run_id column). `part_proof` checks a part against its run's manifest: the runner
 replays a part that fails, and list_parts, through which every reader finds the parts,
 refuses it in one line, so a part of another run or chunk, a damaged part or a stray one
-is never counted. Parts of chocosim 0.3 and older have no index, seed or checksum in
-their tally: they are checked on what they have (their chunk's games, their rows' first
-game and seed) and trusted as before.
+is never counted. A part without that proof is never trusted: one stored whole (of
+chocosim 0.3, made by hand, or whose tally lost its checksum) is checked row by row (run
+id, game index, seed) and read as unproven, which its readers say, and the runner plays
+its games again; a compact one is played again and never read.
 """
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ from simcore.errors import UserError
 
 __all__ = ["MANIFEST", "STRAY", "PART_GLOB", "LEGACY_GLOB", "TALLY_KEY", "LAYOUT", "DERIVED", "part_name",
            "tally_path", "write_atomic", "write_part", "read_tally", "list_parts", "scan_parts", "read_part", "check_part",
-           "segments_of", "chunk_of", "chunks_of", "part_index", "checksum", "part_problem"]
+           "segments_of", "chunk_of", "chunks_of", "part_index", "checksum", "part_problem", "part_proof",
+           "check_parts", "AGAIN"]
 
 MANIFEST = "manifest.json"
 PART_GLOB = "part-*.arrow"
@@ -151,22 +153,31 @@ def read_tally(part: Path) -> dict[str, Any] | None:
 
 def list_parts(out: Path) -> list[Path]:
     """The parts of a run directory, in order, each checked against the run's manifest
-    (part_problem); UserError, naming the part, if one fails or if there are none.
-    Listed by pathlib rather than a polars glob: a directory name may hold glob
-    characters ("runs/[test]") that polars would expand."""
+    (part_problem); UserError, naming the part, if one fails or if there are none."""
+    return check_parts(out)[0]
+
+
+def check_parts(out: Path) -> tuple[list[Path], dict[Path, str]]:
+    """The parts of a run directory, in order, each checked against the run's manifest
+    (part_proof), and those read though unproven, with why; UserError, naming the part,
+    if one fails or if there are none. Listed by pathlib rather than a polars glob: a
+    directory name may hold glob characters ("runs/[test]") that polars would expand."""
     parts = sorted(out.glob(PART_GLOB)) or sorted(out.glob(LEGACY_GLOB))
     if not parts:
         raise UserError(f"run directory {out} has no results (no {PART_GLOB})")
     manifest = _checkable_manifest(out)
+    unproven: dict[Path, str] = {}
     if manifest is not None:
         # Threads: hashing releases the GIL, and a large run's parts take seconds to hash.
         with ThreadPoolExecutor(min(4, os.cpu_count() or 1)) as pool:
-            problems = list(pool.map(lambda p: part_problem(p, manifest), parts))
-        for part, problem in zip(parts, problems, strict=True):
+            proofs = list(pool.map(lambda p: part_proof(p, manifest), parts))
+        for part, (problem, why) in zip(parts, proofs, strict=True):
             if problem is not None:
-                again = "removes it" if problem.startswith(STRAY) else "plays its games again"
-                raise UserError(f"results part {part} {problem}; running the run's command again {again}")
-    return parts
+                again = "running the run's command again removes it" if problem.startswith(STRAY) else AGAIN
+                raise UserError(f"results part {part} {problem}; {again}")
+            if why is not None:
+                unproven[part] = why
+    return parts, unproven
 
 
 def _checkable_manifest(out: Path) -> dict[str, Any] | None:
@@ -326,62 +337,89 @@ def checksum(part: Path) -> str:
 
 
 STRAY = "is not a part of this run"
+# What a reader says of a part it refuses or reads unproven.
+AGAIN = "running the run's command again plays its games again"
 
 
-def part_problem(part: Path, manifest: dict[str, Any], *, need_tally: bool = False) -> str | None:
+def part_problem(part: Path, manifest: dict[str, Any], *, need_proof: bool = False) -> str | None:
     """What is wrong with a part of the run of `manifest` (None when nothing is): a
     stray part (a name or an index the run does not have; the text starts with STRAY),
     an unreadable or damaged one, or one that holds other games, another chunk or
-    another run. A part without a tally (made by hand) is trusted as before, unless
-    `need_tally` (the runner's resume: a run's summary reads its tallies). A legacy
-    Parquet part is trusted as before (its run cannot be resumed)."""
+    another run. With `need_proof` (the runner's resume), also a part that is not proven
+    (see part_proof): the runner plays its games again. A legacy Parquet part is trusted
+    as before (its run cannot be resumed)."""
+    problem, unproven = part_proof(part, manifest)
+    return problem if problem is not None or not need_proof else unproven
+
+
+def part_proof(part: Path, manifest: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(problem, unproven) of a part of the run of `manifest`. A part is proven by a
+    tally naming its run (run_id, seed), its chunk (index, first_game, end) and the
+    SHA-256 of its bytes. A part stored whole (layout 1) without such a tally (none,
+    made by hand; one of chocosim 0.3, or one that lost its checksum) is checked on its
+    rows instead: every row's run id, game index and seed. When they are the run's, the
+    part is read but `unproven` says why nothing proves its figures (its rows may have
+    been rewritten). A compact part's games and seeds are known only from its tally, so
+    one without a tally or a checksum is a problem: it is played again, never read."""
     if part.suffix == ".parquet":
-        return None
+        return None, None
     index = part_index(part)
     chunk = None if index is None else chunk_of(manifest, index)
     if chunk is None:
-        return f"{STRAY} (its run has no chunk of that number)"
+        return f"{STRAY} (its run has no chunk of that number)", None
     i0, i1 = chunk
+    name = tally_path(part).name
     try:
         tally = read_tally(part)
-        if tally is None:  # made by hand (tests, a user's own rows): trusted as before
-            return f"has no tally ({tally_path(part).name})" if need_tally else None
         expect = {"index": index, "first_game": i0, "games": i1 - i0, "end": i1,
                   "run_id": manifest.get("run_id"), "seed": manifest.get("seed")}
-        if "checksum" not in tally:  # chocosim 0.3: first_game and games only
+        if tally is not None and "checksum" not in tally:  # as chocosim 0.3 wrote it: its rows say the rest
             expect = {k: expect[k] for k in ("first_game", "games")}
-        for key, value in expect.items():
+        for key, value in expect.items() if tally is not None else ():
             if tally.get(key) != value:
                 if key in ("run_id", "seed"):
                     return (f"is a part of another run (its tally says {key} {tally.get(key)!r}, "
-                            f"this run's is {value!r})")
+                            f"this run's is {value!r})"), None
                 return (f"does not hold games {i0}-{i1 - 1} of this run (its tally says {key} "
-                        f"{tally.get(key)!r}, this run's part {index} has {value!r})")
-        if "checksum" in tally:
+                        f"{tally.get(key)!r}, this run's part {index} has {value!r})"), None
+        if tally is not None and "checksum" in tally:
             if checksum(part) != tally["checksum"]:
-                return "is damaged (its bytes do not match the checksum in its tally)"
-            return None
-        return _rows_problem(part, manifest, i0, i1)
+                return "is damaged (its bytes do not match the checksum in its tally)", None
+            return None, None
+        if (tally is not None and tally.get("layout", 1) != 1) or "game" not in pl.read_ipc_schema(part):
+            lost = "is missing or unreadable" if tally is None else "has no checksum"
+            return f"is compact and its tally ({name}) {lost}: nothing says which games its rows are", None
+        problem = _rows_problem(part, manifest, i0, i1)
+        if problem is not None:
+            return problem, None
+        return None, (f"has no tally ({name})" if tally is None else f"has a tally without a checksum ({name})") \
+            + ": its rows are this run's games, but nothing proves its figures"
     except (OSError, ValueError, pl.exceptions.PolarsError) as e:
-        return f"is unreadable ({str(e).splitlines()[0]})"
+        return f"is unreadable ({str(e).splitlines()[0]})", None
 
 
 def _rows_problem(part: Path, manifest: dict[str, Any], i0: int, i1: int) -> str | None:
-    """A part whose tally has no checksum (chocosim 0.3) is checked on its rows: the
-    number of rows, the first game and that game's seed (the run's seed hashed with
-    it), which are cheap to read (memory-mapped)."""
-    from simcore.batch import seed_of_game  # compiled; only for such parts
+    """A part stored whole without a checksum is checked row by row: its rows are games
+    i0..i1-1 in order, one row a seat, each game's seed is the run's seed hashed with it
+    (as the batch loop derives it) and its run_id is the run's. Three columns of one
+    part: cheap next to playing its games."""
+    from simcore.batch import seeds_of_games  # compiled; only for such parts
 
-    lazy = scan_parts([part])
-    names = lazy.collect_schema().names()
-    first, rows, seed = lazy.select(pl.col("game").first(), pl.len(),
-                                    pl.col("seed").first() if "seed" in names else pl.lit(None)
-                                    ).collect().row(0)
+    names = set(pl.read_ipc_schema(part))
+    df = pl.read_ipc(part, columns=[c for c in ("run_id", "game", "seed") if c in names])
     players = manifest.get("players")
-    if first != i0 or (type(players) is int and rows != (i1 - i0) * players):
-        return f"does not hold games {i0}-{i1 - 1} of this run"
+    if type(players) is not int or players < 1:
+        players = df.height // (i1 - i0) if df.height % (i1 - i0) == 0 else 0
+    games = np.repeat(np.arange(i0, i1, dtype=np.int64), players)
+    if df.height != len(games) or not np.array_equal(df["game"].to_numpy(), games):
+        return f"does not hold games {i0}-{i1 - 1} of this run (its rows hold other games)"
     run_seed = manifest.get("seed")
-    if seed is not None and type(run_seed) is int and 0 <= run_seed < 2**64 \
-            and seed != seed_of_game(run_seed, i0):
-        return f"holds games of a run with another seed than {run_seed}"
+    if "seed" in names and type(run_seed) is int and 0 <= run_seed < 2**64:
+        if not np.array_equal(df["seed"].to_numpy(), seeds_of_games(run_seed, games)):
+            return f"holds games of a run with another seed than {run_seed}"
+    run_id = manifest.get("run_id")
+    if "run_id" in names and isinstance(run_id, str):
+        found = df["run_id"].cast(pl.String).unique().to_list()
+        if found != [run_id]:
+            return f"is a part of another run (its rows say run_id {found[0]!r}, this run's is {run_id!r})"
     return None

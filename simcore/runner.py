@@ -307,6 +307,10 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
         segments_of(manifest)
     except (ValueError, TypeError) as e:
         raise UserError(f"run directory {out}: {MANIFEST} has garbled segments ({e})") from None
+    layout = manifest.get("layout", 1)
+    if type(layout) is not int or not 1 <= layout <= LAYOUT:
+        raise UserError(f"run directory {out}: {MANIFEST} garbles layout ({json.dumps(layout)[:40]}: "
+                        f"expected a part layout from 1 to {LAYOUT})")
     if next(out.glob(LEGACY_GLOB), None) is not None:
         raise UserError(f"run directory {out} holds Parquet parts of an older chocosim: summary and "
                         "report still read it, but it cannot be resumed or extended; choose another "
@@ -489,14 +493,14 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
 
 
 def _part_done(out: Path, index: int, manifest: dict[str, Any]) -> bool:
-    """Whether part `index` is on disk whole and of this run (simcore.parts.part_problem:
+    """Whether part `index` is on disk whole, of this run and proven (simcore.parts.part_proof:
     its tally names this run and chunk, and its bytes match the tally's checksum). A
-    damaged part, another run's or chunk's part, or one without its tally is said so
+    damaged part, another run's or chunk's part, or one without that proof is said so
     (stderr) and played again."""
     path = out / part_name(index)
     if not path.exists():
         return False
-    problem = part_problem(path, manifest, need_tally=True)
+    problem = part_problem(path, manifest, need_proof=True)
     if problem is not None:
         print(f"chocosim: {path} {problem}: playing its games again", file=sys.stderr)
     return problem is None
@@ -518,10 +522,11 @@ def _check_format(job: _Job, state: GameState, manifest: dict[str, Any]) -> None
     run of an older chocosim, or of a game that has since gained a feature or an end
     reason): polars would not read the run's parts together. Compared as a reader gets
     them (a compact part's derived and narrowed columns at their types). The first part
-    of the run that passes its checks stands for them all (another is replayed later)."""
+    of the run whose rows are the run's stands for them all (another is replayed later),
+    proven or not: a run of an older chocosim is refused before its parts are replayed."""
     expected = dict(_table(job, state, result_arrays(state, 0)).schema)
     for part in sorted(job.out.glob(PART_GLOB)):
-        if part_problem(part, manifest, need_tally=True) is not None:
+        if part_problem(part, manifest) is not None:
             continue
         try:
             found = dict(scan_parts([part]).collect_schema())

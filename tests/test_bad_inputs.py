@@ -243,3 +243,74 @@ def test_ctrl_c_says_how_to_resume(tmp_path, capsys, monkeypatch, command):
             }[command]
     code, _, err = cli(capsys, *argv, *small)
     assert (code, err) == (130, "chocosim: interrupted; the finished runs are kept: re-run the same command to resume\n")
+
+
+# ---- the last bad inputs, and every list option ----
+
+TUNE_RULES = ["tune", "fabryka", "--seats", "random,random", "--trials", "1", "--games", "4", "--jobs", "1", "--quiet"]
+TUNE_BOT = ["tune", "fabryka", "--trials", "1", "--games", "4", "--jobs", "1", "--quiet"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    # The cases.
+    ([*TUNE_RULES, "--vary", "rounds=3..5", "--goal", "position balance within . points"],
+     "--goal 'position balance within . points': '.' is not a number"),
+    ([*TUNE_RULES, "--vary", "rounds=3..5", "--goal", "game length 1.2.3..4 turns"],
+     "--goal 'game length 1.2.3..4 turns': '1.2.3' is not a number"),
+    ([*TUNE_BOT, "--players", ""], "--players '': an entry is empty; expected table sizes, comma-separated, e.g. 2,4"),
+    ([*TUNE_BOT, "--players", "2,2"], "--players '2,2': 2 is listed twice; expected table sizes, comma-separated, "
+                                      "e.g. 2,4, each once"),
+    ([*TUNE_RULES, "--vary", "rounds=3..5", "--vary", "rounds=4..6", "--goal", "game length 20..30 turns"],
+     "--vary is given twice for the param 'rounds' ('rounds=3..5' and 'rounds=4..6'); give each param once"),
+    ([*TUNE_RULES, "--vary", "rounds=3..5", "--goal", "scoring ends 50..150%"],
+     "--goal 'scoring ends 50..150%': a share of games is 0..100%, not up to 150%"),
+    (["skill", "fabryka", "--components", "pawns", "--games", "4"],
+     "--components 'pawns': goes with --restricted BOT"),
+    # Our own: every list option, empty, twice or repeated.
+    ([*TUNE_BOT, "--players", "2,02"], "--players is given twice for the table size '2'"),
+    ([*TUNE_BOT, "--weights", "wait,wait"], "--weights 'wait,wait': wait is listed twice"),
+    ([*TUNE_BOT, "--weights", ""], "--weights '': an entry is empty"),
+    ([*TUNE_BOT, "--against", "random,,greedy"], "--against 'random,,greedy': an entry is empty"),
+    ([*TUNE_RULES, "--vary", "rounds=3..5", "--goal", "game length 20..30 turns", "--goal", "Game length  20..30 turns"],
+     "--goal is given twice for the goal 'game length 20..30 turns'"),
+    (["run", "fabryka", "--seats", "random,random", "--set", "rounds=3", "--set", "rounds = 4", "--games", "2"],
+     "--set is given twice for the param 'rounds' ('rounds=3' and 'rounds = 4'); give each param once"),
+    (["play", "fabryka", "--seats", "random,(greedy"], "--seats 'random,(greedy': unbalanced parentheses"),
+    (["play", "fabryka", "--seats", "random)(,greedy"], "--seats 'random)(,greedy': unbalanced parentheses"),
+    (["skill", "fabryka", "--ladder", "random,,greedy", "--games", "4"], "--ladder 'random,,greedy': an entry is empty"),
+    (["skill", "fabryka", "--restricted", "greedy", "--components", "pawns,pawns", "--games", "4"],
+     "--components 'pawns,pawns': pawns is listed twice"),
+    (["balance", "fabryka", "--ladder", "", "--games", "4"], "--ladder '': an entry is empty"),
+    (["balance", "fabryka", "--ladder", "random,random", "--games", "4"], "--ladder 'random,random': random is listed twice"),
+    (["balance", "enemy_chocolatier", "--players", "3", "--players", "3", "--games", "4"],
+     "--players is given twice for the table size '3'"),
+    (["sweep", "fabryka", "--seats", "random,random", "--seats", "random, random", "--vary", "rounds=3,4", "--games", "4"],
+     "--seats is given twice for the lineup 'random,random' ('random,random' and 'random, random')"),
+    (["sweep", "fabryka", "--seats", "random,random", "--vary", "rounds=3,4", "--vary", "rounds=5,6", "--games", "4"],
+     "--vary is given twice for the param 'rounds'"),
+    (["compare", "fabryka", "--seats", "random,random", "--variant", "rounds=3", "--variant", "rounds=3", "--games", "4"],
+     "--variant is given twice for the house rule 'rounds=3' ('rounds=3'); give each house rule once"),
+])
+def test_a_bad_list_or_goal_is_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    outputs = ["--out", str(tmp_path / "out")] if argv[0] in ("tune", "run") else \
+        [] if argv[0] == "play" else ["-o", str(tmp_path / "r.html"), *(["--dir", str(tmp_path / "s")]
+                                                                      if argv[0] == "sweep" else ["--runs", str(tmp_path / "runs")])]
+    code, _, err = cli(capsys, *argv, *outputs)
+    one_line(code, err)
+    assert message in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_weights_file_is_its_one_error_line_without_a_warning_before_it(tmp_path, capsys):
+    flat = tmp_path / "flat.json"  # validated nowhere: a warning, but only for a lineup that plays
+    flat.write_text(json.dumps({"wait": 1}))
+    seats = f"heuristic(weights={flat}),heuristic(weights={tmp_path / 'nope.json'})"
+    code, _, err = cli(capsys, "run", "fabryka", "--seats", seats, "--games", "2", "--out", str(tmp_path / "r"))
+    one_line(code, err)
+    assert err == f"chocosim: error: weights file {tmp_path / 'nope.json'}: No such file or directory\n"
+    code, _, err = cli(capsys, "play", "fabryka", "--seats", f"heuristic(weights={flat}),random(weights={flat})")
+    one_line(code, err)  # a file of weights its bot does not have
+    assert "RandomStrategy: unknown weight 'wait'" in err
+    code, _, err = cli(capsys, "play", "fabryka", "--seats", f"heuristic(weights={flat}),random")
+    assert code == 0 and err.startswith(f"chocosim: warning: heuristic(weights={flat}): its weights are validated")

@@ -19,6 +19,7 @@ from analysis import api
 from analysis.experiments import balance as bal
 from analysis.experiments import komi
 from analysis.render.balance import headline, overall
+from simcore.batch import seeds_of_games
 from simcore.errors import UserError
 from helpers import cli
 
@@ -41,7 +42,7 @@ def synthetic_run(path: Path, specs: list[str], winners: np.ndarray, params: dic
     seat = np.tile(np.arange(n), g)
     won = seat == np.repeat(winners, n)
     df = pl.DataFrame({
-        "run_id": path.name, "game": game, "seed": game + 1000, "seat": seat,
+        "run_id": path.name, "game": game, "seed": seeds_of_games(0, game), "seat": seat,
         "strategy": [specs[s] for s in seat], "score": np.where(won, 10, 5), "rank": np.where(won, 1, 2),
         "win": won.astype(float), "first": seat == 0, "position": seat, "turns": 40,
         "end_reason": "scoring", **{k: v.ravel() for k, v in (features or {}).items()}})

@@ -11,6 +11,7 @@ import pytest
 from analysis import stats
 from analysis.metrics import _Tally, _tally_pairs, analyze, effect_columns
 from analysis.skill import RunTally, _game_moments, matchups_of
+from simcore.batch import seed_of_game
 
 
 def test_ahead_counts_by_hand() -> None:
@@ -160,13 +161,14 @@ def one_bot_run(path, games: list[list[tuple[int, float, int]]], seating: str = 
                 "n_games": len(games), "chunk_size": len(games), "params": {"players": n},
                 "strategies": [{"spec": "bot", "class": "x.Bot", "weights": {}}]}
     (path / "manifest.json").write_text(json.dumps(manifest))
-    rows = [{"run_id": "t", "game": g, "seed": g, "seat": s, "strategy": "bot", "score": 10 - rank,
+    rows = [{"run_id": "t", "game": g, "seed": seed_of_game(7, g), "seat": s, "strategy": "bot", "score": 10 - rank,
              "rank": rank, "win": win, "first": s == 0, "position": s, "turns": 10,
              "end_reason": "scoring", "majority": value}
             for g, seats in enumerate(games) for s, (rank, win, value) in enumerate(seats)]
     pl.DataFrame(rows).with_columns(
         pl.col("run_id", "strategy", "end_reason").cast(pl.Categorical),
         pl.col("seat", "rank", "position").cast(pl.Int8), pl.col("win").cast(pl.Float32),
+        pl.col("seed").cast(pl.UInt64),
         pl.col("score", "turns", "majority").cast(pl.Int32)).write_ipc(path / "part-00000.arrow")
     return path
 

@@ -1,7 +1,9 @@
 """A part proves what it holds: a part of another run, another chunk's part, a
 part whose bytes changed and a stray part are never counted. A re-run names them and
 plays their games again (a stray part is removed); every reader refuses them in one line
-naming the file. Parts as chocosim 0.3 wrote them stay readable and resumable."""
+naming the file. A part without proof (no tally with a checksum) is checked on its rows and
+read as unproven, or refused if compact; a re-run plays it again. Parts as chocosim 0.3
+wrote them stay readable and resumable."""
 from __future__ import annotations
 
 import functools
@@ -138,10 +140,19 @@ def test_a_stray_part_is_refused_by_readers_and_removed_by_a_rerun(runs, tmp_pat
     assert (s.games, s.complete) == (GAMES, True)
 
 
-def test_parts_of_chocosim_0_3_are_read_and_resumed(runs, tmp_path):
+def test_parts_of_chocosim_0_3_are_read_unproven_and_replayed_by_a_resume(runs, tmp_path):
+    # A 0.3 tally has no checksum: the rows are checked and read, but nothing proves the
+    # figures, so the summary says so instead of calling the run complete.
     out = damaged(runs, tmp_path, lambda out, runs: as_chocosim_0_3(out))
-    assert summarize(out).games == GAMES
-    assert (play(out).played, play(out, n_games=60).played) == (0, 10)  # resumed, then extended
+    s = summarize(out)
+    assert (s.games, s.complete) == (GAMES, False)
+    assert [line.split(" has ")[0] for line in s.unproven] == [f"results part {out / part_name(i)}" for i in range(5)]
+    assert all(line.endswith("running the run's command again plays its games again") for line in s.unproven)
+    assert (play(out).played, play(out, n_games=60).played) == (GAMES, 10)  # resumed, then extended
+    s = summarize(out)
+    assert (s.games, s.complete, s.unproven) == (60, True, ())
+    assert "layout" not in json.loads((out / MANIFEST).read_text())  # the run keeps its layout
+    assert_frame_equal(scan_run(out).filter(pl.col("game") < GAMES).collect(), scan_run(runs / "whole").collect())
 
 
 def test_a_0_3_part_of_another_seed_is_found_by_its_rows(runs, tmp_path, capsys):
@@ -156,7 +167,7 @@ def test_a_0_3_part_of_another_seed_is_found_by_its_rows(runs, tmp_path, capsys)
     out = damaged(runs, tmp_path, damage)
     with pytest.raises(UserError, match=f"{out / part_name(1)} holds games of a run with another seed"):
         summarize(out)
-    assert play(out).played == CHUNK
+    assert play(out).played == GAMES  # that part, and the unproven ones
 
 
 def test_chunks_follow_the_segments_of_an_extended_run():

@@ -19,6 +19,7 @@ from analysis.compare import describe_run, open_info
 from analysis.metrics import analyze, pooled_strategies
 from analysis import stats
 from analysis.report import SECTIONS, compare_variants, render_html, write_report
+from simcore.batch import seed_of_game
 from simcore.errors import UserError
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -37,12 +38,13 @@ def write_run(path: Path, specs: list[str], games: list[list[dict[str, Any]]],
     rows = []
     for g, seats in enumerate(games):
         for seat, row in enumerate(seats):
-            rows.append({"run_id": "test", "game": g, "seed": 1000 + g, "seat": seat,
+            rows.append({"run_id": "test", "game": g, "seed": seed_of_game(7, g), "seat": seat,
                          "first": seat == 0, "position": seat, "turns": 10 + g % 3,
                          "end_reason": "scoring", **row})
     df = pl.DataFrame(rows).with_columns(
         pl.col("run_id", "strategy", "end_reason").cast(pl.Categorical),
         pl.col("seat", "rank", "position").cast(pl.Int8), pl.col("win").cast(pl.Float32),
+        pl.col("seed").cast(pl.UInt64),
         pl.col("score", "turns").cast(pl.Int32),
         pl.col(r"^(interim_.*|feat_.*)$").cast(pl.Int32))
     df.write_ipc(path / "part-00000.arrow")
