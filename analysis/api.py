@@ -34,6 +34,7 @@ import polars as pl
 import strategies
 from analysis import compare as cmp
 from analysis import sweep as sw
+from analysis.cli_lists import each_once, param_name
 from analysis.sequential import Precision, until_precise
 from analysis.summary import scan_run
 from simcore.errors import ArgumentError, UserError
@@ -235,7 +236,10 @@ def parse_variant(text: str) -> tuple[str, Path | None, dict[str, Any]]:
         if not path.is_file():
             raise UserError(f"--variant {text!r}: no such house-rule file")
         return path.stem, path, {}
-    sets = dict(parse_set(item) for item in text.split(";") if item.strip())
+    items = text.split(";")
+    if not all(item.strip() for item in items):
+        raise UserError(f"--variant {text!r}: an entry is empty; expected key=value settings separated by ';'")
+    sets = dict(parse_set(item) for item in each_once(f"--variant {text!r}", items, what="param", key=param_name))
     return "; ".join(f"{k}={v}" for k, v in sets.items()), None, sets
 
 

@@ -107,9 +107,12 @@ def parse_vary(text: str) -> tuple[str, list[Any]]:
         if not low <= high or high - low >= 1000:
             raise UserError(f"--vary {text!r}: LOW..HIGH must have LOW <= HIGH and at most 1,000 values")
         return name, list(range(low, high + 1))
-    values = [v for v in _split_values(raw) if v]
-    if not name or not values:
+    values = _split_values(raw)
+    if not name or not any(values):
         raise UserError(f"--vary {text!r}: empty grid (give NAME=V1,V2,...)")
+    if not all(values):
+        raise UserError(f"--vary {text!r}: an entry is empty; expected NAME=V1,V2,..., a value between "
+                        "every two commas")
     return name, [parse_set(f"{name}={v}")[1] for v in values]
 
 

@@ -288,8 +288,16 @@ TUNE_BOT = ["tune", "fabryka", "--trials", "1", "--games", "4", "--jobs", "1", "
      "--seats is given twice for the lineup 'random,random' ('random,random' and 'random, random')"),
     (["sweep", "fabryka", "--seats", "random,random", "--vary", "rounds=3,4", "--vary", "rounds=5,6", "--games", "4"],
      "--vary is given twice for the param 'rounds'"),
+    (["sweep", "fabryka", "--seats", "random,random", "--vary", "rounds=3,,4", "--games", "4"],
+     "--vary 'rounds=3,,4': an entry is empty"),
+    (["sweep", "fabryka", "--seats", "random,random", "--vary", "rounds=3,4,3", "--games", "4"],
+     "--vary rounds: a value is listed twice"),
     (["compare", "fabryka", "--seats", "random,random", "--variant", "rounds=3", "--variant", "rounds=3", "--games", "4"],
      "--variant is given twice for the house rule 'rounds=3' ('rounds=3'); give each house rule once"),
+    (["compare", "fabryka", "--seats", "random,random", "--variant", "rounds=3;rounds=4", "--games", "4"],
+     "--variant 'rounds=3;rounds=4' is given twice for the param 'rounds' ('rounds=3' and 'rounds=4')"),
+    (["compare", "fabryka", "--seats", "random,random", "--variant", "rounds=3;;set_points=4", "--games", "4"],
+     "--variant 'rounds=3;;set_points=4': an entry is empty"),
 ])
 def test_a_bad_list_or_goal_is_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
