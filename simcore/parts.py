@@ -388,7 +388,7 @@ def part_proof(part: Path, manifest: dict[str, Any]) -> tuple[str | None, str | 
             return None, None
         if (tally is not None and tally.get("layout", 1) != 1) or "game" not in pl.read_ipc_schema(part):
             lost = "is missing or unreadable" if tally is None else "has no checksum"
-            return f"is compact and its tally ({name}) {lost}: nothing says which games its rows are", None
+            return f"is compact and its tally ({name}) {lost}: nothing proves which games its rows hold", None
         problem = _rows_problem(part, manifest, i0, i1)
         if problem is not None:
             return problem, None

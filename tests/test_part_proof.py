@@ -151,7 +151,7 @@ def test_a_compact_part_whose_tally_lost_its_checksum_and_whose_bytes_flipped_is
         with pytest.raises(UserError, match=f"^{re.escape(message)}.*{AGAIN}$"):
             read(out)
     code, _, err = cli(capsys, "report", str(out), "-o", str(tmp_path / "r.html"))
-    assert code == 2 and err == f"chocosim: error: {message}: nothing says which games its rows are; {AGAIN}"
+    assert code == 2 and err == f"chocosim: error: {message}: nothing proves which games its rows hold; {AGAIN}"
     assert play(out).played == 10
     assert files(out) == files(compact / "whole")
 
