@@ -5,6 +5,7 @@ runs, so the CLI starts fast."""
 from __future__ import annotations
 
 import math
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -17,9 +18,9 @@ from simcore.params import parse_set
 from simcore.pygame import is_reference
 from simcore.registry import games
 from simcore.parts import MANIFEST
-from simcore.runner import SEATINGS
+from simcore.runner import BACKENDS, SEATINGS
 
-__all__ = ["compare_command", "sweep_command", "skill_command"]
+__all__ = ["compare_command", "sweep_command", "skill_command", "Backend", "BackendOpt", "SchedulerOpt"]
 
 _console = Console(stderr=True, markup=False, highlight=False)
 
@@ -31,6 +32,14 @@ PrecisionOpt = Annotated[float | None, typer.Option(
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Run seed (every run shares it).")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
+# The runner's backends, as the enum typer validates and lists in --help.
+Backend = Enum("Backend", {name: name for name in BACKENDS}, type=str)
+BackendOpt = Annotated[Backend, typer.Option(
+    "--backend", help="Where every run plays: auto (threads, or processes when a bot is written in "
+    "Python), processes, threads, or dask (the workers of a cluster: needs chocosim[dask], --scheduler "
+    "and a run directory every worker shares).")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    "--scheduler", help="With --backend dask: the address of the dask scheduler, e.g. tcp://10.0.0.5:8786.")]
 
 
 def _say(text: str) -> None:
@@ -57,6 +66,8 @@ def compare_command(
     unpaired: Annotated[bool, typer.Option(
         "--unpaired", help="Compare runs that do not share game, table size, seating and seeds, as "
         "independent samples (wider intervals; the report says so).")] = False,
+    backend: BackendOpt = Backend["auto"],
+    scheduler: SchedulerOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Compare house rules against a baseline, paired on the same game seeds: every
@@ -76,12 +87,14 @@ def compare_command(
             raise UserError("--unpaired is for run directories; the runs compare plays are always paired")
         result = api.compare_rules(first, strategies.split_specs(seats), n_games, variant or [],
                                    runs=runs_dir, seed=seed, jobs=jobs, margin=margin,
-                                   precision=precision, html=out, pdf=pdf, quiet=quiet)
+                                   precision=precision, html=out, pdf=pdf, quiet=quiet,
+                                   backend=backend.value, scheduler=scheduler)
         if result.precision:
             _say(result.precision.line("change of every position's win rate"))
     else:
-        if variant or seats or precision is not None:
-            raise UserError("--variant, --seats and --precision go with a GAME name, not with run directories")
+        if variant or seats or precision is not None or backend.value != "auto" or scheduler is not None:
+            raise UserError("--variant, --seats, --precision, --backend and --scheduler go with a GAME name, "
+                            "not with run directories")
         if len(targets) < 2:
             raise UserError(f"compare: {first} is neither a game nor followed by a variant run directory")
         result = api.compare(targets[0], targets[1:], paired=not unpaired, margin=margin, html=out, pdf=pdf)
@@ -108,6 +121,8 @@ def sweep_command(
     precision: PrecisionOpt = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="House rules TOML under the whole sweep.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Fix one param for the whole sweep: key=value.")] = None,
+    backend: BackendOpt = Backend["auto"],
+    scheduler: SchedulerOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Sweep params over a grid (and lineups), every point on the same game seeds; writes
@@ -123,7 +138,7 @@ def sweep_command(
     where = sweep_dir or Path("runs") / f"sweep-{game}-{'-'.join(grid)}"
     result = api.sweep(game, [strategies.split_specs(s) for s in seats], grid, n_games, where, seed=seed,
                        seating=seating, rules=rules, sets=sets, jobs=jobs, precision=precision,
-                       html=out, pdf=pdf, quiet=quiet)
+                       html=out, pdf=pdf, quiet=quiet, backend=backend.value, scheduler=scheduler)
     for p in result.points:
         if p.refused:
             _say(f"refused: {', '.join(p.lineup)} · {p.name}: {p.refused}")
@@ -174,6 +189,8 @@ def skill_command(
     jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")] = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="House rules TOML.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override one param: key=value; repeatable.")] = None,
+    backend: BackendOpt = Backend["auto"],
+    scheduler: SchedulerOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Skill in a game: a ladder of bots with ratings, the balance at each rung, the skill
@@ -185,7 +202,8 @@ def skill_command(
 
     check_outputs(out, pdf)
 
-    a = skill(game, n_games, runs_dir, out, pdf=pdf, jobs=jobs, quiet=quiet, ladder=rungs, depth=depth,
+    a = skill(game, n_games, runs_dir, out, pdf=pdf, jobs=jobs, backend=backend.value, scheduler=scheduler,
+              quiet=quiet, ladder=rungs, depth=depth,
               doublings=doublings, restricted=restricted, players=players,
               components=[c.strip() for c in components.split(",")] if components is not None else None, sets=sets, rules=rules, seed=seed)
     written = f"{out}" + (f" and {pdf}" if pdf else "")
