@@ -186,8 +186,7 @@ def dask_cluster(game: str, n_games: int, repeat: int) -> None:
     root = Path(simcore.__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"
-dask cluster on localhost, {game} {players}p mirror of {top} (the balance ladder's top rung), "
+    print(f"\ndask cluster on localhost, {game} {players}p mirror of {top} (the balance ladder's top rung), "
           f"{n_games:,} games, seats fixed (load average {load:.1f} on {os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as tmp:
         started: list[subprocess.Popen] = []
