@@ -208,7 +208,7 @@ def test_a_bad_scheduler_is_one_line_and_nothing_written(capsys, monkeypatch, tm
 
 def test_a_scheduler_without_workers_is_one_line(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(runner, "DASK_TIMEOUT", 0.5)
-    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty:
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty:
         code, _, err = cli(capsys, "skill", "fabryka", "--ladder", "random,greedy", "--games", "12",
                            "--runs", str(tmp_path / "runs"), "-o", str(tmp_path / "k.html"),
                            "--backend", "dask", "--scheduler", empty.scheduler_address)
