@@ -40,7 +40,7 @@ from analysis.summary import scan_run
 from simcore.errors import ArgumentError, UserError
 from simcore.params import Params, parse_set
 from simcore.registry import GameSpec, get_game
-from simcore.runner import RunResult, rotation_size
+from simcore.runner import RunResult, playing_on, rotation_size
 from simcore.runner import run as run_games
 
 __all__ = ["RunOutcome", "run", "results", "CompareOutcome", "compare", "compare_rules",
@@ -122,15 +122,17 @@ def _lineup(game: str, seats: Sequence[str]):
 def run(game: str, seats: Sequence[str] | str, games: int, out: Path | str, *, seed: int = 0,
         seating: str = "rotate", rules: Path | str | None = None, sets: dict[str, Any] | None = None,
         jobs: int | None = None, precision: float | None = None, quiet: bool = True,
-        chunk_size: int | None = None) -> RunOutcome:
+        chunk_size: int | None = None, backend: str = "auto", scheduler: str | None = None) -> RunOutcome:
     """Play `games` games into the run directory `out` (resumed or extended if it holds
-    this run). With `precision` (points), play in rounds until every position's win rate
-    is known within ±precision (95% confidence sequence), `games` being the cap."""
+    this run) on `backend` (a dask cluster: "dask" and its `scheduler` address). With
+    `precision` (points), play in rounds until every position's win rate is known within
+    ±precision (95% confidence sequence), `games` being the cap."""
     spec = get_game(game)
     seats = strategies.split_specs(seats) if isinstance(seats, str) else list(seats)
     params = spec.params(Path(rules) if rules else None, sets, players=len(seats))
     return run_params(spec, params, seats, games, out, seed=seed, seating=seating, jobs=jobs,
-                      precision=precision, quiet=quiet, chunk_size=chunk_size)
+                      precision=precision, quiet=quiet, chunk_size=chunk_size, backend=backend,
+                      scheduler=scheduler)
 
 
 @_checked
@@ -248,11 +250,12 @@ def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: S
                   runs: Path | str = "runs", seed: int = 0, seating: str = "rotate", jobs: int | None = None,
                   margin: float = cmp.DEFAULT_MARGIN, precision: float | None = None,
                   html: Path | str | None = None, pdf: Path | str | None = None,
-                  quiet: bool = True) -> CompareOutcome:
+                  quiet: bool = True, backend: str = "auto", scheduler: str | None = None) -> CompareOutcome:
     """Play the rulebook (the base) and every variant on the same seeds under
     runs/<game>/<seats>/, resumable (more games extend the runs), then compare them.
     With `precision`, play in rounds until every position's win-rate change of every
-    variant is within ±precision points (95% confidence sequence), `games` the cap."""
+    variant is within ±precision points (95% confidence sequence), `games` the cap.
+    Every run plays on `backend` (a dask cluster: "dask" and its `scheduler` address)."""
     spec = get_game(game)
     seats = strategies.split_specs(seats) if isinstance(seats, str) else list(seats)
     if not variants:
@@ -278,14 +281,15 @@ def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: S
                       seating=seating, jobs=jobs, quiet=quiet)
 
     done = None
-    if precision is None:
-        play(games)
-    else:
-        def measure():
-            cs = cmp.compare_runs(base_dir, dirs, margin=margin, keys=seat_balance)
-            return [(f"{c.label}: {r.metric.label}", r.change) for c in cs for r in c.rows]
-        done = until_precise(play, measure, precision, games, rotation_size(len(seats), seating))
-        done = dataclasses.replace(done, games=max(done.games, held_games(base_dir)))  # the games measured
+    with playing_on(backend, scheduler):
+        if precision is None:
+            play(games)
+        else:
+            def measure():
+                cs = cmp.compare_runs(base_dir, dirs, margin=margin, keys=seat_balance)
+                return [(f"{c.label}: {r.metric.label}", r.change) for c in cs for r in c.rows]
+            done = until_precise(play, measure, precision, games, rotation_size(len(seats), seating))
+            done = dataclasses.replace(done, games=max(done.games, held_games(base_dir)))  # the games measured
     out = compare(base_dir, dirs, margin=margin, html=html, pdf=pdf)
     return CompareOutcome(out.comparisons, out.table, out.verdicts, base_dir, dirs, done)
 
@@ -294,11 +298,13 @@ def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: S
 def sweep(game: str, lineups: Sequence[Sequence[str] | str], vary: dict[str, Sequence[Any]], games: int,
           out: Path | str, *, seed: int = 0, seating: str = "rotate", rules: Path | str | None = None,
           sets: dict[str, Any] | None = None, jobs: int | None = None, precision: float | None = None,
-          html: Path | str | None = None, pdf: Path | str | None = None, quiet: bool = True) -> sw.SweepResult:
+          html: Path | str | None = None, pdf: Path | str | None = None, quiet: bool = True,
+          backend: str = "auto", scheduler: str | None = None) -> sw.SweepResult:
     """A grid over params (every combination of the `vary` values) and seat lineups, a run
     directory per point under `out` (re-running finishes only what is missing), all on
-    the same seeds; returns the tidy metrics table, the neighbour comparisons and the
-    fair points, and writes the HTML (and PDF) report when asked."""
+    the same seeds, played on `backend` (a dask cluster: "dask" and its `scheduler`);
+    returns the tidy metrics table, the neighbour comparisons and the fair points, and
+    writes the HTML (and PDF) report when asked."""
     tables = [strategies.split_specs(s) if isinstance(s, str) else list(s) for s in lineups]
     name = get_game(game).name
     if precision is not None and not 0 < precision < math.inf:  # as until_precise, but before the sweep directory
@@ -306,9 +312,10 @@ def sweep(game: str, lineups: Sequence[Sequence[str] | str], vary: dict[str, Seq
     for t in tables:  # every bot of every lineup, before the sweep directory is made
         strategies.build_lineup(name, t)
     _check_outputs(html, pdf)
-    result = sw.run_sweep(game, tables, vary, games, Path(out), seed=seed, seating=seating,
-                          rules=Path(rules) if rules else None, sets=sets, jobs=jobs,
-                          precision=precision, quiet=quiet)
+    with playing_on(backend, scheduler):
+        result = sw.run_sweep(game, tables, vary, games, Path(out), seed=seed, seating=seating,
+                              rules=Path(rules) if rules else None, sets=sets, jobs=jobs,
+                              precision=precision, quiet=quiet)
     if html is not None:
         sw.write_sweep(result, html, pdf)
     return result
@@ -328,6 +335,7 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
             lowest: str | None = None, search: str | None = "mcts", doublings: int = 1,
             margin: float = 1.0, compensation: bool = True, evidence: bool = True,
             runs: Path | str = "runs", seed: int = 0, jobs: int | None = None,
+            backend: str = "auto", scheduler: str | None = None,
             rules: Path | str | None = None, sets: dict[str, Any] | None = None,
             log: Any = None, play: bool = True):
     """Turn-position balance on a skill ladder at every table size (`players` to choose):
@@ -338,8 +346,9 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
     most; without, every run plays to `precision` points or `games`. Returns
     analysis.experiments.balance.BalanceResult (.table: tidy polars frame; .verdict():
     the verdict as JSON values); with `html`, writes the report, balance.parquet,
-    balance.csv and verdict.json beside it. play=False analyses the runs already there
-    (e.g. to render them again) without playing."""
+    balance.csv and verdict.json beside it. Every run plays on `backend` (a dask
+    cluster: "dask" and its `scheduler` address). play=False analyses the runs already
+    there (e.g. to render them again) without playing."""
     from analysis.experiments import balance as bal
 
     if html is not None and Path(html).suffix.lower() not in (".html", ".htm"):
@@ -348,7 +357,11 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
     p = bal.plan(game, runs, players=players, ladder=ladder, search=search, doublings=doublings,
                  lowest=lowest, games=games, precision=precision, minutes=minutes, margin=margin,
                  compensation=compensation, sets=sets, rules=rules, seed=seed)
-    result = bal.balance(p, jobs=jobs, log=log) if play else bal.analyze(p)
+    if play:
+        with playing_on(backend, scheduler):
+            result = bal.balance(p, jobs=jobs, log=log)
+    else:
+        result = bal.analyze(p)
     if html is not None:
         from analysis.render.balance import write_balance
 

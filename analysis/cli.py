@@ -21,7 +21,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 import strategies
-from analysis.cli_experiments import compare_command, skill_command, sweep_command
+from analysis.cli_experiments import Backend, compare_command, skill_command, sweep_command
 from analysis.cli_lists import seat_specs, set_overrides
 from analysis.cli_report import balance_command, report_command
 from analysis.cli_tune import tune_command
@@ -31,7 +31,7 @@ from simcore.params import Params, flatten
 from simcore.play import play_game
 from simcore.pygame import GameFailure
 from simcore.registry import GameSpec, games, get_game
-from simcore.runner import BACKENDS, SEATINGS, BotFailure
+from simcore.runner import SEATINGS, BotFailure
 from simcore.runner import run as run_games
 from simcore.state import CHECKED_BUILD
 from simcore.strategy import DecideError
@@ -76,9 +76,8 @@ def options(
               "`pip install .` reinstalls the release build", file=sys.stderr)
 
 
-# Choices of the runner, as the enums typer validates and lists in --help.
+# Choices of the runner, as the enum typer validates and lists in --help.
 Seating = Enum("Seating", {name: name for name in SEATINGS}, type=str)
-Backend = Enum("Backend", {name: name for name in BACKENDS}, type=str)
 
 
 GameArg = Annotated[str, typer.Argument(

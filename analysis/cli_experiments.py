@@ -5,6 +5,7 @@ runs, so the CLI starts fast."""
 from __future__ import annotations
 
 import math
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -16,9 +17,9 @@ from simcore.errors import UserError
 from simcore.pygame import is_reference
 from simcore.registry import games
 from simcore.parts import MANIFEST
-from simcore.runner import SEATINGS
+from simcore.runner import BACKENDS, SEATINGS
 
-__all__ = ["compare_command", "sweep_command", "skill_command"]
+__all__ = ["compare_command", "sweep_command", "skill_command", "Backend", "BackendOpt", "SchedulerOpt"]
 
 _console = Console(stderr=True, markup=False, highlight=False)
 
@@ -30,6 +31,14 @@ PrecisionOpt = Annotated[float | None, typer.Option(
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Run seed (every run shares it).")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
+# The runner's backends, as the enum typer validates and lists in --help.
+Backend = Enum("Backend", {name: name for name in BACKENDS}, type=str)
+BackendOpt = Annotated[Backend, typer.Option(
+    "--backend", help="Where every run plays: auto (threads, or processes when a bot is written in "
+    "Python), processes, threads, or dask (the workers of a cluster: needs chocosim[dask], --scheduler "
+    "and a run directory every worker shares).")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    "--scheduler", help="With --backend dask: the address of the dask scheduler, e.g. tcp://10.0.0.5:8786.")]
 
 
 def _say(text: str) -> None:
@@ -56,6 +65,8 @@ def compare_command(
     unpaired: Annotated[bool, typer.Option(
         "--unpaired", help="Compare runs that do not share game, table size, seating and seeds, as "
         "independent samples (wider intervals; the report says so).")] = False,
+    backend: BackendOpt = Backend["auto"],
+    scheduler: SchedulerOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Compare house rules against a baseline, paired on the same game seeds: every
@@ -75,12 +86,14 @@ def compare_command(
             raise UserError("--unpaired is for run directories; the runs compare plays are always paired")
         result = api.compare_rules(first, seat_specs(seats), n_games, each_once("--variant", variant, what="house rule"),
                                    runs=runs_dir, seed=seed, jobs=jobs, margin=margin,
-                                   precision=precision, html=out, pdf=pdf, quiet=quiet)
+                                   precision=precision, html=out, pdf=pdf, quiet=quiet,
+                                   backend=backend.value, scheduler=scheduler)
         if result.precision:
             _say(result.precision.line("change of every position's win rate"))
     else:
-        if variant or seats or precision is not None:
-            raise UserError("--variant, --seats and --precision go with a GAME name, not with run directories")
+        if variant or seats or precision is not None or backend.value != "auto" or scheduler is not None:
+            raise UserError("--variant, --seats, --precision, --backend and --scheduler go with a GAME name, "
+                            "not with run directories")
         if len(targets) < 2:
             raise UserError(f"compare: {first} is neither a game nor followed by a variant run directory")
         result = api.compare(targets[0], targets[1:], paired=not unpaired, margin=margin, html=out, pdf=pdf)
@@ -107,6 +120,8 @@ def sweep_command(
     precision: PrecisionOpt = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="House rules TOML under the whole sweep.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Fix one param for the whole sweep: key=value.")] = None,
+    backend: BackendOpt = Backend["auto"],
+    scheduler: SchedulerOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Sweep params over a grid (and lineups), every point on the same game seeds; writes
@@ -121,7 +136,7 @@ def sweep_command(
     lineups = [seat_specs(s) for s in each_once("--seats", seats, what="lineup", key=lambda s: ",".join(seat_specs(s)))]
     result = api.sweep(game, lineups, grid, n_games, where, seed=seed,
                        seating=seating, rules=rules, sets=sets, jobs=jobs, precision=precision,
-                       html=out, pdf=pdf, quiet=quiet)
+                       html=out, pdf=pdf, quiet=quiet, backend=backend.value, scheduler=scheduler)
     for p in result.points:
         if p.refused:
             _say(f"refused: {', '.join(p.lineup)} · {p.name}: {p.refused}")
@@ -169,6 +184,8 @@ def skill_command(
     jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")] = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="House rules TOML.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override one param: key=value; repeatable.")] = None,
+    backend: BackendOpt = Backend["auto"],
+    scheduler: SchedulerOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Skill in a game: a ladder of bots with ratings, the balance at each rung, the skill
@@ -186,7 +203,8 @@ def skill_command(
 
     check_outputs(out, pdf)
 
-    a = skill(game, n_games, runs_dir, out, pdf=pdf, jobs=jobs, quiet=quiet, ladder=rungs, depth=depth,
+    a = skill(game, n_games, runs_dir, out, pdf=pdf, jobs=jobs, backend=backend.value, scheduler=scheduler,
+              quiet=quiet, ladder=rungs, depth=depth,
               doublings=doublings, restricted=restricted, players=players,
               components=only, sets=sets, rules=rules, seed=seed)
     written = f"{out}" + (f" and {pdf}" if pdf else "")

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from analysis.cli_experiments import Backend, BackendOpt, SchedulerOpt
 from analysis.cli_lists import each_once, set_overrides, split_list
 from simcore.runner import keep_freed_memory
 
@@ -79,6 +80,8 @@ def balance_command(
     jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")] = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="House rules TOML.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override one param: key=value; repeatable.")] = None,
+    backend: BackendOpt = Backend["auto"],
+    scheduler: SchedulerOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
     """Turn-position balance on a skill ladder, at every table size: mirror matches from the
@@ -95,7 +98,8 @@ def balance_command(
     result = api.balance(game, html=out, pdf=pdf, minutes=minutes or None, games=n_games, precision=precision,
                          players=players, ladder=rungs, lowest=lowest, search=search, doublings=doublings,
                          margin=margin, compensation=compensation, evidence=evidence, runs=runs_dir,
-                         seed=seed, jobs=jobs, rules=rules, sets=sets, log=log)
+                         seed=seed, jobs=jobs, backend=backend.value, scheduler=scheduler, rules=rules,
+                         sets=sets, log=log)
     from analysis.render.balance import headline, overall
 
     typer.echo(overall(result))

@@ -42,7 +42,7 @@ from simcore.errors import UserError
 from simcore.params import Params, flatten
 from simcore.registry import GameSpec, get_game
 from simcore.parts import list_parts, read_part
-from simcore.runner import MANIFEST, run
+from simcore.runner import MANIFEST, playing_on, run
 
 if TYPE_CHECKING:
     from analysis.stats import Difference, Matchups, Rate, Ratings
@@ -676,12 +676,15 @@ def analyze(p: Plan) -> SkillAnalysis:
 # ---- the command ----
 
 def skill(game: str, n_games: int, runs_dir: Path | str, html: Path | str, *, pdf: Path | str | None = None,
-          jobs: int | None = None, quiet: bool = False, **plan_args: Any) -> SkillAnalysis:
-    """Plan, play (or resume), analyse and report: the `chocosim skill` command."""
+          jobs: int | None = None, backend: str = "auto", scheduler: str | None = None,
+          quiet: bool = False, **plan_args: Any) -> SkillAnalysis:
+    """Plan, play (or resume) on `backend` (a dask cluster: "dask" and its `scheduler`
+    address), analyse and report: the `chocosim skill` command."""
     if Path(html).suffix.lower() not in (".html", ".htm"):
         raise UserError(f"-o {html}: the report is HTML, allowed is a path ending in .html")
     p = plan(game, n_games, runs_dir, **plan_args)
-    play(p, jobs=jobs, quiet=quiet)
+    with playing_on(backend, scheduler):
+        play(p, jobs=jobs, quiet=quiet)
     a = analyze(p)
     from analysis.render.skill import write_skill_report
 

@@ -8,13 +8,16 @@ memory. The rows of the speed issue's table, each as a median and range over --r
 rounds: --jobs 2 against --jobs 1 (and the CPU seconds of each, split into user, system
 and the kernel threads' writeback), two C processes against one, --jobs 1 against the C
 version timed beside it, disk bytes per game, and ns a decision of the heuristics that
-a skill ladder spends its time in (DECISION_ROWS).
+a skill ladder spends its time in (DECISION_ROWS). With --cluster, the top rung of the
+game's balance ladder (the default search bot's mirror) played by `run --backend dask`
+on one dask worker process against two.
 
     python scripts/bench.py                      # everything, ~1 s per configuration
     python scripts/bench.py --game fabryka --seconds 3
     python scripts/bench.py --parallel-games 10000000 --memory-games 20000000
     python scripts/bench.py --parallel-games 0 --small-games 0    # one core only
     python scripts/bench.py --search --parallel-games 0 --small-games 0   # + the search bot (minutes)
+    python scripts/bench.py --cluster --parallel-games 0 --small-games 0  # + a dask cluster (a minute)
 
 Run it on an idle machine; quote medians of several runs. Figures are for the build
 installed (the checked build is several times slower: see `simcore.state.CHECKED_BUILD`).
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import functools
+import json
 import os
 import resource
 import shutil
@@ -160,6 +165,84 @@ def search(game_filter: str | None, bot: str, scale: float) -> None:
             print(f"{name:<18}{players:>7}{n:>7}  {wins / n:>6.1%} ({low:.1%}-{high:.1%})     "
                   f"{1 / players:>6.1%}{n / dt:>10.2f}{walks / dt:>11,.0f}{dt / n:>8.3f}"
                   f"{1000 * dt / max(bot_.searches, 1):>13.2f}", flush=True)
+
+
+def dask_cluster(game: str, n_games: int, repeat: int) -> None:
+    """Games/s of the top rung of `game`'s balance ladder at its smallest table (the
+    default search bot at its largest budget, in every seat) played by the runner on a
+    local dask cluster of one worker process (one thread), then two, `repeat` rounds:
+    each round times the same games, seats fixed, into a fresh run directory, once the
+    workers have played a warm-up run (imports, the bot's setup). Wall time of the run
+    as its caller sees it: chunks sent, played, parts written to the shared directory."""
+    from analysis.experiments.balance import default_ladder  # noqa: PLC0415  (the analysis stack, only here)
+    from simcore.runner import run  # noqa: PLC0415
+
+    spec = games()[game]
+    players = max(2, spec.players[0])
+    top = default_ladder(game, players)[0][-1]
+    specs = [top] * players
+    params = spec.params(players=players)
+    lineup = functools.partial(strategies.build_lineup, game, specs)
+    root = Path(simcore.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\ndask cluster on localhost, {game} {players}p mirror of {top} (the balance ladder's top rung), "
+          f"{n_games:,} games, seats fixed (load average {load:.1f} on {os.cpu_count()} cores)")
+    with tempfile.TemporaryDirectory() as tmp:
+        started: list[subprocess.Popen] = []
+
+        def start(*args: str) -> subprocess.Popen:
+            p = subprocess.Popen([sys.executable, "-m", "dask", *args], cwd=tmp, env=env,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            started.append(p)
+            return p
+
+        try:
+            from distributed import Client  # noqa: PLC0415  (the dask extra, only here)
+
+            address_file = Path(tmp, "scheduler.json")
+            start("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                  "--scheduler-file", str(address_file))
+            deadline = time.monotonic() + 60
+            while not address_file.is_file() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(0.2)
+            address = json.loads(address_file.read_text())["address"]
+            client = Client(address, timeout=60, set_as_default=False)
+            start("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard")
+            rates: dict[int, list[float]] = {1: [], 2: []}
+            for r in range(repeat):
+                for n in (1, 2):
+                    if n == 2:
+                        second = start("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard")
+                    client.wait_for_workers(n, timeout=60)
+                    warm = Path(tmp, f"warm-{r}-{n}")
+                    run(spec, params, specs, lineup, warm, n_games=2 * n, seed=1, seating="fixed",
+                        backend="dask", scheduler=address, quiet=True)
+                    out = Path(tmp, f"run-{r}-{n}")
+                    t = time.perf_counter()
+                    run(spec, params, specs, lineup, out, n_games=n_games, seed=2026, seating="fixed",
+                        backend="dask", scheduler=address, quiet=True)
+                    rates[n].append(n_games / (time.perf_counter() - t))
+                    shutil.rmtree(out)
+                    print(f"  {r + 1}/{repeat}: {n} worker(s) {rates[n][-1]:,.2f} games/s", flush=True)
+                second.terminate()
+                second.wait(timeout=30)
+                started.remove(second)
+                client.wait_for_workers(1, timeout=60)
+            client.close()
+            ratios = [b / a for a, b in zip(rates[1], rates[2])]
+            print(f"  one worker {spread(rates[1], ' games/s')}; two workers {spread(rates[2], ' games/s')}; "
+                  f"two against one (round by round): {spread(ratios)}")
+        finally:
+            for p in started:
+                p.terminate()
+            for p in started:
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
 
 
 C_GAMES = 5_000_000  # games of the C reference's run
@@ -409,6 +492,10 @@ def main() -> None:
                     help="also measure the search bot (default spec: mcts) against each heuristic")
     ap.add_argument("--search-scale", type=float, default=1.0,
                     help="multiply the search measurement's games by this")
+    ap.add_argument("--cluster", nargs="?", const="fabryka", default=None, metavar="GAME",
+                    help="also time the top rung of GAME's balance ladder (default: fabryka) on a local "
+                         "dask cluster of one worker process and of two")
+    ap.add_argument("--cluster-games", type=int, default=400, help="games of each --cluster measurement")
     ap.add_argument("--memory-games", type=int, default=0,
                     help="also measure the peak memory of a run this long with --jobs 2")
     args = ap.parse_args()
@@ -425,6 +512,8 @@ def main() -> None:
             print(f"  the engine's random vs random: {engine:,.0f} games/s, {engine / ref:.0%} of the C version")
         if args.search:
             search(args.game, args.search, args.search_scale)
+        if args.cluster:
+            dask_cluster(args.cluster, args.cluster_games, args.repeat)
         if args.parallel_games or args.small_games or args.memory_games:
             compile_package()
             yardstick = args.parallel_game == "fabryka" and args.parallel_seats == "random,random"

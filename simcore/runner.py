@@ -16,6 +16,7 @@ table, so the results do not depend on the chunk size, the number of jobs or the
 from __future__ import annotations
 
 import collections
+import contextvars
 import ctypes
 import functools
 import hashlib
@@ -29,7 +30,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -55,7 +56,7 @@ from simcore.strategy import DecideError, PythonStrategy, Strategy
 
 __all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY", "BUILD",
            "seat_orders", "bytes_per_game", "default_chunk_size", "TALLY_CELLS", "GROUPING",
-           "BotFailure", "rotation_size", "workers", "keep_freed_memory"]
+           "BotFailure", "rotation_size", "workers", "playing_on", "keep_freed_memory"]
 
 SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, in order
 # "auto": threads when every bot is compiled (the game loop, the part writer and most of
@@ -74,7 +75,7 @@ BUILD = ("version", "git_revision", "checked_build")
 DEFAULT_CHUNK_SIZE = 250_000
 CHUNKS_PER_JOB = 4  # enough chunks that no worker idles while another finishes the tail
 CHUNK_BYTES = 64 * 2**20  # result arrays of one chunk, so a worker's memory is bounded
-DASK_TIMEOUT = 10  # seconds to reach a dask scheduler
+DASK_TIMEOUT = 10  # seconds to reach a dask scheduler, and for it to have a worker
 # A part's tally counts per cell of TALLY_CELLS (and per value of a GROUPING feature):
 # enough for a run's summary without reading a row.
 TALLY_CELLS = ("seat", "position", "strategy", "end_reason")
@@ -154,13 +155,17 @@ def _check_args(n_games: int, seed: int, seating: str, jobs: int | None, backend
         raise UserError(f"seating = {seating!r}: allowed are {', '.join(SEATINGS)}")
     if jobs is not None and jobs < 1:
         raise UserError(f"jobs = {jobs}: must be at least 1")
+    _check_backend(backend, scheduler)
+    if chunk_size is not None and chunk_size < 1:
+        raise UserError(f"chunk_size = {chunk_size}: must be at least 1")
+
+
+def _check_backend(backend: str, scheduler: str | None) -> None:
     if backend not in BACKENDS:
         raise UserError(f"backend = {backend!r}: allowed are {', '.join(BACKENDS)}")
     if (backend == "dask") != (scheduler is not None):
         raise UserError("a dask scheduler address goes with backend 'dask' and only with it "
                         f"(backend = {backend!r}, scheduler = {scheduler!r})")
-    if chunk_size is not None and chunk_size < 1:
-        raise UserError(f"chunk_size = {chunk_size}: must be at least 1")
 
 
 # More parts than this is a chunk size far too small for the run (a part has fixed
@@ -406,7 +411,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     multiple of n_players!), "fixed" puts strategy i in seat i, "random" draws an order
     per game from the game's seed. `jobs` chunks run at once (default: every core, or
     every thread of the dask cluster at the address `scheduler`), on `backend` (see
-    BACKENDS). A directory that
+    BACKENDS; "auto" is the one chosen by a surrounding `playing_on`, if any). A directory that
     already holds this run is resumed (its own chunk size is kept), or extended when
     n_games is more than it holds (game i keeps its seed); one that holds anything else
     is refused (UserError). With seating "rotate", n_games is rounded up to a whole
@@ -426,6 +431,8 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         raise ValueError(f"the lineup factory made {len(bots)} bots for {len(specs)} specs")
     for bot in bots:
         bot.bind(state)  # a bot that cannot play this game (a bad forbid=) fails here, in one line
+    if backend == "auto":
+        backend, scheduler = _chosen.get()[:2]
     if backend == "auto":
         # A game written in Python holds the GIL at every move, as a Python bot does.
         backend = "processes" if any(isinstance(b, PythonStrategy) for b in bots) \
@@ -573,16 +580,65 @@ def workers(backend: str, jobs: int | None, scheduler: str | None) -> Iterator[i
         with parallel_config(backend="threading"):
             yield jobs or cpu_count()  # joblib counts the cores this process may use (cgroups)
         return
+    _, held_at, held = _chosen.get()
+    with nullcontext(held) if held is not None and held_at == scheduler else _connect(scheduler) as client, \
+            parallel_config(backend="dask", client=client):
+        yield jobs or max(1, sum(client.nthreads().values()))
+
+
+# The backend, dask scheduler and open dask client that run() uses for backend "auto":
+# ("auto", None, None) outside playing_on.
+_chosen: contextvars.ContextVar[tuple[str, str | None, Any]] = contextvars.ContextVar(
+    "chocosim_backend", default=("auto", None, None))
+
+
+@contextmanager
+def playing_on(backend: str = "auto", scheduler: str | None = None) -> Iterator[None]:
+    """Every run() inside that leaves its backend "auto" plays on `backend`: how an
+    experiment that starts many runs (balance, compare, sweep, skill) sends them all to
+    a dask cluster. The cluster is reached here, before anything is played, and the one
+    connection serves every run inside."""
+    _check_backend(backend, scheduler)
+    with _connect(scheduler) if backend == "dask" else nullcontext() as client:
+        token = _chosen.set((backend, scheduler, client))
+        try:
+            yield
+        finally:
+            _chosen.reset(token)
+
+
+def _connect(scheduler: str) -> Any:
+    """A dask client of the scheduler at `scheduler` that has a worker (a cluster
+    without one would take the chunks and never play them); UserError otherwise."""
     try:
         from distributed import Client
+        from distributed.comm.addressing import get_address_host_port, normalize_address, parse_address
+        from distributed.comm.registry import get_backend
     except ImportError:
         raise UserError("backend 'dask' needs dask.distributed: pip install 'chocosim[dask]'") from None
+    try:
+        # Checked first: a client refused a malformed address prints a traceback when
+        # it is collected, after waiting 20 s to close.
+        address = normalize_address(scheduler)
+        scheme = parse_address(address)[0]
+        get_backend(scheme)
+        if scheme in ("tcp", "tls", "ws", "wss"):  # host:port (inproc and ucx say it otherwise)
+            get_address_host_port(address)
+    except ValueError as e:
+        raise UserError(f"scheduler = {scheduler!r}: not a dask scheduler address ({e}); "
+                        "allowed is e.g. tcp://10.0.0.5:8786") from None
     try:
         client = Client(scheduler, timeout=DASK_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
         raise UserError(f"cannot reach the dask scheduler at {scheduler!r}: {e}") from None
-    with client, parallel_config(backend="dask", client=client):
-        yield jobs or max(1, sum(client.nthreads().values()))
+    try:
+        client.wait_for_workers(1, timeout=DASK_TIMEOUT)
+    except TimeoutError:
+        client.close()
+        raise UserError(f"the dask scheduler at {scheduler!r} has no workers (none joined within "
+                        f"{DASK_TIMEOUT} s): start `dask worker {scheduler}` where the run "
+                        "directory is shared") from None
+    return client
 
 
 def _execute(job: _Job, todo: list[tuple[int, int, int]], n_workers: int, n_games: int,
