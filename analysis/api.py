@@ -344,7 +344,7 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
     p = bal.plan(game, runs, players=players, ladder=ladder, search=search, doublings=doublings,
                  lowest=lowest, games=games, precision=precision, minutes=minutes, margin=margin,
                  compensation=compensation, sets=sets, rules=rules, seed=seed)
-    result = bal.balance(p, jobs=jobs, log=log) if play else bal.analyze(p)
+    result = bal.balance(p, jobs=jobs, log=log) if play else bal.with_plans(p, bal.analyze(p), {})
     if html is not None:
         from analysis.render.balance import write_balance
 
