@@ -350,6 +350,7 @@ class BalanceResult:
         out["plans"] = [x.json() for x in self.plans]
         out["short_runs"] = [{k: r[k] for k in ("players", "kind", "label", "path", "games", "asked", "missing")}
                              for r in self.short]
+        out["runs"] = self.runs  # every run directory, its games and the CPU seconds this call spent on it
         out["wall_seconds"], out["budget_seconds"] = self.wall_seconds, self.budget_seconds
         return _finite(out)
 
@@ -668,8 +669,9 @@ def _within_budget(p: Plan, start: float, say: _Progress, jobs: int | None) -> B
         ready = [v for v in first.sizes
                  if v.players not in pairs or budget.headline_halfwidth(spender, v.players, pairs[v.players])
                  <= max(budget.MEANINGFUL_HALFWIDTH, p.margin)]
-        say.phase("compensation", f"score bonus and knobs at {', '.join(str(v.players) for v in ready) or 'no'} "
-                  "table size(s) (the headline means something there)")
+        wide = f"the headline's interval still wider than ±{max(budget.MEANINGFUL_HALFWIDTH, p.margin):g} points"
+        say.phase("compensation", f"score bonus and knobs at {', '.join(str(v.players) for v in ready)} players"
+                  if ready else f"none ({wide}): the time goes to the headline")
         for k, v in enumerate(ready):
             until = time.monotonic() + spender.left() / (len(ready) - k)
             _compensate(p, spender, v, until)
