@@ -189,3 +189,16 @@ def test_cli_balance_says_one_line_a_phase(tmp_path, capsys, monkeypatch):
     assert all("ends about" in x for x in lines if x.startswith("balance, "))
     verdict = json.loads((tmp_path / "r" / "verdict.json").read_text())
     assert verdict["plans"][0]["players"] == 2 and verdict["plans"][0]["pilot"]["from_paired_games"] >= 10
+
+
+def test_without_a_budget_the_report_still_prices_a_decision(tmp_path):
+    r = api.balance(GAME, ladder=["random", "heuristic"], games=2000, precision=5, compensation=False,
+                    runs=tmp_path / "runs", jobs=1)
+    (plan,) = r.plans
+    assert plan.pilot is None and plan.reach is None and plan.played == r.sizes[0].top.games >= 1000
+    assert plan.final.pairs == plan.played and 0 < plan.final.cpu_per_game < 1
+    assert all(x["cpu_seconds"] > 0 for x in r.runs)
+    assert f"this run played {plan.played:,}" in plan_text(plan, r.margin)
+    again = api.balance(GAME, ladder=["random", "heuristic"], games=2000, precision=5, compensation=False,
+                        runs=tmp_path / "runs", play=False)  # nothing timed: no price
+    assert again.plans[0].final.core_hours is None and again.plans[0].final.games == plan.final.games

@@ -615,7 +615,7 @@ def balance(p: Plan, *, jobs: int | None = None, log: Callable[[str], None] | No
                 # As many games as the strongest rung's mirror, so they pair game for game.
                 played += play(p, _compensation_cells(p, v), cap=v.top.games, jobs=jobs)
         say.phase("report", "analysis and report")
-        return with_plans(p, analyze(p, played, time.monotonic() - start), {})
+        return with_plans(p, analyze(p, played, time.monotonic() - start), {}, played)
     return _within_budget(p, start, say, jobs)
 
 
@@ -681,7 +681,7 @@ def _within_budget(p: Plan, start: float, say: _Progress, jobs: int | None) -> B
         s.stopped = s.stopped or "time"
     say.phase("report", "analysis and report")
     result = analyze(p, list(spender.states.values()), time.monotonic() - start)
-    return with_plans(p, result, before, spender)
+    return with_plans(p, result, before, list(spender.states.values()))
 
 
 def _floor_cost(spender: budget.Spender, cells: Sequence[Cell]) -> float:
@@ -718,20 +718,22 @@ def _compensate(p: Plan, spender: budget.Spender, v: SizeVerdict, until: float) 
 
 
 def with_plans(p: Plan, result: BalanceResult, before: dict[int, tuple[budget.Projection, int | None]],
-               spender: budget.Spender | None = None) -> BalanceResult:
+               played: Sequence[Played] = ()) -> BalanceResult:
     """The result with what deciding each table size costs (projected from the pilot,
-    said before, and from every paired game), and the runs that hold fewer games than
-    their manifest asks (a run killed or cut short)."""
+    said before, and from every paired game, priced at the CPU the games `played` in
+    this call took), and the runs that hold fewer games than their manifest asks (a run
+    killed or cut short)."""
+    state = {s.cell.path: s for s in played}
+    timed = [s.quickest for s in played if s.played]
+    overhead = min(timed) if timed else 0.0
     plans = []
     for v in result.sizes:
         c = v.convergence
         final = None
         if c is not None:
             pair = (v.rung(c.top).path, v.rung(c.second).path)
-            cpu = math.nan
-            if spender is not None:
-                states = [spender.states.get(path) for path in pair]
-                cpu = sum(spender.cpu_price(s) if s is not None else math.nan for s in states)
+            cpu = sum(state[path].cpu_per_game(overhead) if path in state and state[path].played else math.nan
+                      for path in pair)
             final = budget.project(budget.paired_differences(*pair, v.players), p.margin, cpu)
         pilot, reach = before.get(v.players, (None, None))
         plans.append(budget.SizePlan(v.players, pilot, reach, final, 0 if c is None else c.games,
@@ -741,8 +743,8 @@ def with_plans(p: Plan, result: BalanceResult, before: dict[int, tuple[budget.Pr
         held, asked = budget.shortfall(Path(r["path"]))
         if held < asked:
             short.append({**r, "games": held, "asked": asked, "missing": asked - held})
-    cpu = {} if spender is None else {str(s.cell.path): s.cpu for s in spender.states.values()}
-    runs = [{**r, "cpu_seconds": cpu.get(r["path"])} for r in result.runs]
+    runs = [{**r, "cpu_seconds": state[Path(r["path"])].cpu if Path(r["path"]) in state else None}
+            for r in result.runs]
     return replace(result, plans=plans, short=short, runs=runs,
                    budget_seconds=None if p.minutes is None else 60 * p.minutes)
 
