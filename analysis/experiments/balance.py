@@ -637,7 +637,7 @@ def _within_budget(p: Plan, start: float, say: _Progress, jobs: int | None) -> B
     reserve = min(max(REPORT_SECONDS, 4 * (time.monotonic() - loading)), total / 3)
     spender = budget.Spender(p, jobs=jobs, deadline=end - reserve)
     ladder = p.ladder_cells()
-    pairs = {n: pair for n in p.sizes if (pair := budget.top_pair(p, n)) is not None}
+    pairs = {n: budget.top_pair(p, n) for n in p.sizes}
     tops = {c.path for pair in pairs.values() for c in pair}
 
     say.phase("pilot", f"price {len(ladder)} runs, the two strongest rungs to {budget.PILOT_PAIRS} paired games")
@@ -649,6 +649,8 @@ def _within_budget(p: Plan, start: float, say: _Progress, jobs: int | None) -> B
     headline_seconds = end - reserve - time.monotonic() - floor_seconds - compensation_seconds
     before = {}
     for n, pair in pairs.items():
+        if len(pair) < 2:
+            continue  # one rung: no convergence to decide
         pilot = budget.pair_projection(spender, n, pair)
         reach = budget.reach(spender, pair, max(0.0, headline_seconds) / len(pairs))
         before[n] = (pilot, reach)
@@ -666,8 +668,7 @@ def _within_budget(p: Plan, start: float, say: _Progress, jobs: int | None) -> B
         first = analyze(p, list(spender.states.values()), full=False)
         reserve = max(reserve, 6 * (time.monotonic() - measured))
         spender.deadline = end - reserve
-        ready = [v for v in first.sizes
-                 if v.players not in pairs or budget.headline_halfwidth(spender, v.players, pairs[v.players])
+        ready = [v for v in first.sizes if budget.headline_halfwidth(spender, v.players, pairs[v.players])
                  <= max(budget.MEANINGFUL_HALFWIDTH, p.margin)]
         wide = f"the headline's interval still wider than ±{max(budget.MEANINGFUL_HALFWIDTH, p.margin):g} points"
         say.phase("compensation", f"score bonus and knobs at {', '.join(str(v.players) for v in ready)} players"

@@ -392,10 +392,10 @@ def project(diffs: np.ndarray, margin: float, cpu_per_game: float = math.nan) ->
 
 # ---- the phases of a time budget ----
 
-def top_pair(p: Plan, players: int) -> tuple[Cell, Cell] | None:
-    """The mirrors of the ladder's two strongest rungs (its last two) at a table size."""
-    rungs = p.ladders[players]
-    return (p.mirror(players, rungs[-1]), p.mirror(players, rungs[-2])) if len(rungs) >= 2 else None
+def top_pair(p: Plan, players: int) -> tuple[Cell, ...]:
+    """The mirrors the headline of a table size rests on: the ladder's two strongest rungs
+    (its last two), or its only rung."""
+    return tuple(p.mirror(players, r) for r in reversed(p.ladders[players][-2:]))
 
 
 def pair_projection(spender: Spender, players: int, pair: tuple[Cell, Cell]) -> Projection:
@@ -406,16 +406,20 @@ def pair_projection(spender: Spender, players: int, pair: tuple[Cell, Cell]) -> 
     return project(paired_differences(pair[0].path, pair[1].path, players), spender.p.margin, cpu)
 
 
-def headline_halfwidth(spender: Spender, players: int, pair: tuple[Cell, Cell]) -> float:
-    """Points: the widest 95% half-width of the headline's paired change (inf with fewer
-    than MIN_PAIRS paired games)."""
+def headline_halfwidth(spender: Spender, players: int, pair: tuple[Cell, ...]) -> float:
+    """Points: the widest 95% half-width of the headline's paired change, or of a single
+    rung's position rates (at most 1/2 a game's spread); inf with fewer than MIN_PAIRS
+    games."""
+    if len(pair) == 1:
+        games = spender.state(pair[0]).games
+        return 100 * Z * 0.5 / math.sqrt(games) if games >= MIN_PAIRS else math.inf
     d = paired_differences(pair[0].path, pair[1].path, players)
     if len(d) < MIN_PAIRS:
         return math.inf
     return float(100 * Z * d.std(axis=0, ddof=1).max() / math.sqrt(len(d)))
 
 
-def pilot(spender: Spender, cells: Sequence[Cell], pairs: Sequence[tuple[Cell, Cell]], seconds: float) -> None:
+def pilot(spender: Spender, cells: Sequence[Cell], pairs: Sequence[tuple[Cell, ...]], seconds: float) -> None:
     """Price every cell (one seat rotation, or what a cut run needs topping up), the most
     important first, then play each size's two strongest rungs to PILOT_PAIRS games
     within `seconds` more."""
@@ -435,40 +439,42 @@ def floor(spender: Spender, cells: Sequence[Cell], until: float) -> None:
     spender.fill([spender.state(c) for c in cells], lambda s: _round_up(FLOOR_GAMES, s.cell.unit), until)
 
 
-def headline(spender: Spender, pairs: dict[int, tuple[Cell, Cell]], until: float) -> None:
+def headline(spender: Spender, pairs: dict[int, tuple[Cell, ...]], until: float) -> None:
     """Grow the two strongest rungs of every size together (game for game: they pair on
-    the seeds), one step at a time to the size whose next games narrow the headline's
-    squared half-width the most per second (its spread squared over games squared
-    times the seconds a pair costs). A step at most doubles the games and takes at most
-    a third of the time left, so no step eats the budget on a wrong price."""
+    the seeds; a ladder of one rung grows that one), one step at a time to the size whose
+    next games narrow the headline's squared half-width the most per second (its spread
+    squared over games squared times the seconds a pair costs). A step at most doubles
+    the games and takes at most a third of the time left, so no step eats the budget on a
+    wrong price."""
     spread: dict[int, float] = {}
     finished: set[int] = set()
     while (left := spender.left(until)) > 0:
         best, value = None, 0.0
         for n, pair in pairs.items():
-            a, b = (spender.state(c) for c in pair)
-            if n in finished or (a.stopped and b.stopped) or min(a.games, b.games) >= spender.limit(pair[0]):
+            states = [spender.state(c) for c in pair]
+            if n in finished or all(s.stopped for s in states) or \
+                    min(s.games for s in states) >= spender.limit(pair[0]):
                 continue
-            m = max(1, min(a.games, b.games))
-            if n not in spread:
-                d = paired_differences(pair[0].path, pair[1].path, n)
+            m = max(1, min(s.games for s in states))
+            if n not in spread:  # a rate's spread is at most 1/2 a game
+                d = paired_differences(pair[0].path, pair[1].path, n) if len(pair) == 2 else []
                 spread[n] = float(d.var(axis=0, ddof=1).max()) if len(d) >= MIN_PAIRS else 0.25
-            cost = spender.price(a) + spender.price(b)
+            cost = sum(spender.price(s) for s in states)
             v = max(spread[n], 1e-4) / (m * m * cost) if math.isfinite(cost) else math.inf
             if best is None or v > value:
                 best, value = n, v
         if best is None:
             return
         pair = pairs[best]
-        a, b = (spender.state(c) for c in pair)
-        m = min(a.games, b.games)
-        per = spender.price(a) + spender.price(b)
-        afford = (left / 3 - 2 * spender.overhead()) / per if math.isfinite(per) else 1
+        states = [spender.state(c) for c in pair]
+        m = min(s.games for s in states)
+        per = sum(spender.price(s) for s in states)
+        afford = (left / 3 - len(pair) * spender.overhead()) / per if math.isfinite(per) else 1
         add = _round_down(min(max(m, 1), afford), pair[0].unit)
         if add < max(pair[0].unit, m / 20):  # too little time left to matter
             finished.add(best)
             continue
-        for s in (a, b):  # one precise already still grows with the other: they pair
+        for s in states:  # one precise already still grows with the other: they pair
             spender.extend(s, m + add)
             spender.done(s)
         spread.pop(best)
@@ -493,10 +499,10 @@ class SizePlan:
                 "final": None if self.final is None else self.final.json()}
 
 
-def reach(spender: Spender, pair: tuple[Cell, Cell], seconds: float) -> int | None:
+def reach(spender: Spender, pair: tuple[Cell, ...], seconds: float) -> int | None:
     """Paired games the two mirrors will hold after `seconds` more of their games."""
-    a, b = (spender.state(c) for c in pair)
-    per = spender.price(a) + spender.price(b)
+    states = [spender.state(c) for c in pair]
+    per = sum(spender.price(s) for s in states)
     if not math.isfinite(per):
         return None
-    return min(a.games, b.games) + max(0, int(seconds / per))
+    return min(s.games for s in states) + max(0, int(seconds / per))
