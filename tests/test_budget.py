@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -202,3 +203,14 @@ def test_without_a_budget_the_report_still_prices_a_decision(tmp_path):
     again = api.balance(GAME, ladder=["random", "heuristic"], games=2000, precision=5, compensation=False,
                         runs=tmp_path / "runs", play=False)  # nothing timed: no price
     assert again.plans[0].final.core_hours is None and again.plans[0].final.games == plan.final.games
+
+
+def test_a_ladder_of_one_rung_grows_that_rung(tmp_path):
+    p = bal.plan(GAME, tmp_path / "runs", ladder=["heuristic"], minutes=1, compensation=False)
+    pairs = {2: budget.top_pair(p, 2)}
+    assert pairs[2] == (p.mirror(2, "heuristic"),)
+    spender = budget.Spender(p, jobs=1, deadline=time.monotonic() + 60)
+    budget.pilot(spender, p.ladder_cells(), list(pairs.values()), 30)
+    assert spender.state(pairs[2][0]).games == budget.PILOT_PAIRS
+    budget.headline(spender, pairs, time.monotonic() + 3)
+    assert spender.state(pairs[2][0]).games >= 2 * budget.PILOT_PAIRS
