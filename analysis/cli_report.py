@@ -3,6 +3,8 @@ the CLI registers (`app.command("report")(report_command)`), so they can be call
 tested without the CLI module."""
 from __future__ import annotations
 
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -17,9 +19,28 @@ from simcore.runner import keep_freed_memory
 __all__ = ["report_command", "balance_command"]
 
 _console = Console(stderr=True)
-# When the command began (this module loads with the CLI), for `balance --minutes`, which
-# counts from there; a later call in the same process (tests) counts from its own start.
-_LOADED = [time.monotonic()]
+
+
+def _process_age() -> float:
+    """Seconds since this process began (Linux's /proc), when it is the `chocosim`
+    command itself; else 0 (another platform, or a process that calls the CLI in-process,
+    such as a test run, whose age is not the command's)."""
+    if Path(sys.argv[0]).name != "chocosim":
+        return 0.0
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        age = float(Path("/proc/uptime").read_text().split()[0]) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    # Loading takes seconds; an age beyond a minute is a clock that does not match (a
+    # container's uptime), not a start.
+    return age if 0 <= age < 60 else 0.0
+
+
+# When the command began, for `balance --minutes`, which counts from there (loading
+# Python and the CLI takes seconds on a busy machine); a later call in the same process
+# counts from its own start.
+_LOADED = [time.monotonic() - _process_age()]
 
 RunDirsArg = Annotated[list[Path], typer.Argument(help="Run directories; several go into one report.")]
 HtmlOpt = Annotated[Path, typer.Option("-o", "--out", help="The HTML report to write.")]
@@ -95,7 +116,7 @@ def balance_command(
     log = None if quiet else (lambda line: _console.print(line, soft_wrap=True, markup=False, highlight=False))
     keep_freed_memory()
     started = _LOADED.pop() if _LOADED else time.monotonic()
-    if minutes:  # the time since the command began (loading the CLI) is part of it
+    if minutes:  # the time since the command began is part of it
         minutes = max(minutes - (time.monotonic() - started) / 60, 1e-3)
     result = api.balance(game, html=out, pdf=pdf, minutes=minutes or None, games=n_games, precision=precision,
                          players=players, ladder=rungs, lowest=lowest, search=search, doublings=doublings,
