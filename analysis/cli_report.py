@@ -37,11 +37,6 @@ def _process_age() -> float:
     return age if 0 <= age < 60 else 0.0
 
 
-# When the command began, for `balance --minutes`, which counts from there (loading
-# Python and the CLI takes seconds on a busy machine); a later call in the same process
-# counts from its own start.
-_LOADED = [time.monotonic() - _process_age()]
-
 RunDirsArg = Annotated[list[Path], typer.Argument(help="Run directories; several go into one report.")]
 HtmlOpt = Annotated[Path, typer.Option("-o", "--out", help="The HTML report to write.")]
 PdfOpt = Annotated[Path | None, typer.Option("--pdf", help="Also print the report to this PDF (needs Chromium).")]
@@ -115,8 +110,10 @@ def balance_command(
     rungs = strategies.split_specs(ladder) if ladder else None
     log = None if quiet else (lambda line: _console.print(line, soft_wrap=True, markup=False, highlight=False))
     keep_freed_memory()
-    started = _LOADED.pop() if _LOADED else time.monotonic()
-    if minutes:  # the time since the command began is part of it
+    # --minutes counts from the command's start: loading Python and the CLI takes seconds
+    # on a busy machine.
+    started = time.monotonic() - _process_age()
+    if minutes:
         minutes = max(minutes - (time.monotonic() - started) / 60, 1e-3)
     result = api.balance(game, html=out, pdf=pdf, minutes=minutes or None, games=n_games, precision=precision,
                          players=players, ladder=rungs, lowest=lowest, search=search, doublings=doublings,

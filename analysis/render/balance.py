@@ -233,8 +233,8 @@ def render_html(result: BalanceResult, evidence: str | None = None) -> str:
               "knobs": [knob_text(v, k) for k in v.knobs], "figure": _figure(v)} for v in result.sizes]
     env = templates(filters={"rate": rate, "change": change, "pvalue": pvalue}, names={"ordinal": ordinal})
     return env.get_template("balance.html.j2").render(
-        r=result, overall=overall(result), sizes=sizes,
-        plans=[plan_text(x, result.margin) for x in result.plans], short=[short_text(x) for x in result.short], evidence=evidence, version=version(),
+        r=result, overall=overall(result), sizes=sizes, evidence=evidence, version=version(),
+        plans=[plan_text(x, result.margin) for x in result.plans], short=[short_text(x) for x in result.short],
         created=datetime.now(UTC).isoformat(timespec="seconds"))
 
 
