@@ -361,7 +361,7 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
         with playing_on(backend, scheduler):
             result = bal.balance(p, jobs=jobs, log=log)
     else:
-        result = bal.analyze(p)
+        result = bal.with_plans(p, bal.analyze(p), {})
     if html is not None:
         from analysis.render.balance import write_balance
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ import pytest
 
 from analysis import api
 from analysis.experiments import balance as bal
+from analysis.experiments import budget
 from analysis.experiments import komi
 from analysis.render.balance import headline, overall
 from simcore.batch import seeds_of_games
@@ -265,12 +267,17 @@ def test_every_table_size_by_default_and_cells_per_size(tmp_path):
 
 def test_a_time_budget_plays_every_cell_and_a_rerun_extends(tmp_path):
     p = bal.plan(GAME, tmp_path / "runs", ladder=["random", "heuristic"], minutes=0.1, compensation=False)
-    # The pilot, one step of each cell, takes about 0.1 s a cell: 3 s leave it ample room.
-    first = bal.play(p, p.ladder_cells(), seconds=3)
-    assert all(s.games > 0 for s in first)
-    assert all(s.stopped in ("precise", "cap", "time") for s in first)
-    again = bal.play(p, p.ladder_cells(), seconds=3)
-    assert sum(s.games for s in again) >= sum(s.games for s in first)
+    cells = p.ladder_cells()
+    pair = budget.top_pair(p, 2)
+    # A step of these bots takes about 0.1 s (a second on a busy machine): the pilot and
+    # the floor stop at their targets, long before their time.
+    first = budget.Spender(p, deadline=time.monotonic() + 60)
+    budget.pilot(first, cells, [pair], 30)
+    assert all(first.state(c).games > 0 for c in cells)
+    assert first.state(pair[0]).games == first.state(pair[1]).games == budget.PILOT_PAIRS
+    again = budget.Spender(p, deadline=time.monotonic() + 60)
+    budget.floor(again, [c for c in cells if c not in pair], time.monotonic() + 30)
+    assert [again.state(c).games for c in cells if c not in pair] == [budget.FLOOR_GAMES]  # the meeting
 
 
 def test_without_a_budget_every_cell_plays_to_precision_or_cap(tmp_path):

@@ -18,8 +18,8 @@ from analysis.render import templates, version
 from simcore.errors import UserError, writing
 from simcore.parts import write_atomic, write_text
 
-__all__ = ["headline", "overall", "komi_text", "knob_text", "render_html", "write_balance", "ordinal",
-           "DATA_FILES"]
+__all__ = ["headline", "overall", "komi_text", "knob_text", "plan_text", "short_text", "render_html",
+           "write_balance", "ordinal", "DATA_FILES"]
 
 DATA_FILES = ("balance.parquet", "balance.csv", "verdict.json")
 
@@ -153,6 +153,44 @@ def knob_text(v: SizeVerdict, knob: Any) -> str:
             f"would win {others} (interpolated between the values played).")
 
 
+def _projected(x: Any) -> str:
+    """"about 21,000 games at each of the two strongest rungs, 0.9 core-hours"."""
+    more = "more than" if x.capped else "about"
+    hours = (" (core-hours unknown: their games were not timed in this call)" if x.core_hours is None
+             else f", {x.core_hours:.2g} core-hours")
+    return f"{more} {x.games:,} games at each of the two strongest rungs{hours}"
+
+
+def plan_text(plan: Any, margin: float) -> str:
+    """What deciding a table size at the margin costs, and what this run played."""
+    n, x = plan.players, plan.final
+    if x is None:
+        return f"At {n} players the ladder has one rung: there is no convergence to decide."
+    played = f"this run played {plan.played:,}"
+    word = {"converged": "converged", "moves": "moving with skill"}
+    if plan.state in word:
+        text = f"{n} players is decided at {_points(margin)} ({word[plan.state]}); {played} paired games."
+    elif not x.route:
+        text = f"Deciding {n} players at {_points(margin)} cannot be projected yet ({x.reason}); {played}."
+    else:
+        text = (f"Deciding {n} players at {_points(margin)} needs {_projected(x)}; {played} "
+                f"(projected {word[x.route]}: the {ordinal(x.position)} player's change {x.change:+.1f} points, "
+                f"a game's paired difference spread {x.sd:.0f} points).")
+    if plan.pilot is not None and plan.pilot.route:
+        reach = "" if plan.reach is None else f"; the budget was to reach about {plan.reach:,}"
+        text += (f" Before the main phase, the pilot's {plan.pilot.pairs:,} paired games projected "
+                 f"{_projected(plan.pilot)}{reach}.")
+    elif plan.pilot is not None:
+        text += f" Before the main phase, the pilot could not project it ({plan.pilot.reason})."
+    return text
+
+
+def short_text(r: dict[str, Any]) -> str:
+    """A run holding fewer games than its manifest asks for."""
+    return (f"{r['players']} players, {r['kind']} {r['label']}: {r['games']:,} of the {r['asked']:,} games its "
+            f"manifest asks for ({r['missing']:,} missing; running the command again plays them).")
+
+
 def _figure(v: SizeVerdict) -> str:
     """Each position's win rate against the rung's rating (its place in the ladder when
     the rungs cannot be rated), with 95% intervals; dashed: the fair share."""
@@ -196,6 +234,7 @@ def render_html(result: BalanceResult, evidence: str | None = None) -> str:
     env = templates(filters={"rate": rate, "change": change, "pvalue": pvalue}, names={"ordinal": ordinal})
     return env.get_template("balance.html.j2").render(
         r=result, overall=overall(result), sizes=sizes, evidence=evidence, version=version(),
+        plans=[plan_text(x, result.margin) for x in result.plans], short=[short_text(x) for x in result.short],
         created=datetime.now(UTC).isoformat(timespec="seconds"))
 
 
