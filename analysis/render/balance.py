@@ -77,7 +77,8 @@ def agreement(c: Convergence) -> str:
     games show, where an interval excludes zero)."""
     text = f"the two strongest rungs agree within ±{_up(c.agreement)} percentage points at every position"
     if (shown := c.shown_change) is not None:
-        text += f", and the {ordinal(shown[0])} player's rate changes by at least {math.floor(10 * shown[1]) / 10:.1f}"
+        text += (f", and the {ordinal(shown[0])} player's rate is shown to change by at least "
+                 f"{math.floor(10 * shown[1]) / 10:.1f}")
     return text
 
 
