@@ -20,13 +20,14 @@ from test_balance import GAME, synthetic_run
 NEEDS = bal.NEEDS
 
 
-def scenario(tmp_path: Path, games: int) -> bal.BalanceResult:
+def scenario(tmp_path: Path, games: int, confirm: int | None = None) -> bal.BalanceResult:
     """Fabryka, ladder random -> heuristic, every cell with `games` games: the 1st player
     wins every game of the heuristic mirror and loses every game of the random one; the
     winner holds the pink cards under random, the loser under heuristic (a reversal);
     with opening_belt = 0 the 1st player loses every game (its fair point lies between 0
     and 2, the rulebook's); the bonus the scores call for is tried as a house rule where
-    the games give one (the 1st player then wins half the games)."""
+    the games give one, in `confirm` games (default `games`; the 1st player then wins half
+    of them)."""
     p = bal.plan(GAME, tmp_path / "runs", ladder=["random", "heuristic"], compensation=True)
     params = p.params(2).model_dump(mode="json")
     first, second = np.zeros(games, dtype=int), np.ones(games, dtype=int)
@@ -47,7 +48,7 @@ def scenario(tmp_path: Path, games: int) -> bal.BalanceResult:
     first_pass = bal.analyze(p, full=False)
     if (k := first_pass.sizes[0].komi) is not None:
         cell = p.komi_cell(2, "heuristic", k.points)
-        half = np.arange(games) % 2
+        half = np.arange(games if confirm is None else confirm) % 2
         synthetic_run(cell.path, list(cell.specs), half, p.params(2, cell.sets).model_dump(mode="json"),
                       features=features(half, False))
     return bal.analyze(p)
@@ -100,6 +101,19 @@ def test_above_every_threshold_the_statements_are_made(tmp_path):
     text = re.sub(r"<[^>]+>", " ", render_html(r))
     assert "too few games" not in text
     assert "changes sign" in text and "Tried as a house rule" in text
+
+
+def test_a_bonus_tried_on_a_handful_of_games_is_not_confirmed(tmp_path):
+    r = scenario(tmp_path, max(NEEDS.rate, NEEDS.agreement, NEEDS.fair_point, NEEDS.bonus, NEEDS.reversal),
+                 confirm=4)
+    (v,) = r.sizes
+    assert v.komi.points == [0, 5] and v.komi.confirm_games == 4
+    assert v.komi.balanced is None and v.komi.changes is None
+    assert [w.kind for w in v.withheld] == ["bonus"]
+    text = re.sub(r"<[^>]+>", " ", render_html(r))
+    assert "too few games (4; about 100 needed) to say whether it balances the positions" in text
+    assert "Confirmed" not in text and "not shown balanced" not in text
+    assert r.verdict()["sizes"][0]["compensation"]["komi"]["balanced"] is None
 
 
 def test_the_knob_fair_point_needs_the_games_of_every_value_not_the_mirrors(tmp_path):

@@ -697,12 +697,11 @@ def _komi(p: Plan, n: int, top: RungResult) -> Komi | None:
     if existing_games(cell.path) == 0:
         return k
     rates, games = _rates(cell.path, n)
+    if games < NEEDS.bonus:  # neither the change nor "balanced" from a handful of games
+        return replace(k, confirmed=rates, confirm_games=games)
     c = cmp.compare_runs(top.path, [cell.path], margin=p.margin, keys=lambda key: key.startswith("pos"))[0]
     changes = [(100 * r.change.value, 100 * r.change.low, 100 * r.change.high, r.q_value) for r in c.rows]
-    balanced = None
-    if games >= NEEDS.bonus:
-        balanced = all(abs(r.low - 1 / n) * 100 <= p.margin and abs(r.high - 1 / n) * 100 <= p.margin
-                       for r in rates)
+    balanced = all(abs(r.low - 1 / n) * 100 <= p.margin and abs(r.high - 1 / n) * 100 <= p.margin for r in rates)
     return replace(k, confirmed=rates, changes=changes, confirm_games=games, balanced=balanced)
 
 
