@@ -7,6 +7,7 @@ and the end reasons the scores do not decide), checked on the games themselves: 
 recorded result those rules do not give back is held as played."""
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from simcore.registry import GameSpec, Victory
 __all__ = ["Komi", "Outcomes", "estimate_komi", "position_rates_with_bonus", "position_shares", "position_table"]
 
 DRAWS = 1000  # bootstrap replicates of the bonus's intervals
+SWEEPS = 100  # at most, of the positions in turn, until the fair bonuses settle
 BLOCKS = 1000  # games are resampled in this many blocks (fewer with fewer games)
 
 
@@ -162,6 +164,8 @@ class _Curves:
         self.counts = np.diff(edges).astype(float)
         self.block = np.repeat(np.arange(blocks), np.diff(edges))
         self.cache: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray, np.ndarray]] = {}
+        # Beyond this a bonus decides every game it can: the others' are held within it.
+        self.bound = float(np.ptp(o.scores)) + 2 if o.games else 2.0
 
     def table(self, p: int, others: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(grid of p's bonus, blocks x grid: p's wins in each block at that bonus)."""
@@ -194,47 +198,70 @@ class _Curves:
         self.cache[key] = (grid, wins)
         return grid, wins
 
-    def estimate(self, weights: np.ndarray, sweeps: int = 8) -> np.ndarray:
+    def estimate(self, weights: np.ndarray, sweeps: int = SWEEPS) -> np.ndarray:
         """The fair bonus of each position (real, relative to position 0) for each row
-        of block weights (draws x blocks): position by position, the others held at
-        their whole-point bonuses, until those settle."""
+        of block weights (draws x blocks). A share is known at whole points; between
+        them it is interpolated linearly in every position's bonus (multilinearly), so
+        the fair bonuses, where every later position's share is fair at once, move
+        continuously with the games. Solved position by position (each share rises
+        with its own bonus and falls with the others') until no bonus moves by 1e-6."""
         weights = np.atleast_2d(weights)
         draws, n = len(weights), self.o.scores.shape[1]
         fair = 1 / n
         total = weights @ self.counts
-        bonus, real = np.zeros((draws, n)), np.zeros((draws, n))
-        active = np.ones(draws, dtype=bool)
+        rates: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray, np.ndarray]] = {}
+
+        def rate(p: int, corner: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+            if (p, corner) not in rates:
+                grid, wins = self.table(p, np.array(corner, dtype=float))
+                rates[p, corner] = grid, (weights @ wins) / total[:, None]
+            return rates[p, corner]
+
+        real = np.zeros((draws, n))
         for _ in range(sweeps):
-            before = bonus.copy()
+            before = real.copy()
             for p in range(1, n):
-                rows = np.flatnonzero(active)
+                others = [q for q in range(1, n) if q != p]
+                held = np.clip(real[:, others], -self.bound, self.bound)
+                floor = np.floor(held).astype(int)
+                frac = held - floor
                 groups: dict[tuple[int, ...], list[int]] = {}
-                for r in rows:
-                    groups.setdefault(tuple(int(b) for b in bonus[r]), []).append(r)
+                for r in range(draws):
+                    groups.setdefault(tuple(floor[r]), []).append(r)
                 for key, members in groups.items():
-                    grid, wins = self.table(p, np.array(key, dtype=float))
                     idx = np.array(members)
-                    real[idx, p] = _crossing(grid, (weights[idx] @ wins) / total[idx, None], fair)
-                    finite = np.isfinite(real[idx, p])
-                    bonus[idx[finite], p] = np.round(real[idx[finite], p])
-            active &= ~(bonus == before).all(axis=1)
-            if not active.any():
+                    parts = []
+                    for bits in itertools.product((0, 1), repeat=len(others)):
+                        corner = [0] * n
+                        w = np.ones(len(idx))
+                        for q, k, bit, f in zip(others, key, bits, frac[idx].T):
+                            corner[q] = k + bit
+                            w = w * (f if bit else 1 - f)
+                        grid, r = rate(p, tuple(corner))
+                        parts.append((grid, w[:, None] * r[idx]))
+                    lo = min(g[0] for g, _ in parts)
+                    hi = max(g[-1] for g, _ in parts)
+                    # Below its grid a share is its first value, above it its last.
+                    curve = sum(np.pad(x, ((0, 0), (g[0] - lo, hi - g[-1])), mode="edge") for g, x in parts)
+                    real[idx, p] = _crossing(np.arange(lo, hi + 1), curve, fair)
+            moved = np.abs(np.nan_to_num(real - before, posinf=1.0, neginf=1.0))
+            if moved.max() < 1e-6:
                 break
         return real
 
 
-def estimate_komi(o: Outcomes, sweeps: int = 8, draws: int = DRAWS, seed: int = 0) -> Komi:
+def estimate_komi(o: Outcomes, sweeps: int = SWEEPS, draws: int = DRAWS, seed: int = 0) -> Komi:
     """The points to add to each later turn position's final score so that every
     position wins its fair share, from recorded games by position.
 
-    For position p, with the other bonuses fixed, its win share is a step function of
-    its own bonus b (see _Curves); the fair bonus is where it crosses 1/n, interpolated
-    between whole points, found for each position in turn until the whole-point bonuses
-    settle. The 95% intervals are percentiles of a bootstrap over games (blocks of them
-    drawn with replacement, the whole estimate repeated on each draw): the others'
-    bonuses settle on other whole points in some draws, which an interval holding them
-    fixed would miss. The proposal is the whole-point bonus vector, among the floors and
-    ceilings of the estimates, whose widest departure from fair is smallest."""
+    For position p, with the other bonuses fixed at whole points, its win share is a
+    step function of its own bonus b (see _Curves); between whole points of every bonus
+    the shares are interpolated linearly, and the fair bonuses are where every later
+    position's share is 1/n at once (_Curves.estimate). The 95% intervals are
+    percentiles of a bootstrap over games (blocks of them drawn with replacement, the
+    whole estimate repeated on each draw), which holds the uncertainty of every position
+    at once. The proposal is the whole-point bonus vector, among the floors and ceilings
+    of the estimates, whose widest departure from fair is smallest."""
     g, n = o.scores.shape
     fair = 1 / n
     curves = _Curves(o, min(BLOCKS, g))
