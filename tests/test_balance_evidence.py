@@ -96,6 +96,8 @@ def test_above_every_threshold_the_statements_are_made(tmp_path):
     assert "the two strongest rungs agree within" in overall(r) or v.convergence.agreement == pytest.approx(100)
     (belt,) = [k for k in v.knobs if k.param == "opening_belt"]
     assert belt.fair is not None and 0 < belt.fair.x < 2
+    # Every game alike: no zero-width interval, the sign change only placed between the values.
+    assert (belt.fair.low, belt.fair.high) == (0, 2)
     assert v.komi is not None and v.komi.points == [0, 5] and v.komi.balanced is False
     assert any("pink" in x for x in v.reversals)
     text = re.sub(r"<[^>]+>", " ", render_html(r))

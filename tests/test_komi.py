@@ -188,6 +188,13 @@ def test_komi_of_a_hand_made_score_distribution():
     assert komi.position_rates_with_bonus(o, [0, 1]) == pytest.approx([0.75, 0.25])
 
 
+def test_a_bonus_from_games_without_variation_has_no_zero_width_interval():
+    """The 1st player wins every game by exactly 5: every resample gives a fair bonus of 5."""
+    scores = np.tile([10, 5], (200, 1))
+    k = komi.estimate_komi(komi.Outcomes.of(scores, [[1, 0]] * 200))
+    assert k.estimate[1] == (5.0, 4.0, 6.0)
+
+
 def planted(rng: np.random.Generator, games: int, players: int) -> komi.Outcomes:
     """Whole-point scores, normal with sd 3 around means 2, 1, 0 (, 0.5) by position;
     the best score wins, ties shared."""

@@ -577,6 +577,12 @@ def _knob(p: Plan, players: int, rung: RungResult) -> list[Knob]:
             reps = stats.block_bootstrap(sums, np.repeat(counts[:, None], len(x), axis=1))
             fair = stats.zero_crossing(x[order], first.mean(axis=0), first.std(axis=0) / math.sqrt(size),
                                        replicates=reps)
+            if fair is not None and fair.high - fair.low < 1e-12:
+                # Every resample crossed at one place (games without variation): the
+                # sign change is shown between the values around it, not the point.
+                xs = x[order]
+                k = int(np.clip(np.searchsorted(xs, fair.x), 1, len(xs) - 1))
+                fair = replace(fair, low=float(xs[k - 1]), high=float(xs[k]))
             if fair is not None and math.isfinite(fair.x):
                 xs = x[order]
                 fair_rates = [float(np.interp(fair.x, xs, [points[i].rates[q].value for i in order]))

@@ -273,6 +273,11 @@ def estimate_komi(o: Outcomes, sweeps: int = SWEEPS, draws: int = DRAWS, seed: i
     reps = curves.estimate(weights, sweeps)
     lows = np.quantile(reps, 0.025, axis=0, method="lower")
     highs = np.quantile(reps, 0.975, axis=0, method="higher")
+    # Every resample alike (games without variation) shows only the whole points around
+    # the estimate, between which the share steps: never a zero-width interval.
+    flat = (highs - lows < 1e-12) & np.isfinite(real)
+    lows = np.where(flat, np.ceil(real) - 1, lows)
+    highs = np.where(flat, np.floor(real) + 1, highs)
     candidates = [np.array(c, dtype=float) for c in _floor_ceil(real)]
     best = min(candidates, key=lambda b: float(np.abs(position_rates_with_bonus(o, b) - fair).max()))
     best -= best.min()  # the same bonus as points given, never taken: no entry below zero
