@@ -46,7 +46,8 @@ from simcore.params import Params, flatten
 from simcore.registry import GameSpec, get_game
 from simcore.runner import MANIFEST
 
-__all__ = ["SEARCH", "BUDGET", "TUNED", "DEFAULT_MARGIN", "NEEDS", "Needs", "Withheld", "Cell", "Plan", "plan", "default_ladder",
+__all__ = ["SEARCH", "BUDGET", "TUNED", "DEFAULT_MARGIN", "NEEDS", "Needs", "Withheld", "Cell", "Plan", "plan",
+           "default_ladder",
            "play", "Played", "RungResult", "Convergence", "KnobPoint", "Knob", "SizeVerdict",
            "BalanceResult", "analyze", "convergence", "COMPENSATION"]
 

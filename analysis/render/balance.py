@@ -18,8 +18,8 @@ from analysis.render import templates, version
 from simcore.errors import UserError, writing
 from simcore.parts import write_atomic, write_text
 
-__all__ = ["headline", "overall", "agreement", "too_few", "komi_text", "knob_text", "render_html", "write_balance", "ordinal",
-           "DATA_FILES"]
+__all__ = ["headline", "overall", "agreement", "too_few", "komi_text", "knob_text", "render_html", "write_balance",
+           "ordinal", "DATA_FILES"]
 
 DATA_FILES = ("balance.parquet", "balance.csv", "verdict.json")
 
