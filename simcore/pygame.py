@@ -21,7 +21,8 @@ examples/tictactoe/):
         def observation(self, seat): ...     # what `seat` may see, JSON-serialisable
         def describe(self, action): ...      # the action in words
 
-Optional: `ranks(scores)` (default: higher score ranks better, ties share),
+Optional: `ranks(scores)` (default: higher score ranks better, ties share; TIE_BREAKS
+and WON_IN_PLAY declare what else decides, for the balance report's score bonus),
 `standing(seat)` (the score if the game stopped now: the greedy bot and interim
 standings; default 0), `features(seat)` with FEATURES (per-seat counters the analysis
 reads), `interim(seat)` with INTERIM, `action_component(action)` with COMPONENTS
@@ -182,6 +183,11 @@ class PyGame(ABC):
     FEATURE_ROLES: ClassVar[Any] = None
     POSITION_KNOBS: ClassVar[dict[str, tuple]] = {}
     BONUS_DECIDES: ClassVar[bool] = True
+    # What ranks() does beyond the points, for predicting a score bonus from recorded
+    # games (simcore.registry.Victory): FEATURES that break a tie on points, in order
+    # (more wins), and END_REASONS whose winner the scores do not decide.
+    TIE_BREAKS: ClassVar[tuple[str, ...]] = ()
+    WON_IN_PLAY: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, params: GameParams, seed: int) -> None:
         self.params = params
@@ -298,6 +304,11 @@ def check_class(cls: Any, origin: str) -> None:
                         f"{', '.join(sorted(PyGame.__abstractmethods__))})")
     if cls.HIDDEN_INFORMATION and cls.determinize is PyGame.determinize:
         raise UserError(f"game {name}: missing method determinize (HIDDEN_INFORMATION is True)")
+    for attr, names, allowed in (("TIE_BREAKS", cls.TIE_BREAKS, cls.FEATURES),
+                                 ("WON_IN_PLAY", cls.WON_IN_PLAY, cls.END_REASONS)):
+        if bad := [x for x in names if x not in allowed]:
+            raise UserError(f"game {name}: {attr} names {bad[0]!r}, not one of "
+                            f"{'FEATURES' if attr == 'TIE_BREAKS' else 'END_REASONS'} {tuple(allowed)}")
     if not (isinstance(cls.PARAMS, type) and issubclass(cls.PARAMS, GameParams)):
         raise UserError(f"game {name}: PARAMS must be a simcore.pygame.GameParams subclass")
     lo, hi = cls.PLAYERS
@@ -393,7 +404,7 @@ def spec_of(cls: type, origin: str, name: str, ref: str) -> Any:
     or the reference it was loaded by), `name` the name commands know it by, `ref` the
     reference that loads it in another process."""
     from simcore.pygame_state import state_class
-    from simcore.registry import FeatureRoles, PyGameSpec
+    from simcore.registry import FeatureRoles, PyGameSpec, Victory
 
     check_class(cls, origin)
     defaults_of(cls.PARAMS)  # every param has its source and doc, said now
@@ -409,6 +420,7 @@ def spec_of(cls: type, origin: str, name: str, ref: str) -> Any:
         features=cls.FEATURE_ROLES or FeatureRoles(),
         position_knobs=dict(cls.POSITION_KNOBS),
         bonus_decides=cls.BONUS_DECIDES,
+        victory=Victory(tuple(cls.TIE_BREAKS), tuple(cls.WON_IN_PLAY)),
         origin=origin,
         ref=ref,
     )

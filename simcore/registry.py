@@ -11,6 +11,7 @@ import fnmatch
 import importlib
 import pkgutil
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -68,6 +69,25 @@ class FeatureRoles:
 
 
 @dataclass(frozen=True)
+class Victory:
+    """How a game's winner follows from the end of play, declared by the game so that what
+    another score bonus by turn position (compensation.points) would have decided can be
+    worked out from games already played, as the game's own outcome decides them: the
+    best final score wins, the bonus included; a tie on it goes to the seat with more of
+    the first tie-break, then of the next; a tie on every one is a shared victory. A game
+    that ended by an end reason of `in_play` was won whatever the scores.
+
+    A tie-break is a per-seat feature column of the results (more wins the tie), or a
+    function of the run's params (the manifest's, as JSON) giving a key to each turn
+    position (a turn-order tie-break). What the declaration does not cover is found out
+    on the games themselves: a recorded result the declaration does not give back is
+    held as played whatever the bonus (analysis.experiments.komi)."""
+
+    tie_breaks: tuple[str | Callable[[dict[str, Any]], Sequence[int]], ...] = ()
+    in_play: tuple[str, ...] = ()  # end reasons whose winner the scores do not decide
+
+
+@dataclass(frozen=True)
 class GameSpec:
     name: str  # registry name, e.g. "fabryka"
     title: str  # printed name
@@ -85,6 +105,8 @@ class GameSpec:
     # Whether compensation.points can change who wins: False for a game won during play
     # (a race), where the bonus moves only the score column.
     bonus_decides: bool = True
+    # How the winner follows from the final scores, tie-breaks and end reasons.
+    victory: Victory = field(default_factory=Victory, hash=False)
     # Where the game comes from, as `chocosim games` lists it.
     origin: str = "bundled"
 

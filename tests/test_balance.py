@@ -19,7 +19,6 @@ import pytest
 from analysis import api
 from analysis.experiments import balance as bal
 from analysis.experiments import budget
-from analysis.experiments import komi
 from analysis.render.balance import headline, overall
 from simcore.batch import seeds_of_games
 from simcore.errors import UserError
@@ -96,10 +95,13 @@ def test_identical_rates_at_the_top_two_rungs_converged(ladder_plan):
     r = bal.analyze(ladder_plan)
     (v,) = r.sizes
     assert v.convergence.state == "converged"
-    assert all(c[0] == 0 for c in v.convergence.changes)
-    assert "Converged" in headline(v, r.margin)
+    # Every paired game agreed: no zero-width interval, but ±600/games points (rule of three).
+    assert all(c[0] == 0 and c[2] == pytest.approx(600 / 40_000) for c in v.convergence.changes)
+    assert "Converged: the two strongest rungs agree within ±0.1 percentage points" in headline(v, r.margin)
     assert r.verdict()["sizes"][0]["converged"] is True
-    assert overall(r).endswith("at 2 players 1st-player advantage of +5.0 points over the fair 50.0% (converged).")
+    assert r.verdict()["sizes"][0]["convergence"]["agreement_points"] == pytest.approx(600 / 40_000)
+    assert overall(r).endswith("at 2 players 1st-player advantage of +5.0 points over the fair 50.0% "
+                               "(converged: agreeing within ±0.1 percentage points).")
 
 
 def test_a_null_difference_with_few_games_is_undecided_not_converged(ladder_plan):
@@ -116,7 +118,8 @@ def test_a_handful_of_games_never_decides_convergence(ladder_plan):
     plant(ladder_plan, {"random": np.ones(10, dtype=int), "heuristic": np.zeros(10, dtype=int)},
           meeting=np.ones(10, dtype=int))
     (v,) = bal.analyze(ladder_plan).sizes
-    assert v.convergence.state == "undecided" and v.convergence.games == 10
+    assert v.convergence.state == "too few games" and v.convergence.games == 10
+    assert v.convergence.changes == [] and v.convergence.agreement is None
 
 
 def test_a_mismatched_lineup_never_enters_the_position_verdict(ladder_plan):
@@ -162,34 +165,6 @@ def test_a_component_that_helps_at_one_rung_and_hurts_at_another_is_a_reversal(l
 
 
 # ---- the komi ----
-
-def test_komi_of_a_hand_made_score_distribution():
-    """Position 0 leads by 1 or by 3 points, equally often: a bonus of 2 to position 1
-    splits the games (the lead of 3 still wins, the lead of 1 loses), so 2 is fair; 1
-    would give ties in half the games (position 0 wins 75%), 3 ties the other half."""
-    lead = np.array([1, 3] * 500)
-    scores = np.stack([10 + lead, np.full(1000, 10)], axis=1).astype(float)
-    wins = (scores == scores.max(axis=1, keepdims=True)).astype(float)
-    k = komi.estimate_komi(scores, wins)
-    assert k.estimate[1][0] == pytest.approx(2.0)
-    assert k.estimate[1][1] < 2 < k.estimate[1][2] < 2.2
-    assert k.points == [0, 2] and k.predicted == pytest.approx([0.5, 0.5])
-    assert komi.position_rates_with_bonus(scores, wins, [0, 1]) == pytest.approx([0.75, 0.25])
-
-
-def test_komi_at_three_players_and_a_non_score_win_left_alone():
-    rng = np.random.default_rng(0)
-    scores = rng.normal(0, 3, size=(30_000, 3)).round() + np.array([2, 1, 0])
-    wins = scores == scores.max(axis=1, keepdims=True)
-    wins = wins / wins.sum(axis=1, keepdims=True)
-    k = komi.estimate_komi(scores, wins)
-    assert k.points == [0, 1, 2]
-    assert [round(e[0]) for e in k.estimate] == [0, 1, 2]
-    assert max(abs(x - 1 / 3) for x in k.predicted) < 0.01
-    # Position 2 won game 0 by an instant win while trailing on points: no bonus moves it.
-    scores[0], wins[0] = [9, 0, 0], [0, 0, 1]
-    assert komi.position_rates_with_bonus(scores[:1], wins[:1], [0, 50, 0]).tolist() == [0, 0, 1]
-
 
 def test_komi_is_confirmed_by_a_paired_run_in_fabryka(tmp_path):
     """Fabryka's heuristic mirror: the second player wins about 56%; two points to the

@@ -30,7 +30,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -48,7 +48,8 @@ from simcore.params import Params, flatten
 from simcore.registry import GameSpec, get_game
 from simcore.runner import MANIFEST
 
-__all__ = ["SEARCH", "BUDGET", "TUNED", "DEFAULT_MARGIN", "Cell", "Plan", "plan", "default_ladder",
+__all__ = ["SEARCH", "BUDGET", "TUNED", "DEFAULT_MARGIN", "NEEDS", "Needs", "Withheld", "Cell", "Plan", "plan",
+           "default_ladder",
            "play", "Played", "RungResult", "Convergence", "KnobPoint", "Knob", "SizeVerdict",
            "BalanceResult", "analyze", "convergence", "COMPENSATION"]
 
@@ -57,9 +58,36 @@ TUNED = "heuristic(weights=tuned)"
 BASE_RUNGS = ("random", "greedy", "heuristic")
 COMPENSATION = "compensation.points"  # every game's score bonus by turn position
 DEFAULT_MARGIN = 1.0  # points: "converged" when the top two rungs agree within it
-# Fewer paired games than this leave convergence undecided, and a komi or a knob's fair
-# point unestimated: their normal-theory intervals need more.
-MIN_GAMES = 30
+
+
+@dataclass(frozen=True)
+class Needs:
+    """The smallest sample behind each kind of statement the balance verdict makes. Below
+    it the verdict withholds the statement and says "too few games (N; about M needed)":
+    no advantage, no "balanced", no "converged" or "moves", no fair point, no bonus and
+    no effect size. The intervals behind the statements are asymptotic (Wilson, normal
+    paired differences) or bootstraps over games, which a handful of games cannot
+    support: a bootstrap of 20 games has few distinct resamples, and a paired change
+    whose games all agree has a zero-width normal interval whatever its sample."""
+
+    rate: int = 30  # games of a mirror: its position rates called an advantage, or balanced
+    agreement: int = 50  # paired games of the top two rungs: converged, moves, the agreement reached
+    fair_point: int = 100  # paired games at every value of a knob: its fair point, or that no value crosses
+    bonus: int = 100  # games of the strongest mirror (a bonus estimated) and of the paired run confirming it
+    reversal: int = 100  # games of a rung's mirror for its findings to count as changing with skill
+
+
+NEEDS = Needs()
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """A statement the verdict does not make: too few games for it."""
+
+    kind: str  # a field of Needs
+    what: str  # what it would have said, e.g. "whether turn order matters"
+    games: int
+    needed: int
 
 Kind = Literal["mirror", "meeting", "komi", "knob"]
 
@@ -145,12 +173,19 @@ class Plan:
 
     def _dir(self, players: int, name: str, extra: Sequence[tuple[str, Any]] = ()) -> Path:
         """runs/<game>/balance/<n>p/<name>; a hash of the params and seed joins the name
-        when they are not the defaults, so a house rule or another seed is a new run."""
+        when they are not the defaults, so a house rule or another seed is a new run. The
+        name's slug stands alone only when it says the name unambiguously (specs written
+        name(key=value, key=value)); any other spelling ("heuristic()", spaces, a path
+        as a value) adds a hash of the name, so two spec strings never share a run
+        directory: the runner, which tells runs apart by their spec strings, would
+        refuse the second."""
         slug = re.sub(r"[^\w.=-]+", "_", name).strip("_")
         params = self.params(players, extra)
-        if params != self.game.params(players=players) or self.seed != 0 or len(slug) > 100:
-            key = json.dumps([params.model_dump(mode="json"), self.seed])
-            slug = f"{slug[:100]}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+        readable = _READABLE.fullmatch(name) is not None
+        if params != self.game.params(players=players) or self.seed != 0 or len(slug) > 100 or not readable:
+            key = [params.model_dump(mode="json"), self.seed]
+            text = json.dumps(key if readable else [name, *key])
+            slug = f"{slug[:100]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
         return self.runs_dir / self.game.name / "balance" / f"{players}p" / slug
 
     def mirror(self, players: int, rung: str) -> Cell:
@@ -196,6 +231,11 @@ class Plan:
                 out.append(Cell(players, "knob", (rung,) * players, f"{name}={v}",
                                 self._dir(players, f"{rung}-{name}={v}", sets), "fixed", sets, 1))
         return out
+
+
+# Names whose slug is unambiguous: word characters, ".", "=", "-", and specs' arguments
+# in their canonical form (key=value, comma and one space between them).
+_READABLE = re.compile(r"(?:[\w.=-]+|\([\w.-]+=[\w.-]+(?:, [\w.-]+=[\w.-]+)*\))+")
 
 
 def _same_value(params: Params, name: str, value: Any) -> bool:
@@ -268,10 +308,34 @@ class Convergence:
 
     top: str
     second: str
-    state: Literal["converged", "moves", "undecided"]
+    state: Literal["converged", "moves", "undecided", "too few games"]
     changes: list[tuple[float, float, float, float]]  # per position: top minus second, low, high (points), q
     margin: float
     games: int
+
+    @property
+    def enough(self) -> bool:
+        return self.games >= NEEDS.agreement
+
+    @property
+    def agreement(self) -> float | None:
+        """Points: the smallest margin within which the two rungs are shown to agree at
+        every position (the largest bound of any interval of the change, by absolute
+        value); None with too few games."""
+        if not self.enough or not self.changes:
+            return None
+        return max(max(abs(lo), abs(hi)) for _, lo, hi, _ in self.changes)
+
+    @property
+    def shown_change(self) -> tuple[int, float] | None:
+        """The position and the least change (points, by absolute value) the games show
+        there: the interval's bound nearest zero, at the position whose interval lies
+        farthest from zero; None when every interval holds zero or with too few games."""
+        if not self.enough:
+            return None
+        shown = [(p, lo if lo > 0 else -hi) for p, (_, lo, hi, _) in enumerate(self.changes) if lo > 0 or hi < 0]
+        # The earliest position among equals (at two players the two mirror each other).
+        return max(shown, key=lambda x: (round(x[1], 9), -x[0])) if shown else None
 
 
 @dataclass(frozen=True)
@@ -288,6 +352,11 @@ class Knob:
     points: list[KnobPoint]  # in the order of the game's grid
     fair: Any  # analysis.stats.Crossing of the first player's advantage, or None
     fair_rates: list[float] | None  # every position's rate interpolated at the fair point
+    games: int = 0  # paired games every value played (the first games of each run)
+
+    @property
+    def enough(self) -> bool:
+        return self.games >= NEEDS.fair_point
 
 
 @dataclass(frozen=True)
@@ -303,6 +372,10 @@ class SizeVerdict:
     reversals: list[str]  # findings that hold at one rung and reverse at another
     notes: list[str]
     komi_note: str = ""  # why there is no komi (compensation off, or a bonus cannot decide the game)
+    withheld: list[Withheld] = field(default_factory=list)  # statements too few games support
+
+    def lacks(self, kind: str) -> Withheld | None:
+        return next((w for w in self.withheld if w.kind == kind), None)
 
     def rung(self, spec: str) -> RungResult:
         return next(r for r in self.rungs if r.spec == spec)
@@ -331,21 +404,22 @@ class BalanceResult:
     def verdict(self) -> dict[str, Any]:
         """The verdict as plain JSON values (verdict.json)."""
         out = {"game": self.game, "margin_points": self.margin, "precision_points": self.precision,
-               "seed": self.seed, "house_rules": self.changed, "sizes": []}
+               "seed": self.seed, "house_rules": self.changed, "needs_games": asdict(NEEDS), "sizes": []}
         for v in self.sizes:
             top = v.top
+            c = v.convergence
             item: dict[str, Any] = {
                 "players": v.players, "rung": v.strongest, "games": top.games,
                 "rating": None if top.rating is None else list(top.rating),
                 "rates": [{"position": p, "win_rate": r.value, "low": r.low, "high": r.high}
                           for p, r in enumerate(top.rates)],
-                "converged": None if v.convergence is None else v.convergence.state == "converged",
-                "convergence": None if v.convergence is None else {
-                    "state": v.convergence.state, "against": v.convergence.second,
-                    "changes_points": [{"position": p, "change": c[0], "low": c[1], "high": c[2], "q": c[3]}
-                                       for p, c in enumerate(v.convergence.changes)]},
+                # None: not measured (one rung) or too few games to say.
+                "converged": None if c is None or not c.enough else c.state == "converged",
+                "convergence": None if c is None else _convergence_json(c),
                 "compensation": _compensation_json(v),
-                "reversals": v.reversals, "notes": v.notes}
+                "reversals": v.reversals, "notes": v.notes,
+                "withheld": [{"statement": w.kind, "what": w.what, "games": w.games, "needed": w.needed}
+                             for w in v.withheld]}
             out["sizes"].append(item)
         out["plans"] = [x.json() for x in self.plans]
         out["short_runs"] = [{k: r[k] for k in ("players", "kind", "label", "path", "games", "asked", "missing")}
@@ -366,6 +440,15 @@ def _finite(x: Any) -> Any:
     return x
 
 
+def _convergence_json(c: Convergence) -> dict[str, Any]:
+    """The paired changes only where the games suffice: below that, no effect size."""
+    shown = c.shown_change
+    return {"state": c.state, "against": c.second, "games": c.games, "agreement_points": c.agreement,
+            "shown_change": None if shown is None else {"position": shown[0], "points": shown[1]},
+            "changes_points": [{"position": p, "change": x[0], "low": x[1], "high": x[2], "q": x[3]}
+                               for p, x in enumerate(c.changes)] if c.enough else []}
+
+
 def _compensation_json(v: SizeVerdict) -> dict[str, Any]:
     out: dict[str, Any] = {"komi": None, "komi_note": v.komi_note or None, "knobs": []}
     if k := v.komi:
@@ -373,9 +456,9 @@ def _compensation_json(v: SizeVerdict) -> dict[str, Any]:
                        "predicted_rates": k.predicted,
                        "confirmed_rates": None if k.confirmed is None else
                        [{"win_rate": r.value, "low": r.low, "high": r.high} for r in k.confirmed],
-                       "confirm_games": k.confirm_games, "balanced": k.balanced}
+                       "confirm_games": k.confirm_games, "balanced": k.balanced, "held_games": k.held}
     for knob in v.knobs:
-        out["knobs"].append({"param": knob.param, "rulebook": knob.rulebook,
+        out["knobs"].append({"param": knob.param, "rulebook": knob.rulebook, "games": knob.games,
                              "fair_point": None if knob.fair is None else
                              {"value": knob.fair.x, "low": knob.fair.low, "high": knob.fair.high},
                              "fair_rates": knob.fair_rates})
@@ -394,20 +477,37 @@ def _rates(path: Path, players: int) -> tuple[list[Any], int]:
 def convergence(top: Path, second: Path, top_spec: str, second_spec: str, margin: float) -> Convergence:
     """Converged when every position's paired change (top minus second) has its 95%
     interval within ±margin points; still moving when a change is significant (BH over
-    the positions) and its interval reaches beyond the margin; else undecided."""
+    the positions) and its whole interval lies beyond the margin; else undecided. Fewer
+    paired games than NEEDS.agreement decide nothing ("too few games")."""
     from analysis import compare as cmp
 
+    paired = min(existing_games(top), existing_games(second))
+    if paired < NEEDS.agreement:
+        return Convergence(top_spec, second_spec, "too few games", [], margin, paired)
     c = cmp.compare_runs(second, [top], margin=margin, keys=lambda k: k.startswith("pos"))[0]
-    changes = [(100 * r.change.value, 100 * r.change.low, 100 * r.change.high, r.q_value) for r in c.rows]
-    if c.games < MIN_GAMES:  # the normal intervals mean nothing on a handful of games
-        state = "undecided"
+    changes = [_widened(100 * r.change.value, 100 * r.change.low, 100 * r.change.high, r.q_value, c.games)
+               for r in c.rows]
+    if c.games < NEEDS.agreement or not changes:
+        state = "too few games"
     elif all(-margin <= lo and hi <= margin for _, lo, hi, _ in changes):
         state = "converged"
-    elif any(q < 0.05 and (lo < -margin or hi > margin) for _, lo, hi, q in changes):
+    elif any(q < 0.05 and (lo > margin or hi < -margin) for _, lo, hi, q in changes):
         state = "moves"
     else:
         state = "undecided"
     return Convergence(top_spec, second_spec, state, changes, margin, c.games)
+
+
+def _widened(change: float, low: float, high: float, q: float, games: int) -> tuple[float, float, float, float]:
+    """A paired change whose normal interval has no width (every game changed by the
+    same amount, most often by nothing) has only shown that no other change was seen:
+    by the rule of three, games changing otherwise are below 3/games at 95%, and each
+    moves the mean by at most 2 (a win share goes from -1 to 1), so the interval is
+    widened to ±600/games points around the change, within ±100."""
+    if high - low > 1e-9:
+        return change, low, high, q
+    w = 600 / games
+    return change, max(change - w, -100.0), min(change + w, 100.0), q
 
 
 def _ratings(rungs: list[str], meetings: list[Path]):
@@ -471,11 +571,11 @@ def _knob(p: Plan, players: int, rung: RungResult) -> list[Knob]:
                 continue
             rates, games = _rates(path, players)
             points.append(KnobPoint(v, games, rates))
-            wins_by_value.append(position_table(path, players)[1])
+            wins_by_value.append(position_table(path, players).wins)
         fair, fair_rates = None, None
         numeric = all(isinstance(pt.value, int | float) and not isinstance(pt.value, bool) for pt in points)
         size = min((len(w) for w in wins_by_value), default=0)
-        if len(points) >= 2 and numeric and size >= MIN_GAMES:
+        if len(points) >= 2 and numeric and size >= NEEDS.fair_point:
             x = np.array([float(pt.value) for pt in points])
             order = np.argsort(x)
             first = np.stack([w[:size, 0] for w in wins_by_value], axis=1)[:, order] - 1 / players
@@ -486,11 +586,17 @@ def _knob(p: Plan, players: int, rung: RungResult) -> list[Knob]:
             reps = stats.block_bootstrap(sums, np.repeat(counts[:, None], len(x), axis=1))
             fair = stats.zero_crossing(x[order], first.mean(axis=0), first.std(axis=0) / math.sqrt(size),
                                        replicates=reps)
+            if fair is not None and fair.high - fair.low < 1e-12:
+                # Every resample crossed at one place (games without variation): the
+                # sign change is shown between the values around it, not the point.
+                xs = x[order]
+                k = int(np.clip(np.searchsorted(xs, fair.x), 1, len(xs) - 1))
+                fair = replace(fair, low=float(xs[k - 1]), high=float(xs[k]))
             if fair is not None and math.isfinite(fair.x):
                 xs = x[order]
                 fair_rates = [float(np.interp(fair.x, xs, [points[i].rates[q].value for i in order]))
                               for q in range(players)]
-        out.append(Knob(name, rulebook, points, fair, fair_rates))
+        out.append(Knob(name, rulebook, points, fair, fair_rates, size))
     return out
 
 
@@ -502,10 +608,10 @@ def analyze(p: Plan, played: Sequence[Played] = (), wall_seconds: float = 0.0, *
     for n in p.sizes:
         rungs_specs = p.ladders[n]
         mirror_cells = [p.mirror(n, r) for r in rungs_specs]
-        # A rung needs two games for an interval; one the budget did not reach is named.
-        present = [c for c in mirror_cells if existing_games(c.path) >= 2]
+        # A rung the budget did not reach is named.
+        present = [c for c in mirror_cells if existing_games(c.path) >= 1]
         if not present:
-            raise UserError(f"no mirror match at {n} players has two games yet: give more --minutes")
+            raise UserError(f"no mirror match at {n} players has a game yet: give more --minutes")
         meetings = p.meetings(n)
         matchups, ratings = _ratings(rungs_specs, [c.path for c in meetings])
         results = []
@@ -525,7 +631,7 @@ def analyze(p: Plan, played: Sequence[Played] = (), wall_seconds: float = 0.0, *
             notes.append(f"The ratings put {order[-1].spec} above {results[-1].spec}, the ladder's last rung: "
                          "the verdict is the highest-rated rung's.")
         if missing := [c.label for c in mirror_cells if c not in present]:
-            notes.append(f"Not played within the budget (fewer than two games): the mirror of {', '.join(missing)}.")
+            notes.append(f"Not played within the budget: the mirror of {', '.join(missing)}.")
         conv = None
         if len(order) >= 2:
             conv = convergence(order[-1].path, order[-2].path, order[-1].spec, order[-2].spec, p.margin)
@@ -534,16 +640,34 @@ def analyze(p: Plan, played: Sequence[Played] = (), wall_seconds: float = 0.0, *
         if p.compensation and p.game.bonus_decides:
             komi = _komi(p, n, top)
         komi_note = ""
+        withheld = []
+        if top.games < NEEDS.rate:
+            withheld.append(Withheld("rate", "whether turn order matters", top.games, NEEDS.rate))
+        if conv is not None and not conv.enough:
+            withheld.append(Withheld("agreement", "whether the verdict moves with skill", conv.games,
+                                     NEEDS.agreement))
         if not p.compensation:
             komi_note = "Compensation was not estimated (--no-compensation)."
         elif komi is None and p.game.bonus_decides:
-            komi_note = f"Too few games at the strongest rung ({top.games:,}) to estimate a score bonus."
+            withheld.append(Withheld("bonus", "a score bonus that would balance the positions", top.games,
+                                     NEEDS.bonus))
+            komi_note = f"A score bonus: too few games ({top.games:,}; about {NEEDS.bonus:,} needed)."
         elif not p.game.bonus_decides:
             komi_note = (f"A score bonus by turn position cannot balance {p.game.title}: its winner is decided "
                          f"during play, not by the final scores, so {COMPENSATION} changes no result.")
+        if komi is not None and komi.confirmed is not None and komi.balanced is None:
+            withheld.append(Withheld("bonus", "whether the bonus balances the positions", komi.confirm_games,
+                                     NEEDS.bonus))
         knobs = _knob(p, n, top) if p.compensation and full else []
+        withheld += [Withheld("fair_point", f"the fair point of {k.param}", k.games, NEEDS.fair_point)
+                     for k in knobs if not k.enough]
+        reversals = []
+        if full:
+            withheld += [Withheld("reversal", f"findings that change with skill at {r.spec}", r.games,
+                                  NEEDS.reversal) for r in results if r.games < NEEDS.reversal]
+            reversals = _reversals([r for r in results if r.games >= NEEDS.reversal])
         sizes.append(SizeVerdict(n, results, strongest, ratings, matchups, conv, komi, knobs,
-                                 _reversals(results) if full else [], notes, komi_note))
+                                 reversals, notes, komi_note, withheld))
         for r in results:
             for pos, rate in enumerate(r.rates):
                 rows.append({"players": n, "rung": r.spec, "strongest": r.spec == strongest,
@@ -578,20 +702,22 @@ def _komi(p: Plan, n: int, top: RungResult) -> Komi | None:
     run where one was played."""
     from analysis import compare as cmp
 
-    scores, wins, games = position_table(top.path, n)
-    if games < MIN_GAMES:
+    table = position_table(top.path, n, p.game)
+    if table.games < NEEDS.bonus:
         return None
-    k = estimate_komi(scores, wins)
+    k = estimate_komi(table)
     if not any(k.points):
         return k
     cell = p.komi_cell(n, top.spec, k.points)
     if existing_games(cell.path) == 0:
         return k
     rates, games = _rates(cell.path, n)
+    if games < NEEDS.bonus:  # neither the change nor "balanced" from a handful of games
+        return replace(k, confirmed=rates, confirm_games=games)
     c = cmp.compare_runs(top.path, [cell.path], margin=p.margin, keys=lambda key: key.startswith("pos"))[0]
     changes = [(100 * r.change.value, 100 * r.change.low, 100 * r.change.high, r.q_value) for r in c.rows]
     balanced = all(abs(r.low - 1 / n) * 100 <= p.margin and abs(r.high - 1 / n) * 100 <= p.margin for r in rates)
-    return Komi(k.estimate, k.points, k.predicted, k.games, rates, changes, games, balanced)
+    return replace(k, confirmed=rates, changes=changes, confirm_games=games, balanced=balanced)
 
 
 # ---- the whole experiment ----

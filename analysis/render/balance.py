@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from analysis.experiments.balance import BalanceResult, SizeVerdict
+from analysis.experiments.balance import NEEDS, BalanceResult, Convergence, SizeVerdict, Withheld
 from analysis.render import templates, version
 from simcore.errors import UserError, writing
 from simcore.parts import write_atomic, write_text
 
-__all__ = ["headline", "overall", "komi_text", "knob_text", "plan_text", "short_text", "render_html",
-           "write_balance", "ordinal", "DATA_FILES"]
+__all__ = ["headline", "overall", "agreement", "too_few", "komi_text", "knob_text", "plan_text", "short_text",
+           "render_html", "write_balance", "ordinal", "DATA_FILES"]
 
 DATA_FILES = ("balance.parquet", "balance.csv", "verdict.json")
 
@@ -67,27 +67,51 @@ def _balance_word(v: SizeVerdict, margin: float) -> str:
     return f"turn order not shown to matter, nor balanced within {_points(margin)}"
 
 
+def too_few(w: Withheld) -> str:
+    """"too few games (4; about 50 needed)": what a withheld statement says instead."""
+    return f"too few games ({w.games:,}; about {w.needed:,} needed)"
+
+
+def agreement(c: Convergence) -> str:
+    """"the two strongest rungs agree within ±2.4 percentage points" (and the change the
+    games show, where an interval excludes zero)."""
+    text = f"the two strongest rungs agree within ±{_up(c.agreement)} percentage points at every position"
+    if (shown := c.shown_change) is not None:
+        text += (f", and the {ordinal(shown[0])} player's rate is shown to change by at least "
+                 f"{math.floor(10 * shown[1]) / 10:.1f}")
+    return text
+
+
+def _up(x: float) -> str:
+    """A bound rounded outwards to a tenth: what is shown is never claimed tighter."""
+    return f"{math.ceil(10 * x - 1e-9) / 10:.1f}"
+
+
 def headline(v: SizeVerdict, margin: float) -> str:
     """One sentence: the strongest rung's position rates and whether they converged."""
     top = v.top
     rated = f", rated {top.rating[0]:+.0f} Elo" if top.rating else ""
-    rates = ", ".join(f"the {ordinal(p)} player {rate(r)}" for p, r in enumerate(top.rates))
-    text = (f"At {v.players} players, with {top.spec} in every seat (the strongest rung{rated}; "
-            f"{top.games:,} games), {rates}: {_balance_word(v, margin)}. ")
+    if (w := v.lacks("rate")) is not None:
+        text = (f"At {v.players} players, with {top.spec} in every seat (the strongest rung{rated}): "
+                f"{too_few(w)} to say whether turn order matters. ")
+    else:
+        rates = ", ".join(f"the {ordinal(p)} player {rate(r)}" for p, r in enumerate(top.rates))
+        text = (f"At {v.players} players, with {top.spec} in every seat (the strongest rung{rated}; "
+                f"{top.games:,} games), {rates}: {_balance_word(v, margin)}. ")
     c = v.convergence
     if c is None:
         return text + "With one rung only, whether the verdict moves with skill is not measured."
-    widest = max(range(len(c.changes)), key=lambda k: abs(c.changes[k][0]))
+    if (w := v.lacks("agreement")) is not None:
+        return text + f"Whether it still moves with skill against {c.second}: {too_few(w)} of their paired mirrors."
     if c.state == "converged":
-        bound = max(max(abs(lo), abs(hi)) for _, lo, hi, _ in c.changes)
-        return text + (f"Converged: {c.second} agrees within {_points(margin)} at every position "
-                       f"(every 95% interval of the change within ±{bound:.1f}).")
+        return text + (f"Converged: {agreement(c)} against {c.second} (every 95% interval of the paired change "
+                       f"inside the margin of {_points(margin)}).")
     if c.state == "moves":
-        return text + (f"Still moves with skill: against {c.second}, the {ordinal(widest)} player's rate "
-                       f"changes by {change(c.changes[widest])}.")
-    return text + (f"Not yet converged: against {c.second} the changes are not significant, but the "
-                   f"intervals reach beyond {_points(margin)} (the {ordinal(widest)} player "
-                   f"{change(c.changes[widest])}); more games at the top two rungs would decide it.")
+        p, _ = c.shown_change
+        return text + (f"Still moves with skill: against {c.second}, the {ordinal(p)} player's rate changes by "
+                       f"{change(c.changes[p])}, its whole interval beyond {_points(margin)}.")
+    return text + (f"Not yet decided at {_points(margin)} against {c.second}: {agreement(c)}; more games at the "
+                   "top two rungs would decide it.")
 
 
 def _points(x: float) -> str:
@@ -97,14 +121,24 @@ def _points(x: float) -> str:
 def overall(result: BalanceResult) -> str:
     """The one-line verdict over every table size: for each, whether turn order matters
     among the strongest bots and whether that verdict has converged."""
-    state = {"converged": "converged", "moves": "still moving with skill",
-             "undecided": "not yet shown converged"}
     parts = []
     for v in result.sizes:
-        word = _balance_word(v, result.margin)
-        if word.startswith("a "):
-            word = word[2:]
-        conv = state[v.convergence.state] if v.convergence else "one rung only"
+        if v.lacks("rate") is not None:
+            word = "too few games to say whether turn order matters"
+        else:
+            word = _balance_word(v, result.margin)
+            word = word[2:] if word.startswith("a ") else word
+        c = v.convergence
+        if c is None:
+            conv = "one rung only"
+        elif not c.enough:
+            conv = "too few games to say whether it moves with skill"
+        elif c.state == "converged":
+            conv = f"converged: agreeing within ±{_up(c.agreement)} percentage points"
+        elif c.state == "moves":
+            conv = "still moving with skill"
+        else:
+            conv = f"not yet decided: agreeing within ±{_up(c.agreement)} percentage points"
         parts.append(f"at {v.players} players {word} ({conv})")
     return f"{result.title}, among the strongest bots here: {'; '.join(parts)}."
 
@@ -127,22 +161,38 @@ def komi_text(v: SizeVerdict, margin: float) -> str | None:
             f"the 1st player, the fair bonus is {est}, estimated from {k.games:,} games' final scores. In whole "
             f"points, {bonus}: the same games would then give "
             + ", ".join(f"{100 * x:.1f}%" for x in k.predicted) + " by position. ")
+    if k.held:
+        text += (f"{k.held:,} of the {k.games:,} games stand whatever the bonus (won during play, or decided by "
+                 "what the results do not record) and are counted as played. ")
     if k.confirmed is None:
-        return text + "Not yet confirmed by a paired run (no time left in the budget)."
+        return text + "Not yet tried in a paired run (no time left in the budget)."
+    if k.balanced is None:
+        return text + (f"Tried as a house rule (compensation.points = {k.points}) in a paired run of "
+                       f"{k.confirm_games:,} games: {too_few(v.lacks('bonus'))} to say whether it balances "
+                       "the positions.")
     conf = ", ".join(f"the {ordinal(p)} {rate(r)}" for p, r in enumerate(k.confirmed))
-    verdict = (f"balanced within {_points(margin)}" if k.balanced
-               else f"not shown balanced within {_points(margin)}")
-    return text + (f"Confirmed as a house rule (compensation.points = {k.points}) in a paired run of "
-                   f"{k.confirm_games:,} games on the same seeds: {conf}, {verdict}.")
+    if k.balanced:
+        return text + (f"Confirmed as a house rule (compensation.points = {k.points}) in a paired run of "
+                       f"{k.confirm_games:,} games on the same seeds: {conf}, balanced within {_points(margin)}.")
+    return text + (f"Tried as a house rule (compensation.points = {k.points}) in a paired run of "
+                   f"{k.confirm_games:,} games on the same seeds: {conf}, not shown balanced within "
+                   f"{_points(margin)}.")
 
 
 def knob_text(v: SizeVerdict, knob: Any) -> str:
     n = v.players
-    first = [pt.rates[0] for pt in knob.points]
+    if not knob.points:
+        return f"{knob.param}: not played."
+    if len(knob.points) < 2:
+        return f"{knob.param} (rulebook {knob.rulebook}): only {knob.points[0].value} was played."
+    if not knob.enough:
+        w = Withheld("fair_point", "", knob.games, NEEDS.fair_point)
+        return (f"{knob.param} (rulebook {knob.rulebook}): its fair point: {too_few(w)} at every value "
+                f"played ({', '.join(str(pt.value) for pt in knob.points)}).")
     if knob.fair is None:
         span = ", ".join(f"{pt.value}: {100 * pt.rates[0].value:.1f}%" for pt in knob.points)
         return (f"{knob.param} (rulebook {knob.rulebook}): no value tried makes the first player's win rate "
-                f"cross the fair {100 / n:.1f}% ({span}).") if first else f"{knob.param}: not played."
+                f"cross the fair {100 / n:.1f}% ({span}).")
     others = ", ".join(f"{ordinal(p)} {100 * x:.1f}%" for p, x in enumerate(knob.fair_rates or []))
     if not (math.isfinite(knob.fair.low) and math.isfinite(knob.fair.high)):
         return (f"{knob.param} (rulebook {knob.rulebook}): on these games the first player's advantage changes "
@@ -231,9 +281,10 @@ def _figure(v: SizeVerdict) -> str:
 def render_html(result: BalanceResult, evidence: str | None = None) -> str:
     sizes = [{"v": v, "headline": headline(v, result.margin), "komi": komi_text(v, result.margin),
               "knobs": [knob_text(v, k) for k in v.knobs], "figure": _figure(v)} for v in result.sizes]
-    env = templates(filters={"rate": rate, "change": change, "pvalue": pvalue}, names={"ordinal": ordinal})
+    env = templates(filters={"rate": rate, "change": change, "pvalue": pvalue},
+                    names={"ordinal": ordinal, "too_few": too_few, "agreement": agreement})
     return env.get_template("balance.html.j2").render(
-        r=result, overall=overall(result), sizes=sizes, evidence=evidence, version=version(),
+        r=result, overall=overall(result), sizes=sizes, evidence=evidence, version=version(), needs=NEEDS,
         plans=[plan_text(x, result.margin) for x in result.plans], short=[short_text(x) for x in result.short],
         created=datetime.now(UTC).isoformat(timespec="seconds"))
 

@@ -1,10 +1,19 @@
 """Chocolate Factory (Alley Cat Games): see README.md in this folder for the rules as
 implemented."""
 from pathlib import Path
+from typing import Any
 
 from simcore.games.alleycat.params import AlleyCatParams
 from simcore.games.alleycat.rules import AlleyCatState
-from simcore.registry import FeatureRoles, GameSpec
+from simcore.registry import FeatureRoles, GameSpec, Victory
+
+
+def final_day_order(params: dict[str, Any]) -> list[int]:
+    """Each turn position's place in the final day's turn order: the first player moves
+    one seat on each day, so the final day starts with turn position days - 1."""
+    n, days = params["players"], len(params["coal_per_day"])
+    return [(position - (days - 1)) % n for position in range(n)]
+
 
 GAME = GameSpec(
     name="alleycat",
@@ -25,4 +34,7 @@ GAME = GameSpec(
     ),
     # None: no amount of the rules depends on turn order (README, "Turn order").
     position_knobs={},
+    # The most money; a tie goes to the seat later in the final day's turn order. The
+    # solo week is won or lost on its objectives.
+    victory=Victory(tie_breaks=(final_day_order,), in_play=("solo_win", "solo_loss")),
 )

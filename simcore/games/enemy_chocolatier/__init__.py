@@ -3,7 +3,7 @@ from pathlib import Path
 
 from simcore.games.enemy_chocolatier.params import EnemyParams
 from simcore.games.enemy_chocolatier.rules import EnemyState
-from simcore.registry import FeatureRoles, GameSpec
+from simcore.registry import FeatureRoles, GameSpec, Victory
 
 GAME = GameSpec(
     name="enemy_chocolatier",
@@ -23,4 +23,5 @@ GAME = GameSpec(
     position_knobs={"start_money.step": (0, 1, 2, 3)},
     # A race to 20 points or a recipe, won during play: a bonus at the end changes no result.
     bonus_decides=False,
+    victory=Victory(in_play=("points", "recipe", "cap")),
 )

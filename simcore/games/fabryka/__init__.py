@@ -3,7 +3,7 @@ from pathlib import Path
 
 from simcore.games.fabryka.params import FabrykaParams
 from simcore.games.fabryka.rules import FabrykaState
-from simcore.registry import FeatureRoles, GameSpec
+from simcore.registry import FeatureRoles, GameSpec, Victory
 
 GAME = GameSpec(
     name="fabryka",
@@ -21,4 +21,7 @@ GAME = GameSpec(
     ),
     # What the token holder of round 1 finds and what a collect takes (rulebook: 2, 5).
     position_knobs={"collect_count": (3, 4, 5, 6, 7), "opening_belt": (0, 1, 2)},
+    # Three pieces of white chocolate win whatever the points; else the most points, then
+    # more Chocolate Cards with almonds, then a shared victory.
+    victory=Victory(tie_breaks=("cards_almonds",), in_play=("white_chocolate",)),
 )

@@ -1362,6 +1362,8 @@ cdef class ManfrediniState(GameState):
             out[i] = f.uses[k]
             i += 1
         out[i] = f.turns
+        # The second tie-break (coins are the first): goods that do not score.
+        self.tiebreak(seat, &k, &out[i + 1])
 
     cdef int action_component(self, int action) noexcept nogil:
         # Indices into COMPONENTS: specialists 0..5, then C_MIXER.., then the recipes.
@@ -1740,7 +1742,7 @@ cdef class ManfrediniState(GameState):
                 + [f"candies_{r}" for r in RECIPES]
                 + ["coins", "scored_sugar", "scored_cacao", "scored_chocolate", "scored_candies",
                    "scored_decorated"]
-                + [f"used_{u}" for u in USES] + ["seat_turns"])
+                + [f"used_{u}" for u in USES] + ["seat_turns", "unscored_goods"])
 
     def feature_names(self):
         return self._feature_names()
