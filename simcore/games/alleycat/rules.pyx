@@ -10,6 +10,9 @@ cimport cython
 from libc.string cimport memset, memcpy
 from libc.stdint cimport uint64_t
 
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long) nogil
+
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
 from simcore.state cimport GameState
 from simcore.seen cimport seen_move, seen_one, seen_all, seen_key
@@ -197,8 +200,27 @@ cdef bint part_can_work(const AcPart* k, const short* c, int kinds) noexcept nog
 
 cdef void reshuffle(Rng* rng, signed char* a, int n) noexcept nogil:
     # Sort, then shuffle: the draw depends on which cards are hidden, not on how they lay.
+    # Card ids are distinct and below 128: sorted through a bitmap (the search bots
+    # determinize at every iteration); anything else by insertion.
     cdef int i, j
     cdef signed char x
+    cdef uint64_t bits[2]
+    bits[0] = 0
+    bits[1] = 0
+    for i in range(n):
+        x = a[i]
+        if x < 0 or (bits[x >> 6] >> (x & 63)) & 1:
+            break
+        bits[x >> 6] |= (<uint64_t>1) << (x & 63)
+    else:
+        i = 0
+        for j in range(2):
+            while bits[j]:
+                a[i] = <signed char>(64 * j + __builtin_ctzll(bits[j]))
+                bits[j] &= bits[j] - 1
+                i += 1
+        shuffle_i8(rng, a, n)
+        return
     for i in range(1, n):
         x = a[i]
         j = i
