@@ -628,6 +628,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef const AcConfig* c
         cdef int id, k, t, j
         AlleyCatHeuristicV1.prepare(self, proto)
+        # money_now's last scoring holds for any position of these params with the
+        # same markers and completed orders, from one decision to the next.
+        self.k_valid = False
         c = &(<AlleyCatState>proto).cfg
         for id in range(c.n_orders):
             self.orders[id].size = c.orders[id].size
@@ -672,7 +675,6 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         self.steps = left * self.w[W_STEP]
         self.fixed = c.solo and st.s.phase <= PH_RUN
         self.m_valid = False
-        self.k_valid = False
         self.sizes_wanted = 0
         if c.solo:
             self.f_now = st.judge(met)
