@@ -12,7 +12,9 @@ failure replays) and raises AssertionError naming the game, the check and the se
 - a copy is independent: playing on the copy leaves the original as it was;
 - observations are JSON-serialisable;
 - determinize (hidden information) keeps everything the seat saw: its observation is
-  the same before and after, and the game plays on from there.
+  the same before and after, and the game plays on from there;
+- an observation tells every decision apart: two positions a seat cannot tell apart
+  (same observation, same legal list) offer it moves that mean the same.
 """
 from __future__ import annotations
 
@@ -135,7 +137,75 @@ def check_determinize(spec: GameSpec, params: Any, seeds: range) -> None:
             state.apply_action(step["action"])
 
 
-CHECKS = (check_terminates, check_same_seed, check_serialisable, check_copies, check_determinize)
+# Legal moves tried from each position by check_observation_tells_moves: all of a
+# decision's moves up to this many, else a reproducible sample of this many.
+SIBLINGS = 12
+
+
+def _view(state: Any, seat: int) -> str:
+    """What `seat` has to decide on: its observation and the legal list, as one key."""
+    return json.dumps([state.observation(seat), state.legal()], sort_keys=True)
+
+
+def _same_meaning(spec: GameSpec, a: Any, b: Any, where: str, played: bool) -> None:
+    """`a` and `b` show their seat to move the same observation and legal list: each
+    legal move must be described alike in both and, with `played` (the two differ
+    only by that seat's own moves), played in both leave that seat the same
+    observation unless it saw different chance outcomes of the move."""
+    seat = a.player
+    for action in a.legal():
+        texts = a.describe_action(action), b.describe_action(action)
+        assert texts[0] == texts[1], \
+            f"{spec.name}: seat {seat} sees the same observation and legal list {where}, yet action " \
+            f"{action} means {texts[0]!r} in one and {texts[1]!r} in the other: the observation " \
+            f"hides what the decision is about"
+        if not played:
+            continue
+        after = a.clone(), b.clone()
+        for s in after:
+            s.apply_action(action)
+        if after[0].outcome_of(seat) == after[1].outcome_of(seat):
+            assert after[0].observation(seat) == after[1].observation(seat), \
+                f"{spec.name}: seat {seat} sees the same observation and legal list {where}, yet action " \
+                f"{action} leaves it two different observations with no chance outcome to tell them " \
+                f"apart: the observation hides what the decision is about"
+
+
+def check_observation_tells_moves(spec: GameSpec, params: Any, seeds: range) -> None:
+    """At every decision of a random game the mover's legal moves (up to SIBLINGS) are
+    each played on a copy; two copies where the same seat moves next and sees the same
+    observation and legal list must put the same decision to it (_same_meaning). A bot
+    reads the observation: if it hid what is pending (the card being placed, say), the
+    bot could not know what its next move does. A determinized copy of each position,
+    the same to the seat to move, must also describe its moves as the original does."""
+    for seed in seeds:
+        _, steps = random_game(spec, params, seed)
+        state = spec.new_state(params)
+        state.new_game(seed)
+        for i, step in enumerate(steps):
+            seat, legal = step["seat"], step["legal"]
+            where = f"(seed {seed}, move {i})"
+            world = state.determinized(seat, seed_of_game(seed, 2000 + i))
+            _same_meaning(spec, state, world, f"in a position and its determinized copy {where}", False)
+            tried = legal if len(legal) <= SIBLINGS else \
+                sorted({legal[_draw(seed, 3000 * i + k, len(legal))] for k in range(SIBLINGS)})
+            seen: dict[str, tuple[int, Any]] = {}
+            for action in tried:
+                child = state.clone()
+                child.apply_action(action)
+                if child.player != seat:
+                    continue
+                view = _view(child, seat)
+                if view in seen:
+                    _same_meaning(spec, seen[view][1], child,
+                                  f"after action {seen[view][0]} and after action {action} {where}", True)
+                else:
+                    seen[view] = action, child
+            state.apply_action(step["action"])
+
+
+CHECKS = (check_terminates, check_same_seed, check_serialisable, check_copies, check_determinize,
+          check_observation_tells_moves)
 
 
 def check_game(game: type[PyGame] | str | GameSpec, games: int = 20, seed: int = 0,

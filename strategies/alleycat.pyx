@@ -52,11 +52,12 @@ It reads only public information: factories, store rooms, coal, orders, tracks, 
 display and the face-up solo cards. Deck order matters only to moves that can end the
 day; for those the copy is determinized for its seat first."""
 from libc.math cimport NAN
+from libc.string cimport memcpy, memcmp
 from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_ACTIONS
 from simcore.strategy cimport Strategy
 from simcore.games.alleycat.rules cimport (
-    AlleyCatState, AcConfig, AcSeat, AcPart, AcOrder, N_PIECES, N_STORES, COCOA, R_DIFFERENT,
+    AlleyCatState, Ac, AcConfig, AcSeat, AcPart, AcOrder, N_PIECES, N_STORES, COCOA, R_DIFFERENT,
     K_CONVERTER, K_UPGRADER, K_REPEATER, K_CHUTE, stage_of, PH_ORDERS, S_PACKET, S_PICK,
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
@@ -396,8 +397,12 @@ cdef class AlleyCatHeuristicV1(Strategy):
         # is completed greedily first (in `inner`'s scratch space).
         cdef int i, pick = legal[0]
         cdef double v, best = 0.0
+        cdef bint own = False
         for i in range(n):
-            st.copy_into(scratch)
+            if own:
+                own_restore(st, scratch, seat)
+            else:
+                st.copy_into(scratch)
             scratch.apply(legal[i])
             v = self.complete(scratch, inner, seat) if chain else NAN
             if v != v:
@@ -405,6 +410,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             if i == 0 or v > best + 1e-9:
                 best = v
                 pick = legal[i]
+            own = own_move(st, scratch, seat)
         if value != NULL:
             value[0] = best
         return pick
@@ -508,6 +514,27 @@ cdef class AlleyCatHeuristicV1(Strategy):
 STRATEGIES = (AlleyCatHeuristic, AlleyCatHeuristicV1)
 
 
+cdef inline bint own_move(AlleyCatState st, AlleyCatState after, int seat) noexcept nogil:
+    # Whether `after` is `st` after moves of `seat` in its own factory run only: the
+    # same day's run, still its turn. Those moves change only its seat, the scalars at
+    # the head of the state (the chance stream, the Seen record, phase, sub, to_move...)
+    # and the pending decision at its tail: own_restore puts back just these.
+    return (st.s.phase == PH_RUN and after.s.phase == PH_RUN and after.s.day == st.s.day
+            and after.s.turn == st.s.turn and after.s.to_move == seat and st.s.to_move == seat)
+
+
+cdef inline void own_restore(AlleyCatState st, AlleyCatState scratch, int seat) noexcept nogil:
+    # `scratch` made `st` again after an own_move (the bytes copy_into would copy that
+    # such a move can change: a seventh of them at 2 players).
+    cdef char* src = <char*>&st.s
+    cdef char* dst = <char*>&scratch.s
+    cdef size_t head = <char*>&st.s.side - src
+    cdef size_t tail = <char*>&st.s.seat[N_SEATS] - src
+    memcpy(dst, src, head)
+    memcpy(&scratch.s.seat[seat], &st.s.seat[seat], sizeof(AcSeat))
+    memcpy(dst + tail, src + tail, sizeof(Ac) - tail)
+
+
 cdef enum:
     W_READY = 5           # the new heuristic's use of slot 5 (the first one's store_room)
     W_COMPLETE = 40
@@ -572,6 +599,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     cdef double progress      # share of a stage's money per piece while it is not payable
     cdef double steps         # a step on a track
     cdef double coal_piece    # a chocolate turned into coal (at cleanup, or traded)
+    cdef double kept_v[N_PIECES]  # a store-room piece kept overnight: max(gv, coal_piece)
     cdef int keep             # chocolates kept overnight; -1 on the last day (no night)
     # What the pieces at hand would pay today, as found by the last value(): money,
     # orders completed, chocolate orders supplied (solo).
@@ -600,6 +628,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef const AcConfig* c
         cdef int id, k, t, j
         AlleyCatHeuristicV1.prepare(self, proto)
+        # money_now's last scoring holds for any position of these params with the
+        # same markers and completed orders, from one decision to the next.
+        self.k_valid = False
         c = &(<AlleyCatState>proto).cfg
         for id in range(c.n_orders):
             self.orders[id].size = c.orders[id].size
@@ -639,11 +670,11 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         self.coal_piece = self.cv * c.coal_per_choc
         for t in range(N_PIECES):
             self.gv[t] = (1.0 - left) * end_piece + left * self.w[W_STAGE + stage_of(t)]
+            self.kept_v[t] = max(self.gv[t], self.coal_piece)
         self.progress = left * self.w[W_ORDER]
         self.steps = left * self.w[W_STEP]
         self.fixed = c.solo and st.s.phase <= PH_RUN
         self.m_valid = False
-        self.k_valid = False
         self.sizes_wanted = 0
         if c.solo:
             self.f_now = st.judge(met)
@@ -770,9 +801,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         p = 0
         while same and p < st.cfg.n:
             b = &st.s.seat[p]
-            same = b.n_done == self.k_done[p]
-            for z in range(N_STORES):
-                same = same and b.track[z] == self.k_track[p][z] and b.stamp[z] == self.k_stamp[p][z]
+            same = (b.n_done == self.k_done[p] and memcmp(b.track, self.k_track[p], sizeof(b.track)) == 0
+                    and memcmp(b.stamp, self.k_stamp[p], sizeof(b.stamp)) == 0)
             p += 1
         if same:
             return st.s.seat[seat].money + self.k_rest
@@ -1046,7 +1076,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             # Kinds by stage, best first (pieces are numbered by stage).
             m = min(pool[t], left)
             left -= m
-            v += m * max(self.gv[t], self.coal_piece) + (pool[t] - m) * self.coal_piece
+            v += m * self.kept_v[t] + (pool[t] - m) * self.coal_piece
         return v
 
     cdef int supply_estimate(self, const AcSide* d, const int* pool) noexcept nogil:

@@ -10,8 +10,11 @@ import pytest
 
 import strategies
 from helpers import random_playout, run_batch
+from simcore.batch import seed_of_bot
+from simcore.conformance import check_observation_tells_moves
 from simcore.registry import get_game
 from simcore.state import CHECKED_BUILD, IllegalAction
+from simcore.strategy import RngView
 
 GAME = get_game("alleycat")
 
@@ -668,6 +671,48 @@ def test_draft_takes_the_card_kept():
             assert got[text] == "employee_" + packet["cards"][0].split()[0]
     do(state, next(t for t in got if t.startswith("take parts packet 1:")))
     assert taken(state) == {f"keep {c}": f"part_{c}" for c in display[0]["cards"]}
+
+
+def test_the_observation_shows_the_part_being_placed():
+    # The reproduction: 2 players, game seed 0, heuristic seats, move 39 keeps a part
+    # of a two-card packet. Keeping one or the other left the same observation and
+    # legal list, yet "place on T1" then placed a different part.
+    state = new(players=2, seed=0)
+    bots = [strategies.build("alleycat", "heuristic") for _ in range(2)]
+    rngs = [RngView.seeded(seed_of_bot(0, p)) for p in range(2)]
+    for bot in bots:
+        bot.bind(state)
+    for _ in range(39):
+        legal = state.legal()
+        state.apply_action(legal[0] if len(legal) == 1 else bots[state.player].choose_action(state, rngs[state.player]))
+    assert texts(state) == ["keep A1", "keep A6"]
+    assert state.observation(0)["pending"] == {"packet": {"kind": "parts", "number": 2}}
+    kept = {}
+    for text in texts(state):
+        other = state.clone()
+        do(other, text)
+        kept[text] = other
+        assert other.legal() == [1 + s for s in range(8)]
+        assert all(o["pending"] == {"part": text[5:]} for o in map(other.observation, (0, 1)))
+    assert kept["keep A1"].observation(0) != kept["keep A6"].observation(0)
+    assert [texts(o)[0] for o in kept.values()] == ["place A1 on T1, covering Roaster",
+                                                     "place A6 on T1, covering Roaster"]
+    check_observation_tells_moves(GAME, GAME.params(players=2), range(1))
+
+
+def test_the_observation_shows_the_move_in_progress():
+    # [bean | bean | - | -] after the push: A1 (two options) on B1 waits for its
+    # option; the Upgrader A5 on T1 ("upgrade 2") counts its upgrades left.
+    state = new()
+    state.set_seat(0, parts={"B1": "A1", "T1": "A5"}, coal=5, belt=[["bean"], [], [], []])
+    state.enter("run", 0, start=0)
+    other = state.clone()
+    do(state, "operate A1 on B1")
+    assert state.observation(1)["pending"] == {"slot": "B1", "part": "A1", "square": 1}
+    do(other, "operate A5 on T1")
+    assert other.observation(1)["pending"] == {"square": 1, "upgrades_left": 2, "then_move": False}
+    do(other, "upgrade bean to cocoa")
+    assert other.observation(0)["pending"] == {"square": 1, "upgrades_left": 1, "then_move": False}
 
 
 def test_a_packet_of_two_directors_takes_the_director():

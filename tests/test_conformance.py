@@ -16,6 +16,7 @@ import pytest
 import strategies
 from helpers import MAX_TURNS, random_playout, run_batch
 from simcore.batch import play_batch, result_arrays, seating_row, seed_of_bot, seed_of_game
+from simcore.conformance import check_observation_tells_moves
 from simcore.play import play_game
 from simcore.registry import games
 from simcore.runner import BASE_COLUMNS, check_columns
@@ -191,6 +192,29 @@ def test_every_decision_describes_its_actions_apart(game, n_players, sets):
     for seed in range(4):
         state.new_game(seed)
         described_playout(state, random.Random(seed))
+
+
+# Known: after "the space's decorating first, then the machinist's candy_machine" (or
+# the other order) Manfredini's observation shows the ability at hand but not the one
+# queued after it (seed 0's move 165 at 4 players, candy variant, finds it).
+HIDES_QUEUED_ABILITY = "manfredini-4p-variant=candy"
+
+
+def _meaning_tables():
+    for case in _variant_tables():
+        if case.id == HIDES_QUEUED_ABILITY:
+            case = pytest.param(*case.values, id=case.id, marks=pytest.mark.xfail(
+                strict=True, reason="Manfredini's observation hides the ability queued second"))
+        yield case
+
+
+@pytest.mark.parametrize("game, n_players, sets", list(_meaning_tables()))
+def test_an_observation_tells_apart_what_the_moves_mean(game, n_players, sets):
+    """Two positions a seat cannot tell apart (the same observation and legal list) put
+    the same decision to it: each move is described alike and leaves it the same
+    observation (check_observation_tells_moves, over the moves of random games)."""
+    spec = games()[game]
+    check_observation_tells_moves(spec, spec.params(players=n_players, sets=sets), range(2))
 
 
 # ---- clone and determinize ----

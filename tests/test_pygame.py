@@ -16,7 +16,8 @@ import pytest
 from helpers import cli
 from simcore import registry
 from simcore.batch import seed_of_game
-from simcore.conformance import check_copies, check_determinize, check_game, check_same_seed, check_serialisable
+from simcore.conformance import (check_copies, check_determinize, check_game, check_observation_tells_moves,
+                                 check_same_seed, check_serialisable)
 from simcore.errors import UserError
 from simcore.pygame import Chance, GameFailure
 from simcore.runner import run
@@ -196,7 +197,7 @@ def test_entry_point_registration_is_listed_with_its_origin(tmp_path, monkeypatc
 
 BAD = '''
 from simcore.pygame import Chance, PyGame
-from tictactoe_game.game import TicTacToe
+from tictactoe_game.game import LINES, TicTacToe
 
 class Crashes(TicTacToe):
     NAME = "crashes"
@@ -280,6 +281,35 @@ class Weather(TicTacToe):
         other.chance.s = self.chance.s
         return other
 
+class Pending(TicTacToe):
+    """A move is two decisions, a mark (9: the seat's own, 10: a blocker nobody owns)
+    then a cell; the observation forgets the mark chosen."""
+    NAME = "pending"
+    def setup(self):
+        super().setup()
+        self.mark = -1
+    def legal_actions(self):
+        if self.current_player() >= 0 and self.mark < 0:
+            return [9, 10]
+        return super().legal_actions()
+    def apply(self, action):
+        if action >= 9:
+            self.mark = self.to_move if action == 9 else 2
+            return
+        self.board[action] = self.mark
+        self.mark = -1
+        if any(all(self.board[c] == self.to_move for c in line) for line in LINES if action in line):
+            self.winner = self.to_move
+        self.to_move = 1 - self.to_move
+    def describe(self, action):
+        if action >= 9:
+            return "mark" if action == 9 else "block"
+        return f"{'mark' if self.mark < 2 else 'block'} row {action // 3 + 1}, column {action % 3 + 1}"
+    def copy(self):
+        other = super().copy()
+        other.mark = self.mark
+        return other
+
 class Peeks(TicTacToe):
     NAME = "peeks"
     HIDDEN_INFORMATION = True
@@ -338,7 +368,10 @@ def test_conformance_passes_the_example_and_finds_planted_faults(bad):
     planted = {"Unseen": (check_serialisable, "not JSON-serialisable"),
                "Shallow": (check_copies, "changed the original"),
                "Global": (check_same_seed, "two different games"),
-               "Peeks": (check_determinize, r"determinize\(\d\) changed what seat")}
+               "Peeks": (check_determinize, r"determinize\(\d\) changed what seat"),
+               "Pending": (check_observation_tells_moves, r"after action 9 and after action 10 .*, yet "
+                                                          r"action 0 means 'mark row 1, column 1' in one and "
+                                                          r"'block row 1, column 1' in the other")}
     for cls, (check, message) in planted.items():
         spec = registry.get_game(f"{bad}:{cls}")
         with pytest.raises(AssertionError, match=message):
@@ -346,6 +379,9 @@ def test_conformance_passes_the_example_and_finds_planted_faults(bad):
     # Each fault is caught only by its own check: the example's other checks pass.
     spec = registry.get_game(f"{bad}:Shallow")
     check_same_seed(spec, spec.params(players=2), range(5))
+    spec = registry.get_game(f"{bad}:Pending")
+    for check in (check_same_seed, check_copies, check_determinize):
+        check(spec, spec.params(players=2), range(5))
 
 
 def test_action_keys_reach_the_search_bot_and_a_bad_one_is_refused(bad):

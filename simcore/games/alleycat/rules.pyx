@@ -10,6 +10,9 @@ cimport cython
 from libc.string cimport memset, memcpy
 from libc.stdint cimport uint64_t
 
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long) nogil
+
 from simcore.rng cimport Rng, rng_seed, rng_next, rng_below, shuffle_i8
 from simcore.state cimport GameState
 from simcore.seen cimport seen_move, seen_one, seen_all, seen_key
@@ -29,6 +32,9 @@ from simcore.games.alleycat.params import (
     parse_option, parse_order, parse_store, parse_card)
 
 __all__ = ["AlleyCatState"]
+
+# The state built last with a config converted from its params (see __init__).
+_last_built = None
 
 # The upgrade steps of the bookkeeping board: bean > cocoa > bar > wrapped > boxed, with
 # the kind of bar or wrapped chosen.
@@ -194,8 +200,27 @@ cdef bint part_can_work(const AcPart* k, const short* c, int kinds) noexcept nog
 
 cdef void reshuffle(Rng* rng, signed char* a, int n) noexcept nogil:
     # Sort, then shuffle: the draw depends on which cards are hidden, not on how they lay.
+    # Card ids are distinct and below 128: sorted through a bitmap (the search bots
+    # determinize at every iteration); anything else by insertion.
     cdef int i, j
     cdef signed char x
+    cdef uint64_t bits[2]
+    bits[0] = 0
+    bits[1] = 0
+    for i in range(n):
+        x = a[i]
+        if x < 0 or (bits[x >> 6] >> (x & 63)) & 1:
+            break
+        bits[x >> 6] |= (<uint64_t>1) << (x & 63)
+    else:
+        i = 0
+        for j in range(2):
+            while bits[j]:
+                a[i] = <signed char>(64 * j + __builtin_ctzll(bits[j]))
+                bits[j] &= bits[j] - 1
+                i += 1
+        shuffle_i8(rng, a, n)
+        return
     for i in range(1, n):
         x = a[i]
         j = i
@@ -247,10 +272,21 @@ cdef class AlleyCatState(GameState):
     )
 
     def __init__(self, params):
+        global _last_built
         self.params = params
-        memset(&self.cfg, 0, sizeof(AcConfig))
         cdef AcConfig* c = &self.cfg
         cdef int i, k, o, j, z
+        cdef AlleyCatState last = _last_built
+        if last is not None and last.params is params:
+            # The params are frozen: the config converted for them last time stands
+            # (clone() builds a state per copy; parsing them is most of its cost).
+            self.cfg = last.cfg
+            self.n_players = last.n_players
+            self.n_features = last.n_features
+            self.n_interim = last.n_interim
+            self.reset(0)
+            return
+        memset(&self.cfg, 0, sizeof(AcConfig))
         n = params.players
         self.n_players = n
         c.n = n
@@ -408,6 +444,7 @@ cdef class AlleyCatState(GameState):
         self.n_features = len(self.feature_names())
         self.n_interim = c.days
         self.reset(0)
+        _last_built = self
 
     cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
         return play_games(self, <Lineup>lineup, job)
@@ -2308,6 +2345,63 @@ cdef class AlleyCatState(GameState):
                         "taken": bool(self.s.pk_taken[j])})
         return out
 
+    def _pending(self):
+        # The move in progress that the pending decision goes on with (all public: the
+        # table watches it being made): without it two positions would look alike whose
+        # next moves do different things (placing one part or another, say).
+        cdef AcSeat* a = &self.s.seat[self.s.to_move] if self.s.to_move >= 0 else NULL
+        cdef int sub = self.s.sub
+        names = self.part_names()
+        out = {}
+        if a == NULL:
+            return out
+        if sub == S_PICK:
+            j = self.s.p_packet
+            out["packet"] = {"kind": "parts" if j < self.cfg.n else "employees", "number": j % self.cfg.n + 1}
+        elif sub == S_PLACE:
+            out["part"] = names[self.s.p_part]
+        elif sub == S_TARGET:
+            out |= {"slot": self.slot_name(self.s.p_slot), "part": names[a.slot[self.s.p_slot]]}
+        elif sub in (S_OPTION, S_INPUT, S_OUTPUT, S_COPY):
+            out |= {"slot": self.slot_name(self.s.p_slot), "part": names[self.s.p_part],
+                    "square": self.s.p_square + 1}
+            if sub in (S_INPUT, S_OUTPUT):
+                # Symbols are filled in order; those naming one kind take no decision.
+                out |= {"option": self._all_parts()[self.s.p_part].does[self.s.p_option],
+                        "symbol": self.s.p_sym + 1}
+            if sub == S_COPY:
+                out["then_move"] = bool(self.s.p_move)
+        elif sub == S_UPGRADE:
+            out |= {"square": self.s.p_square + 1, "upgrades_left": self.s.p_left,
+                    "then_move": bool(self.s.p_move)}
+        elif sub == S_CHUTE or sub == S_MOVE_PIECE:
+            out["square"] = self.s.p_square + 1
+        elif sub == S_MOVE_TO:
+            out |= {"square": self.s.p_square + 1, "piece": PIECES[self.s.p_kind]}
+        elif sub == S_EMP_SQUARE or sub == S_FREE_SLOT:
+            out["employee"] = EMPLOYEES[self.s.p_emp]
+        elif sub == S_SUPPLY or sub == S_AS_STORE:
+            out |= {"store": STORES[self.s.p_store], "times": self.s.p_mult,
+                    "supplied": [PIECES[t] for t in range(N_PIECES) for _ in range(self.s.p_held[t])]}
+            if sub == S_SUPPLY:
+                out["rule_of"] = STORES[self.s.p_rule]
+                out["last"] = PIECES[self.s.p_kind] if self.s.p_count else None
+        elif sub == S_AGENT_PIECE or sub == S_DEALER_OMIT:
+            i = self.s.p_order
+            out |= {"order": self.order_texts()[a.order[i]], "stage": a.stage[i] + 1,
+                    "left": self.s.p_left,
+                    "chosen": [PIECES[t] for t in range(N_PIECES) for _ in range(self.s.p_held[t])]}
+        elif sub == S_KEEP:
+            out |= {"left": self.s.p_left,
+                    "kept": [PIECES[t] for t in range(N_PIECES) for _ in range(self.s.p_held[t])]}
+        elif sub == S_REPLACE:
+            out["order_slot"] = self.s.p_order + 1
+        elif sub == S_GOAL:
+            out |= {"card": "target" if self.s.p_goal == 0 else f"demand {self.s.p_goal}",
+                    "supplied": self.s.p_count,
+                    "kinds": [PIECES[t] for t in range(N_PIECES) if (self.s.p_mask >> t) & 1]}
+        return out
+
     def observation(self, int seat):
         """What `seat` may see, as plain Python values: everything but the order of the
         decks and the orders another player has on offer."""
@@ -2320,6 +2414,7 @@ cdef class AlleyCatState(GameState):
             "to_move": self.s.to_move,
             "start": self.s.start,
             "sides": {STORES[z]: "ABCD"[self.s.side[z]] for z in range(N_STORES)},
+            "pending": self._pending(),
             "display": self._display(),
             "players": [self._seat_view(p) for p in range(self.cfg.n)],
             "deck_sizes": {
