@@ -819,7 +819,7 @@ def _play_games(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int, 
 
 # What a replayed game is compared by, and how a message names each.
 REPLAYED = (("turns", "turns"), ("end_reason", "end reason"), ("score", "scores"), ("rank", "ranks"),
-            ("features", "features"), ("interim", "interim scores"))
+            ("position", "turn positions"), ("features", "features"), ("interim", "interim scores"))
 
 
 def _check_replay(job: _Job, played: dict[str, np.ndarray], i0: int) -> None:
