@@ -26,6 +26,7 @@ from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_PLAYERS, MAX_ACTIONS, MAX_FEATURES, MAX_INTERIM
 from simcore.strategy cimport RngView
 
+from simcore import strategy as _strategy
 from simcore.errors import UserError
 from simcore.pygame import GameFailure, MOVE_LIMIT, PyGame
 
@@ -63,6 +64,7 @@ cdef class PyGameState(GameState):
     # by a noexcept method): raised by the next apply(). Shared with every copy made from
     # this state, so that the failure of a bot's look-ahead reaches the game it played.
     cdef list faults
+    cdef object interrupts           # the Ctrl-Cs counted when this game was dealt (simcore.strategy)
     cdef bint observed               # this game's first observation has been checked
     cdef str name                    # the game's name, for messages
     cdef int cur                     # seat to act, -1 once over
@@ -102,6 +104,7 @@ cdef class PyGameState(GameState):
         self.kept_n_legal = &self.n_legal
         self.game = None
         self.faults = []
+        self.interrupts = None
         self.cur = -1
         self.n_legal = 0
 
@@ -121,14 +124,22 @@ cdef class PyGameState(GameState):
             raise self.faults[0]
 
     cdef object _call(self, str method, tuple args):
-        """The game's `method`(*args); a raise becomes a GameFailure naming it (a
-        KeyboardInterrupt passes: it is the user's Ctrl-C)."""
+        """The game's `method`(*args); a raise becomes a GameFailure naming it."""
         try:
             return getattr(self.game, method)(*args)
         except Exception as e:
             raise _failure(self.name, method, e) from None
         except SystemExit as e:
             raise GameFailure(self.name, method, f"called sys.exit({e.code!r})", traceback.format_exc()) from None
+        except KeyboardInterrupt as e:
+            self._own_interrupt(method, e)
+            raise
+
+    cdef _own_interrupt(self, str method, error):
+        """A KeyboardInterrupt with no Ctrl-C counted since the deal is the game's own
+        raise (a GameFailure); else it is the user's, and passes."""
+        if _strategy._interrupts == self.interrupts:
+            raise _failure(self.name, method, error) from None
 
     cdef int _int(self, str method, object value, int lo, int hi) except? -9:
         """`value` as an int in [lo, hi), else a GameFailure naming `method`."""
@@ -236,11 +247,17 @@ cdef class PyGameState(GameState):
         self.moves = 0
         self.observed = False
         self.game = None
+        self.interrupts = _strategy._interrupts
         try:
-            self.game = type(self).GAME(self.params, seed)
+            try:
+                self.game = type(self).GAME(self.params, seed)
+            except KeyboardInterrupt as e:
+                self._own_interrupt("setup", e)
+                raise
         except BaseException as e:
             # The constructor calls setup (a raise there is setup's; a Ctrl-C is kept).
-            self._keep(_failure(self.name, "setup", e) if isinstance(e, Exception) else e)
+            self._keep(_failure(self.name, "setup", e) if isinstance(e, Exception)
+                       and not isinstance(e, GameFailure) else e)
             return
         self._guarded()
 
@@ -349,7 +366,7 @@ cdef class PyGameState(GameState):
             self._copy_to(<PyGameState>other)
 
     cdef _copy_to(self, PyGameState o):
-        o.faults = self.faults
+        o.faults, o.interrupts = self.faults, self.interrupts
         o.game = None
         if self.game is not None and not self.faults:
             try:
@@ -440,5 +457,6 @@ def _failure(name, method, error):
             me, inner = here, name_here
         tb = tb.tb_next
     where = method if inner in (method, "__init__") else f"{inner} (called by {method})"
-    return GameFailure(name, where, f"raised {type(error).__name__}: {error}",
-                       "".join(traceback.format_exception(error)))
+    what = "raised KeyboardInterrupt (not a Ctrl-C)" if isinstance(error, KeyboardInterrupt) else \
+        f"raised {type(error).__name__}: {error}"
+    return GameFailure(name, where, what, "".join(traceback.format_exception(error)))

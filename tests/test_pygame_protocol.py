@@ -49,6 +49,11 @@ class HugeStanding(TicTacToe):
     def standing(self, seat):
         return 2**40
 
+class Interrupting(TicTacToe):
+    NAME = "interrupting"
+    def standing(self, seat):
+        raise KeyboardInterrupt
+
 class LateStanding(TicTacToe):
     """standing() fails only once the 4th mark is down: the first games of the run are
     played before greedy's look-ahead reaches it in game LATE."""
@@ -215,12 +220,14 @@ def _one_line(err):
     ("NanStanding", "standing returned nan, not an int"),
     ("HugeStanding", "standing returned 1099511627776, outside -1073741824..1073741824"),
     ("SelfCopy", "copy returned the game itself, not a copy"),
+    # No Ctrl-C behind it: the game's own failure, not the user's interrupt.
+    ("Interrupting", "standing raised KeyboardInterrupt (not a Ctrl-C)"),
 ])
 def test_a_failure_in_a_bots_lookahead_ends_the_run(hostile, tmp_path, capsys, cls, what):
     code, _, err = _run(capsys, f"{hostile}:{cls}", tmp_path / "run", "--backend", "threads")
     assert code == 2
     name = {"RaisingStanding": "raising", "NanStanding": "nan", "HugeStanding": "huge",
-            "SelfCopy": "selfcopy"}[cls]
+            "SelfCopy": "selfcopy", "Interrupting": "interrupting"}[cls]
     # Every game fails at greedy's first decision: the first game of whichever chunk
     # (of 25 games, on two threads) fails first.
     found = re.fullmatch(rf"chocosim: error: game {name}: {re.escape(what)} in game (\d+) of the run", _one_line(err))
