@@ -24,10 +24,12 @@ import json
 import math
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -650,7 +652,7 @@ def _pool(job: _Job, queue: collections.deque, n_workers: int, help_start: bool,
 
     def chunks() -> Iterator[Any]:
         while not failed and (chunk := take()) is not None:
-            yield delayed(_play_chunk)(job, *chunk)
+            yield delayed(_play_chunk_far)(job, *chunk)
 
     def helper() -> None:
         try:
@@ -666,17 +668,26 @@ def _pool(job: _Job, queue: collections.deque, n_workers: int, help_start: bool,
     thread = threading.Thread(target=helper, name="chocosim-helper", daemon=True)
     if help_start:
         thread.start()
+    outputs = parallel(chunks())
     try:
-        for n in parallel(chunks()):
+        for n, i0, where, first in outputs:
             started.set()
+            if where != _process():
+                # Played in another process: this one replays its first game too (a
+                # set of strings iterates in another order in each process).
+                _check_replay(job, first, i0, " in another process")
             played += n
             advance(n)
             if failed:
                 raise failed[0]
     except BaseException:
-        # A Ctrl-C reaches only this thread, and a failure ends the run: the chunks
-        # still playing in this process (the helper, thread workers) stop too.
+        # A Ctrl-C reaches only this thread, and a failure ends the run: the workers'
+        # chunks are cancelled (joblib would warn of it: the run says why it ended), and
+        # the chunks still playing in this process (the helper, thread workers) stop.
         started.set()
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", ".*tasks which were still being processed", UserWarning)
+            outputs.close()
         _stop_chunks()
         if help_start:
             thread.join(STOP_WAIT_S)
@@ -763,11 +774,22 @@ def _stop_chunks() -> None:
 
 def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     """Worker: play games [i0, i1), write part `index`; return the number of games."""
+    return _play_chunk_far(job, index, i0, i1)[0]
+
+
+def _process() -> tuple[str, int]:
+    return socket.gethostname(), os.getpid()
+
+
+def _play_chunk_far(job: _Job, index: int, i0: int, i1: int) -> tuple[int, int, tuple[str, int], dict[str, Any]]:
+    """_play_chunk for a worker: also the first game of the chunk, the rows of that game
+    and the process that played it (the run's process replays it when another did)."""
     me = threading.get_ident()
     with _playing_lock:
         _playing.add(me)
     try:
-        return _play_part(job, index, i0, i1)
+        games, first = _play_part(job, index, i0, i1)
+        return games, i0, _process(), first
     except KeyboardInterrupt:
         if threading.current_thread() is threading.main_thread():
             raise
@@ -777,14 +799,19 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
             _playing.discard(me)
 
 
-def _play_part(job: _Job, index: int, i0: int, i1: int) -> int:
+def _play_part(job: _Job, index: int, i0: int, i1: int) -> tuple[int, dict[str, Any]]:
+    """Play and write part `index`: its number of games and the rows of its first game
+    (replayed here before the part is written)."""
     keep_freed_memory()
     state = job.game.new_state(job.params)
     games = i1 - i0
     a = result_arrays(state, games)
     counts = np.zeros(tally_size(state))
     _play_games(job, state, a, i0, i1, counts)
-    _check_replay(job, a, i0)
+    # The first game's values of each compared array (a game's, or a row per seat).
+    first = {key: a[key][..., :1 if key in ("turns", "end_reason") else state.n_players].copy()
+             for key, _ in REPLAYED}
+    _check_replay(job, first, i0)
     table = _table(job, state, a)
     path = job.out / part_name(index)
     try:
@@ -795,7 +822,7 @@ def _play_part(job: _Job, index: int, i0: int, i1: int) -> int:
             str(e).splitlines()[0].rpartition("IO error: ")[2]
         raise UserError(f"cannot write {path}: {reason}; the finished parts are kept: "
                         "free some space and run the same command again to resume") from None
-    return games
+    return games, first
 
 
 def _play_games(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int, i1: int,
@@ -822,24 +849,25 @@ REPLAYED = (("turns", "turns"), ("end_reason", "end reason"), ("score", "scores"
             ("position", "turn positions"), ("features", "features"), ("interim", "interim scores"))
 
 
-def _check_replay(job: _Job, played: dict[str, np.ndarray], i0: int) -> None:
-    """Play the chunk's first game again, with a new state and new bots: the same seed
-    must give the same game. A game (or a Python bot) that draws from the random module,
-    the clock or a set's order differs here, and its chunk is not kept (UserError). One
-    game a chunk: a sample of the run, at the cost of one game a part."""
+def _check_replay(job: _Job, played: dict[str, np.ndarray], i0: int, where: str = "") -> None:
+    """Play game i0 (a chunk's first) again, with a new state and new bots: it must give
+    the rows `played` (REPLAYED's arrays of that game). A game (or a Python bot) that draws
+    from the random module, the clock or a set's order differs, and the run stops
+    (UserError); a chunk replayed where it was played is not written. One game a chunk:
+    a sample of the run, at the cost of one game a part."""
     state = job.game.new_state(job.params)
     again = result_arrays(state, 1)
     _play_games(job, state, again, i0, i0 + 1)
     for key, label in REPLAYED:
-        first, second = played[key][..., :again[key].shape[-1]], again[key]
+        first, second = played[key], again[key]
         if not np.array_equal(first, second):
             if key == "end_reason":
                 names = type(state).END_REASONS
                 first, second = [names[int(r)] for r in first], [names[int(r)] for r in second]
             else:
                 first, second = first.tolist(), second.tolist()
-            raise UserError(f"game {job.game.name}: game {i0} of the run played differently when replayed "
-                            f"({label} {first} then {second}): the same seed must give the same game, so "
+            raise UserError(f"game {job.game.name}: game {i0} of the run played differently when replayed"
+                            f"{where} ({label} {first} then {second}): the same seed must give the same game, so "
                             "draw chance only from self.chance (a bot from its rng), never from the random "
                             "module, the clock or the order of a set; the finished parts are kept")
 
