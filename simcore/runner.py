@@ -24,6 +24,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -114,6 +115,7 @@ class _Job:
     run_id: str
     out: Path
     layout: int = LAYOUT  # of the run's parts (simcore.parts): a run keeps the layout it began with
+    home: tuple[str, int] = ("", 0)  # the run's process (host, pid): it replays the chunks others play
 
 
 def seat_orders(n_players: int, seating: str) -> np.ndarray:
@@ -474,7 +476,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         # Absolute: a reused worker process may have another working directory (a
         # notebook that changed directory since the pool started).
         job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
-                   fresh["run_id"], out.resolve())
+                   fresh["run_id"], out.resolve(), home=_process())
         try:
             def check(held: dict[str, Any]) -> None:
                 _check_code(out, game.name, held, fresh)
@@ -668,13 +670,15 @@ def _pool(job: _Job, queue: collections.deque, n_workers: int, help_start: bool,
     thread = threading.Thread(target=helper, name="chocosim-helper", daemon=True)
     if help_start:
         thread.start()
-    outputs = parallel(chunks())
+    outputs = None
     try:
+        with _interrupt_held():  # while the workers start
+            outputs = parallel(chunks())
         for n, i0, where, first in outputs:
             started.set()
-            if where != _process():
-                # Played in another process: this one replays its first game too (a
-                # set of strings iterates in another order in each process).
+            if where != job.home:
+                # Played in another process: this one replays its first game (a set of
+                # strings also iterates in another order in each process).
                 _check_replay(job, first, i0, " in another process")
             played += n
             advance(n)
@@ -685,9 +689,10 @@ def _pool(job: _Job, queue: collections.deque, n_workers: int, help_start: bool,
         # chunks are cancelled (joblib would warn of it: the run says why it ended), and
         # the chunks still playing in this process (the helper, thread workers) stop.
         started.set()
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", ".*tasks which were still being processed", UserWarning)
-            outputs.close()
+        if outputs is not None:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", ".*tasks which were still being processed", UserWarning)
+                outputs.close()
         _stop_chunks()
         if help_start:
             thread.join(STOP_WAIT_S)
@@ -762,6 +767,26 @@ class _Stopped(Exception):
     """A chunk stopped in a thread by _stop_chunks (the run has ended already)."""
 
 
+@contextmanager
+def _interrupt_held() -> Iterator[None]:
+    """Hold a Ctrl-C until the block ends (in the main thread): a worker process whose
+    start it cuts short fails with a traceback of its own, and the command's exit waits
+    for it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[Any] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held and callable(previous):
+            previous(signal.SIGINT, held[0])  # as if it came now (counted, KeyboardInterrupt)
+        elif held and previous == signal.SIG_DFL:
+            raise KeyboardInterrupt
+
+
 def _stop_chunks() -> None:
     """Raise KeyboardInterrupt in every other thread of this process playing a chunk:
     it surfaces at the next line of Python the thread runs (in a game's method, or at
@@ -782,8 +807,8 @@ def _process() -> tuple[str, int]:
 
 
 def _play_chunk_far(job: _Job, index: int, i0: int, i1: int) -> tuple[int, int, tuple[str, int], dict[str, Any]]:
-    """_play_chunk for a worker: also the first game of the chunk, the rows of that game
-    and the process that played it (the run's process replays it when another did)."""
+    """_play_chunk for a worker: also the chunk's first game, its rows and the process
+    that played it (the run's process replays it when another did)."""
     me = threading.get_ident()
     with _playing_lock:
         _playing.add(me)
@@ -801,7 +826,8 @@ def _play_chunk_far(job: _Job, index: int, i0: int, i1: int) -> tuple[int, int, 
 
 def _play_part(job: _Job, index: int, i0: int, i1: int) -> tuple[int, dict[str, Any]]:
     """Play and write part `index`: its number of games and the rows of its first game
-    (replayed here before the part is written)."""
+    (replayed here, before the part is written, in the run's own process; by the run's
+    process when it gets them, in another)."""
     keep_freed_memory()
     state = job.game.new_state(job.params)
     games = i1 - i0
@@ -811,7 +837,8 @@ def _play_part(job: _Job, index: int, i0: int, i1: int) -> tuple[int, dict[str, 
     # The first game's values of each compared array (a game's, or a row per seat).
     first = {key: a[key][..., :1 if key in ("turns", "end_reason") else state.n_players].copy()
              for key, _ in REPLAYED}
-    _check_replay(job, first, i0)
+    if _process() == job.home:
+        _check_replay(job, first, i0)
     table = _table(job, state, a)
     path = job.out / part_name(index)
     try:
@@ -853,8 +880,7 @@ def _check_replay(job: _Job, played: dict[str, np.ndarray], i0: int, where: str 
     """Play game i0 (a chunk's first) again, with a new state and new bots: it must give
     the rows `played` (REPLAYED's arrays of that game). A game (or a Python bot) that draws
     from the random module, the clock or a set's order differs, and the run stops
-    (UserError); a chunk replayed where it was played is not written. One game a chunk:
-    a sample of the run, at the cost of one game a part."""
+    (UserError). One game a chunk: a sample of the run, at the cost of one game a part."""
     state = job.game.new_state(job.params)
     again = result_arrays(state, 1)
     _play_games(job, state, again, i0, i0 + 1)

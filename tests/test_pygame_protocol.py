@@ -178,10 +178,11 @@ class Hashes(TicTacToe):
 
 class Forever(TicTacToe):
     """Loops forever in apply (or in standing: LOOP_IN) once 3 marks are down, after
-    leaving a file saying so."""
+    leaving a file saying which process and thread loops."""
     NAME = "forever"
     def _loop(self):
-        open(os.environ["FOREVER_MARK"], "a").close()
+        import threading
+        open(os.path.join(os.environ["FOREVER_MARKS"], f"{os.getpid()}-{threading.get_ident()}"), "a").close()
         while True:
             pass
     def apply(self, action):
@@ -413,15 +414,18 @@ def test_check_game_finds_an_observation_that_changes_the_game(hostile):
 
 # ---- Ctrl-C reaches a game method that loops forever ----
 
-@pytest.mark.parametrize("backend, jobs, loop_in, seats", [
-    ("processes", "2", "apply", "random,random"),   # the issue's example: still running 30 s after SIGINT
-    ("processes", "2", "standing", "greedy,random"),
-    ("threads", "2", "standing", "greedy,random"),
-    ("threads", "1", "standing", "greedy,random"),  # serial: the loop in the command's own thread
+@pytest.mark.parametrize("backend, jobs, loop_in, seats, loops", [
+    # The issue's example: still running 30 s after SIGINT. Both workers and the thread
+    # of the command's process that plays while they start loop.
+    ("processes", "2", "apply", "random,random", 3),
+    ("processes", "2", "standing", "greedy,random", 3),
+    ("threads", "2", "standing", "greedy,random", 2),
+    ("threads", "1", "standing", "greedy,random", 1),  # serial: the loop in the command's own thread
 ])
-def test_ctrl_c_stops_a_game_method_that_loops_forever(hostile, tmp_path, backend, jobs, loop_in, seats):
-    mark = tmp_path / "looping"
-    env = {**os.environ, "FOREVER_MARK": str(mark), "LOOP_IN": loop_in,
+def test_ctrl_c_stops_a_game_method_that_loops_forever(hostile, tmp_path, backend, jobs, loop_in, seats, loops):
+    marks = tmp_path / "looping"
+    marks.mkdir()
+    env = {**os.environ, "FOREVER_MARKS": str(marks), "LOOP_IN": loop_in,
            "PYTHONPATH": os.pathsep.join([str(EXAMPLE), os.environ.get("PYTHONPATH", "")])}
     out = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-c", "from analysis.cli import main; main()", "run",
@@ -430,7 +434,7 @@ def test_ctrl_c_stops_a_game_method_that_loops_forever(hostile, tmp_path, backen
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         deadline = time.monotonic() + 60
-        while not mark.exists():
+        while len(list(marks.iterdir())) < loops:
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.05)
         time.sleep(0.3)
