@@ -37,7 +37,11 @@ is stopped and recorded with the end reason "move_limit" (scored by its standing
 
 Every command (run, summary, report, balance, compare, sweep, tune, play) plays such a
 game through simcore.pygame_state.PyGameState, a compiled GameState that calls it: the
-batch loop, the bots and the result parts are those of the bundled games.
+batch loop, the bots and the result parts are those of the bundled games. A run holds
+the game to this protocol as it plays: the class is checked once (check_class), every
+returned value by type and range, a failure anywhere (a bot's look-ahead copy too) is
+named with its method and game; the runner replays the first game of each chunk and
+keeps the hash of the game's files in the manifest (code_fingerprint).
 """
 from __future__ import annotations
 
