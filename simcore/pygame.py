@@ -304,7 +304,7 @@ def check_class(cls: Any, origin: str) -> None:
     if not (isinstance(cls, type) and issubclass(cls, PyGame)):
         raise UserError(f"game {origin}: {cls!r} is not a simcore.pygame.PyGame subclass")
     if not isinstance(cls.NAME, str):
-        raise UserError(f"game {cls.__name__}: NAME = {_short(cls.NAME)}: expected a string")
+        raise UserError(f"game {cls.__name__}: NAME = {short_repr(cls.NAME)}: expected a string")
     name = cls.NAME or cls.__name__
     if missing := sorted(cls.__abstractmethods__):
         raise UserError(f"game {name}: missing method {missing[0]} (every game defines "
@@ -316,33 +316,34 @@ def check_class(cls: Any, origin: str) -> None:
     players = cls.PLAYERS
     if not (isinstance(players, tuple | list) and len(players) == 2 and all(type(n) is int for n in players)
             and 1 <= players[0] <= players[1] <= MAX_SEATS):
-        raise UserError(f"game {name}: PLAYERS = {_short(players)}: expected (fewest, most) players, two ints "
+        raise UserError(f"game {name}: PLAYERS = {short_repr(players)}: expected (fewest, most) players, two ints "
                         f"with 1 <= fewest <= most <= {MAX_SEATS}, e.g. (2, 4)")
     if type(cls.MAX_MOVES) is not int or not 1 <= cls.MAX_MOVES <= MOST_MOVES:
-        raise UserError(f"game {name}: MAX_MOVES = {_short(cls.MAX_MOVES)}: expected an int from 1 to {MOST_MOVES:,}")
+        raise UserError(f"game {name}: MAX_MOVES = {short_repr(cls.MAX_MOVES)}: expected an int from 1 to "
+                        f"{MOST_MOVES:,}")
     if not isinstance(cls.TITLE, str):
-        raise UserError(f"game {name}: TITLE = {_short(cls.TITLE)}: expected a string")
+        raise UserError(f"game {name}: TITLE = {short_repr(cls.TITLE)}: expected a string")
     for attr in ("HIDDEN_INFORMATION", "BONUS_DECIDES"):
         if not isinstance(getattr(cls, attr), bool):
-            raise UserError(f"game {name}: {attr} = {_short(getattr(cls, attr))}: expected True or False")
+            raise UserError(f"game {name}: {attr} = {short_repr(getattr(cls, attr))}: expected True or False")
     for attr in ("END_REASONS", "FEATURES", "INTERIM", "COMPONENTS"):
         names = getattr(cls, attr)
         if not (isinstance(names, tuple | list) and all(isinstance(n, str) and n for n in names)
                 and len(set(names)) == len(names)):
-            raise UserError(f"game {name}: {attr} = {_short(names)}: expected a tuple of distinct, non-empty "
+            raise UserError(f"game {name}: {attr} = {short_repr(names)}: expected a tuple of distinct, non-empty "
                             "strings")
     if not cls.END_REASONS or MOVE_LIMIT in cls.END_REASONS:
         raise UserError(f"game {name}: END_REASONS must name at least one reason, and not {MOVE_LIMIT!r} "
                         "(the engine's own)")
     if not isinstance(cls.POSITION_KNOBS, dict):
-        raise UserError(f"game {name}: POSITION_KNOBS = {_short(cls.POSITION_KNOBS)}: expected a dict")
+        raise UserError(f"game {name}: POSITION_KNOBS = {short_repr(cls.POSITION_KNOBS)}: expected a dict")
     from simcore.registry import FeatureRoles
     if cls.FEATURE_ROLES is not None and not isinstance(cls.FEATURE_ROLES, FeatureRoles):
-        raise UserError(f"game {name}: FEATURE_ROLES = {_short(cls.FEATURE_ROLES)}: expected None or a "
+        raise UserError(f"game {name}: FEATURE_ROLES = {short_repr(cls.FEATURE_ROLES)}: expected None or a "
                         "simcore.registry.FeatureRoles")
 
 
-def _short(value: Any, width: int = 60) -> str:
+def short_repr(value: Any, width: int = 60) -> str:
     """A value's repr cut to `width` characters (a message stays one line)."""
     text = " ".join(repr(value).split())
     return text if len(text) <= width else text[:width - 1] + "…"

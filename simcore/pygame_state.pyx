@@ -28,7 +28,7 @@ from simcore.strategy cimport RngView
 
 from simcore import strategy as _strategy
 from simcore.errors import UserError
-from simcore.pygame import GameFailure, MOVE_LIMIT, PyGame
+from simcore.pygame import GameFailure, MOVE_LIMIT, PyGame, short_repr as _short
 
 cdef enum:
     MAX_ACTION = 4096  # actions are below this (the search bots' action keys)
@@ -110,11 +110,17 @@ cdef class PyGameState(GameState):
 
     # ---- Python side: every call into the designer's code goes through here ----
 
-    cdef _keep(self, failure):
-        """Keep the first failure for the next apply() and offer seat 0 one action so
-        the loop reaches it."""
+    cdef _fault(self, failure):
+        """Keep the first failure for the next apply() (of this state or of any copy
+        sharing its list): a query's failure (standing, action_key...), which leaves the
+        state as it was."""
         if not self.faults:
             self.faults.append(failure)
+
+    cdef _keep(self, failure):
+        """Keep the failure of this state's own deal or move, and offer seat 0 one action
+        so the loop reaches the next apply()."""
+        self._fault(failure)
         self.cur = 0
         self.n_legal = 1
         self.legal_buf[0] = 0
@@ -315,7 +321,7 @@ cdef class PyGameState(GameState):
                 try:
                     v = self._int("standing", self._call("standing", (seat,)), -SCORE_LIMIT, SCORE_LIMIT + 1)
                 except BaseException as e:
-                    self._keep(e)
+                    self._fault(e)
         return v
 
     cdef void interim(self, int seat, int* out) noexcept nogil:
@@ -334,7 +340,7 @@ cdef class PyGameState(GameState):
                     c = self._int("action_component", self._call("action_component", (action,)),
                                   -1, len(type(self).COMPONENTS))
                 except BaseException as e:
-                    self._keep(e)
+                    self._fault(e)
         return c
 
     cdef int action_key(self, int action, int observer) noexcept nogil:
@@ -346,7 +352,7 @@ cdef class PyGameState(GameState):
                 try:
                     k = self._int("action_key", self._call("action_key", (action, observer)), 0, MAX_ACTION)
                 except BaseException as e:
-                    self._keep(e)
+                    self._fault(e)
         return k
 
     cdef int outcome_key(self, int observer) noexcept nogil:
@@ -358,7 +364,7 @@ cdef class PyGameState(GameState):
                 try:
                     k = self._int("outcome_key", self._call("outcome_key", (observer,)), 0, 1 << 30)
                 except BaseException as e:
-                    self._keep(e)
+                    self._fault(e)
         return k
 
     cdef void copy_into(self, GameState other) noexcept nogil:
@@ -376,7 +382,7 @@ cdef class PyGameState(GameState):
                                       else f"returned {_short(other)}, not a {type(self).GAME.__name__}")
                 o.game = other
             except BaseException as e:
-                self._keep(e)
+                self._fault(e)
         o.cur, o.n_legal, o.moves, o.reason, o.first = self.cur, self.n_legal, self.moves, self.reason, self.first
         memcpy(o.legal_buf, self.legal_buf, self.n_legal * sizeof(int))
         memcpy(o.sc, self.sc, sizeof(self.sc))
@@ -437,12 +443,6 @@ cdef class PyGameState(GameState):
     def phase_label(self):
         self._raise_kept()
         return "" if self.game is None else self._str("phase_label", self._call("phase_label", ()))
-
-
-def _short(value, width=60):
-    """A returned value's repr cut to `width` characters (a message stays one line)."""
-    text = " ".join(repr(value).split())
-    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def _failure(name, method, error):
