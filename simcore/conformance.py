@@ -11,6 +11,8 @@ failure replays) and raises AssertionError naming the game, the check and the se
 - the same seed gives the same game (actions, observations, outcome);
 - a copy is independent: playing on the copy leaves the original as it was;
 - observations are JSON-serialisable;
+- looking leaves the game as it was: observation() asked for every seat at every move
+  gives the same game as never asking, and the same answer twice;
 - determinize (hidden information) keeps everything the seat saw: its observation is
   the same before and after, and the game plays on from there;
 - an observation tells every decision apart: two positions a seat cannot tell apart
@@ -25,7 +27,7 @@ from simcore.batch import seed_of_game
 from simcore.pygame import MOVE_LIMIT, GameFailure, PyGame
 from simcore.registry import GameSpec, get_game
 
-__all__ = ["CHECKS", "check_game", "random_game"]
+__all__ = ["CHECKS", "check_game", "check_observation", "random_game"]
 
 
 def _spec(game: type | str | GameSpec) -> GameSpec:
@@ -93,6 +95,38 @@ def check_serialisable(spec: GameSpec, params: Any, seeds: range) -> None:
             except (TypeError, ValueError) as e:
                 raise AssertionError(f"{spec.name}: observation at move {i} of seed {seed} is not "
                                      f"JSON-serialisable ({e})") from None
+
+
+def _looked_at(spec: GameSpec, params: Any, seed: int, look: bool) -> tuple:
+    """The random game of `seed` (each move drawn as random_game draws it, from the legal
+    list in hand) with, if `look`, every seat's observation asked twice before each
+    move: each decision's seat, legal list and action, and the outcome."""
+    state = spec.new_state(params)
+    state.new_game(seed)
+    seen: list[tuple] = []
+    while not state.terminal:
+        if look:
+            for p in range(state.n_players):
+                first, second = state.observation(p), state.observation(p)
+                assert first == second, f"{spec.name}: observation({p}) gave two answers in a row (seed {seed}, " \
+                                        f"move {len(seen)}): it changes the game"
+        legal = state.legal()
+        action = legal[_draw(seed, len(seen), len(legal))]
+        seen.append((state.player, legal, action))
+        state.apply_action(action)
+    return seen, _outcome(state)
+
+
+def check_observation(spec: GameSpec, params: Any, seeds: range) -> None:
+    """Asking every seat's observation at every move leaves the game as never asking
+    does: the same seats to act, legal lists and outcome."""
+    for seed in seeds:
+        try:
+            plain, looked = _looked_at(spec, params, seed, False), _looked_at(spec, params, seed, True)
+        except GameFailure as e:
+            raise AssertionError(f"{e} (seed {seed})") from None
+        assert plain == looked, f"{spec.name}: observation() changed the game (seed {seed}): a game looked at " \
+                                "played differently from one that was not"
 
 
 def check_copies(spec: GameSpec, params: Any, seeds: range) -> None:
@@ -204,8 +238,8 @@ def check_observation_tells_moves(spec: GameSpec, params: Any, seeds: range) -> 
             state.apply_action(step["action"])
 
 
-CHECKS = (check_terminates, check_same_seed, check_serialisable, check_copies, check_determinize,
-          check_observation_tells_moves)
+CHECKS = (check_terminates, check_same_seed, check_serialisable, check_observation, check_copies,
+          check_determinize, check_observation_tells_moves)
 
 
 def check_game(game: type[PyGame] | str | GameSpec, games: int = 20, seed: int = 0,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simcore.batch import seed_of_bot, seed_of_game
+from simcore.pygame import GameFailure
 from simcore.registry import GameSpec
 from simcore.strategy import RngView
 
@@ -51,7 +52,15 @@ class Trace:
 def play_game(spec: GameSpec, params, bots, seed: int, index: int = 0,
               max_turns: int = 1_000_000) -> Trace:
     """Play game `index` of a run with `seed`, bot i in seat i; record every step and,
-    at each change of round, the full state."""
+    at each change of round, the full state. A Python game's failure is named with the
+    game index, as a run names it."""
+    try:
+        return _play(spec, params, bots, seed, index, max_turns)
+    except GameFailure as e:
+        raise e.in_game(index) from None
+
+
+def _play(spec: GameSpec, params, bots, seed: int, index: int, max_turns: int) -> Trace:
     state = spec.new_state(params)
     gseed = seed_of_game(seed, index)
     state.new_game(gseed)

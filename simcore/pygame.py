@@ -38,13 +38,18 @@ is stopped and recorded with the end reason "move_limit" (scored by its standing
 
 Every command (run, summary, report, balance, compare, sweep, tune, play) plays such a
 game through simcore.pygame_state.PyGameState, a compiled GameState that calls it: the
-batch loop, the bots and the result parts are those of the bundled games.
+batch loop, the bots and the result parts are those of the bundled games. A run holds
+the game to this protocol as it plays: the class is checked once (check_class), every
+returned value by type and range, a failure anywhere (a bot's look-ahead copy too) is
+named with its method and game; the runner replays the first game of each chunk and
+keeps the hash of the game's files in the manifest (code_fingerprint).
 """
 from __future__ import annotations
 
 import copy as _copy
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -65,6 +70,7 @@ __all__ = [
     "GameFailure",
     "GameParams",
     "PyGame",
+    "code_fingerprint",
     "load_game",
     "param",
     "spec_of",
@@ -294,10 +300,17 @@ class GameFailure(UserError):
         return f"game {self.game}: {self.method} {self.what}{where}"
 
 
+# The largest MAX_MOVES: a game's turn count is stored as a 32-bit int.
+MOST_MOVES = 2**31 - 1
+
+
 def check_class(cls: Any, origin: str) -> None:
-    """UserError (one line) unless `cls` is a usable PyGame subclass."""
+    """UserError (one line) unless `cls` is a usable PyGame subclass: its methods and
+    every class attribute of the protocol, checked once before anything plays."""
     if not (isinstance(cls, type) and issubclass(cls, PyGame)):
         raise UserError(f"game {origin}: {cls!r} is not a simcore.pygame.PyGame subclass")
+    if not isinstance(cls.NAME, str):
+        raise UserError(f"game {cls.__name__}: NAME = {short_repr(cls.NAME)}: expected a string")
     name = cls.NAME or cls.__name__
     if missing := sorted(cls.__abstractmethods__):
         raise UserError(f"game {name}: missing method {missing[0]} (every game defines "
@@ -311,12 +324,71 @@ def check_class(cls: Any, origin: str) -> None:
                             f"{'FEATURES' if attr == 'TIE_BREAKS' else 'END_REASONS'} {tuple(allowed)}")
     if not (isinstance(cls.PARAMS, type) and issubclass(cls.PARAMS, GameParams)):
         raise UserError(f"game {name}: PARAMS must be a simcore.pygame.GameParams subclass")
-    lo, hi = cls.PLAYERS
-    if not 1 <= lo <= hi <= MAX_SEATS:
-        raise UserError(f"game {name}: PLAYERS = {cls.PLAYERS}; tables of 1 to {MAX_SEATS} players are supported")
+    players = cls.PLAYERS
+    if not (isinstance(players, tuple | list) and len(players) == 2 and all(type(n) is int for n in players)
+            and 1 <= players[0] <= players[1] <= MAX_SEATS):
+        raise UserError(f"game {name}: PLAYERS = {short_repr(players)}: expected (fewest, most) players, two ints "
+                        f"with 1 <= fewest <= most <= {MAX_SEATS}, e.g. (2, 4)")
+    if type(cls.MAX_MOVES) is not int or not 1 <= cls.MAX_MOVES <= MOST_MOVES:
+        raise UserError(f"game {name}: MAX_MOVES = {short_repr(cls.MAX_MOVES)}: expected an int from 1 to "
+                        f"{MOST_MOVES:,}")
+    if not isinstance(cls.TITLE, str):
+        raise UserError(f"game {name}: TITLE = {short_repr(cls.TITLE)}: expected a string")
+    for attr in ("HIDDEN_INFORMATION", "BONUS_DECIDES"):
+        if not isinstance(getattr(cls, attr), bool):
+            raise UserError(f"game {name}: {attr} = {short_repr(getattr(cls, attr))}: expected True or False")
+    for attr in ("END_REASONS", "FEATURES", "INTERIM", "COMPONENTS"):
+        names = getattr(cls, attr)
+        if not (isinstance(names, tuple | list) and all(isinstance(n, str) and n for n in names)
+                and len(set(names)) == len(names)):
+            raise UserError(f"game {name}: {attr} = {short_repr(names)}: expected a tuple of distinct, non-empty "
+                            "strings")
     if not cls.END_REASONS or MOVE_LIMIT in cls.END_REASONS:
         raise UserError(f"game {name}: END_REASONS must name at least one reason, and not {MOVE_LIMIT!r} "
                         "(the engine's own)")
+    if not isinstance(cls.POSITION_KNOBS, dict):
+        raise UserError(f"game {name}: POSITION_KNOBS = {short_repr(cls.POSITION_KNOBS)}: expected a dict")
+    from simcore.registry import FeatureRoles
+    if cls.FEATURE_ROLES is not None and not isinstance(cls.FEATURE_ROLES, FeatureRoles):
+        raise UserError(f"game {name}: FEATURE_ROLES = {short_repr(cls.FEATURE_ROLES)}: expected None or a "
+                        "simcore.registry.FeatureRoles")
+
+
+def short_repr(value: Any, width: int = 60) -> str:
+    """A value's repr cut to `width` characters (a message stays one line)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+# What a game's code is made of (its fingerprint hashes these files of its package).
+CODE_SUFFIXES = (".py", ".pyx", ".pxd", ".pxi", *importlib.machinery.EXTENSION_SUFFIXES)
+
+
+def code_fingerprint(cls: type) -> dict[str, str] | None:
+    """A hash of every file of the code that plays `cls` (a PyGame, or the state class
+    of a compiled game of a designer's package): for the module of `cls` and of each
+    class it derives from outside simcore, the files of the package holding it (its
+    helpers, its bots), or the file itself for a module outside a package. Keyed by
+    path from the package's folder, so that a run can say which file changed; None for
+    a class that has no files (defined in a notebook)."""
+    found: dict[str, str] = {}
+    for klass in cls.__mro__:
+        module = sys.modules.get(klass.__module__)
+        file = getattr(module, "__file__", None)
+        if module is None or file is None or klass.__module__.split(".")[0] in ("simcore", "builtins", "abc"):
+            continue
+        path = Path(file).resolve()
+        if getattr(module, "__package__", None):
+            root = path.parent
+            files = [p for p in sorted(root.rglob("*")) if p.name.endswith(CODE_SUFFIXES)
+                     and "__pycache__" not in p.parts and p.is_file()]
+            names = [f"{root.name}/{p.relative_to(root).as_posix()}" for p in files]
+        else:
+            files, names = [path], [path.name]
+        for p, key in zip(files, names, strict=True):
+            if key not in found:
+                found[key] = hashlib.sha256(p.read_bytes()).hexdigest()[:16]
+    return found or None
 
 
 def _import_path(path: Path) -> Any:

@@ -8,11 +8,17 @@ parts. What the loop reads most is kept in C: the current seat and the legal lis
 fetched once per move (the loop reads the list in place through kept_legal), and the
 outcome, features and interim scores once, when the game ends.
 
-The contract's noexcept methods cannot raise: a failure in one is kept and raised by the
-next apply(), which the loop always reaches (the state then offers seat 0 one action).
+The contract's noexcept methods cannot raise: a failure in one (a Ctrl-C too) is kept
+and raised by the next apply(), which the loop always reaches (the state then offers seat
+0 one action). A state and every copy made from it (a bot's look-ahead) keep their
+failures in one list, so a failure on a bot's scratch copy ends the game it was made for.
+Every value the game returns is checked by type and range: a dict is not a list, a float
+(NaN, inf) is not an int.
 """
 import json
 import traceback
+
+import numpy as np
 
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy, memset
@@ -20,8 +26,9 @@ from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_PLAYERS, MAX_ACTIONS, MAX_FEATURES, MAX_INTERIM
 from simcore.strategy cimport RngView
 
+from simcore import strategy as _strategy
 from simcore.errors import UserError
-from simcore.pygame import GameFailure, MOVE_LIMIT, PyGame
+from simcore.pygame import GameFailure, MOVE_LIMIT, PyGame, short_repr as _short
 
 cdef enum:
     MAX_ACTION = 4096  # actions are below this (the search bots' action keys)
@@ -36,6 +43,11 @@ __all__ = ["PyGameState", "state_class"]
 def state_class(game_cls):
     """The GameState subclass playing `game_cls`: names read from its class attributes,
     the engine's "move_limit" last among the end reasons."""
+    name = game_cls.NAME or game_cls.__name__
+    for what, names, most in (("FEATURES", game_cls.FEATURES, MAX_FEATURES),
+                              ("INTERIM", game_cls.INTERIM, MAX_INTERIM)):
+        if len(names) > most:
+            raise UserError(f"game {name}: {what} has {len(names)} names; at most {most} are supported")
     return type(f"{game_cls.__name__}State", (PyGameState,), {
         "GAME": game_cls,
         "FEATURES": tuple(game_cls.FEATURES),
@@ -48,7 +60,11 @@ def state_class(game_cls):
 
 cdef class PyGameState(GameState):
     cdef readonly object game        # the designer's PyGame instance, None before a deal
-    cdef object failure              # a GameFailure kept for the next apply()
+    # [the first failure] once one happened (a GameFailure, or a KeyboardInterrupt kept
+    # by a noexcept method): raised by the next apply(). Shared with every copy made from
+    # this state, so that the failure of a bot's look-ahead reaches the game it played.
+    cdef list faults
+    cdef object interrupts           # the Ctrl-Cs counted when this game was dealt (simcore.strategy)
     cdef bint observed               # this game's first observation has been checked
     cdef str name                    # the game's name, for messages
     cdef int cur                     # seat to act, -1 once over
@@ -75,8 +91,6 @@ cdef class PyGameState(GameState):
         if not lo <= params.players <= hi:
             allowed = f"{lo}" if lo == hi else f"{lo} to {hi}"
             raise UserError(f"{self.name} is played by {allowed} players, not {params.players}")
-        if len(type(self).FEATURES) > MAX_FEATURES or len(type(self).INTERIM) > MAX_INTERIM:
-            raise UserError(f"game {self.name}: at most {MAX_FEATURES} FEATURES and {MAX_INTERIM} INTERIM")
         self.params = params
         self.n_players = params.players
         self.n_features = len(type(self).FEATURES)
@@ -89,42 +103,81 @@ cdef class PyGameState(GameState):
         self.kept_legal = self.legal_buf
         self.kept_n_legal = &self.n_legal
         self.game = None
-        self.failure = None
+        self.faults = []
+        self.interrupts = None
         self.cur = -1
         self.n_legal = 0
 
     # ---- Python side: every call into the designer's code goes through here ----
 
+    cdef _fault(self, failure):
+        """Keep the first failure for the next apply() (of this state or of any copy
+        sharing its list): a query's failure (standing, action_key...), which leaves the
+        state as it was."""
+        if not self.faults:
+            self.faults.append(failure)
+
     cdef _keep(self, failure):
-        """Keep the first failure for the next apply() and offer seat 0 one action so
-        the loop reaches it."""
-        if self.failure is None:
-            self.failure = failure
+        """Keep the failure of this state's own deal or move, and offer seat 0 one action
+        so the loop reaches the next apply()."""
+        self._fault(failure)
         self.cur = 0
         self.n_legal = 1
         self.legal_buf[0] = 0
+
+    cdef _raise_kept(self):
+        if self.faults:
+            raise self.faults[0]
 
     cdef object _call(self, str method, tuple args):
         """The game's `method`(*args); a raise becomes a GameFailure naming it."""
         try:
             return getattr(self.game, method)(*args)
         except Exception as e:
-            raise GameFailure(self.name, method, f"raised {type(e).__name__}: {e}", traceback.format_exc()) from None
+            raise _failure(self.name, method, e) from None
+        except SystemExit as e:
+            raise GameFailure(self.name, method, f"called sys.exit({e.code!r})", traceback.format_exc()) from None
+        except KeyboardInterrupt as e:
+            self._own_interrupt(method, e)
+            raise
+
+    cdef _own_interrupt(self, str method, error):
+        """A KeyboardInterrupt with no Ctrl-C counted since the deal is the game's own
+        raise (a GameFailure); else it is the user's, and passes."""
+        if _strategy._interrupts == self.interrupts:
+            raise _failure(self.name, method, error) from None
 
     cdef int _int(self, str method, object value, int lo, int hi) except? -9:
         """`value` as an int in [lo, hi), else a GameFailure naming `method`."""
         if isinstance(value, bool) or not hasattr(value, "__index__"):
-            raise GameFailure(self.name, method, f"returned {value!r}, not an int")
+            raise GameFailure(self.name, method, f"returned {_short(value)}, not an int")
         v = value.__index__()
         if not lo <= v < hi:
             raise GameFailure(self.name, method, f"returned {v}, outside {lo}..{hi - 1}")
         return v
 
+    cdef list _list(self, str method, object values, str what):
+        """`values` as a list if it is one (or a tuple, a range, a 1-d array), else a
+        GameFailure naming `method`: a dict or a set is not read as its keys."""
+        if type(values) is list:
+            return values
+        if isinstance(values, (list, tuple, range)):
+            return list(values)
+        if isinstance(values, np.ndarray) and values.ndim == 1:
+            return values.tolist()
+        raise GameFailure(self.name, method, f"returned {_short(values)}, a {type(values).__name__}, not {what}")
+
     cdef _ints(self, str method, object values, int n, int lo, int hi, int* out):
-        if values is None or not hasattr(values, "__len__") or len(values) != n:
-            raise GameFailure(self.name, method, f"returned {values!r}, not a list of {n} ints")
-        for i, v in enumerate(values):
+        items = self._list(method, values, f"a list of {n} ints")
+        if len(items) != n:
+            raise GameFailure(self.name, method, f"returned {_short(values)}, not a list of {n} ints")
+        for i, v in enumerate(items):
             out[i] = self._int(method, v, lo, hi)
+
+    cdef str _str(self, str method, object value):
+        if not isinstance(value, str):
+            raise GameFailure(self.name, method, f"returned {_short(value)}, not a str")
+        return value
 
     cdef _advance(self):
         """After a deal or a move: the seat to act and its legal list, or the outcome."""
@@ -138,12 +191,10 @@ cdef class PyGameState(GameState):
         if p < 0:
             self._finish(False)
             return
-        legal = self._call("legal_actions", ())
-        if type(legal) is not list:
-            legal = list(legal) if hasattr(legal, "__len__") else legal
-        if type(legal) is not list or not 0 < len(legal) <= MAX_ACTIONS:
-            raise GameFailure(self.name, "legal_actions",
-                              f"returned {legal!r} while the game is not over: expected 1 to {MAX_ACTIONS} actions")
+        legal = self._list("legal_actions", self._call("legal_actions", ()), "a list of actions")
+        if not 0 < len(legal) <= MAX_ACTIONS:
+            raise GameFailure(self.name, "legal_actions", f"returned {_short(legal)} while the game is not "
+                              f"over: expected 1 to {MAX_ACTIONS} actions")
         n = len(legal)
         memset(seen, 0, sizeof(seen))
         for i in range(n):
@@ -152,7 +203,7 @@ cdef class PyGameState(GameState):
             # is wrong with anything else.
             v = a if type(a) is int and -1 < a < MAX_ACTION else self._int("legal_actions", a, 0, MAX_ACTION)
             if seen[v >> 3] & (1 << (v & 7)):
-                raise GameFailure(self.name, "legal_actions", f"returned {legal!r}: {v} listed twice")
+                raise GameFailure(self.name, "legal_actions", f"returned {_short(legal)}: {v} listed twice")
             seen[v >> 3] |= 1 << (v & 7)
             self.legal_buf[i] = v
         self.n_legal = n
@@ -169,7 +220,7 @@ cdef class PyGameState(GameState):
             self._ints("scores", self._call("scores", ()), n, -SCORE_LIMIT, SCORE_LIMIT + 1, raw)
             why = self._call("end_reason", ())
             if why not in type(self).GAME.END_REASONS:
-                raise GameFailure(self.name, "end_reason", f"returned {why!r}, not one of END_REASONS "
+                raise GameFailure(self.name, "end_reason", f"returned {_short(why)}, not one of END_REASONS "
                                   f"{tuple(type(self).GAME.END_REASONS)}")
             self.reason = type(self).GAME.END_REASONS.index(why)
         self.first = self._int("first_player", self._call("first_player", ()), 0, n)
@@ -198,19 +249,26 @@ cdef class PyGameState(GameState):
             self._keep(e)
 
     cdef _deal(self, uint64_t seed):
-        self.failure = None
+        self.faults = []  # a new list: copies of the last game keep theirs
         self.moves = 0
         self.observed = False
+        self.game = None
+        self.interrupts = _strategy._interrupts
         try:
-            self.game = type(self).GAME(self.params, seed)
-        except Exception as e:
-            self._keep(GameFailure(self.name, "setup", f"raised {type(e).__name__}: {e}", traceback.format_exc()))
+            try:
+                self.game = type(self).GAME(self.params, seed)
+            except KeyboardInterrupt as e:
+                self._own_interrupt("setup", e)
+                raise
+        except BaseException as e:
+            # The constructor calls setup (a raise there is setup's; a Ctrl-C is kept).
+            self._keep(_failure(self.name, "setup", e) if isinstance(e, Exception)
+                       and not isinstance(e, GameFailure) else e)
             return
         self._guarded()
 
     cdef _move(self, int action):
-        if self.failure is not None:
-            raise self.failure
+        self._raise_kept()
         if self.cur < 0:
             raise GameFailure(self.name, "apply", "was called on a finished game")
         for i in range(self.n_legal):
@@ -259,11 +317,11 @@ cdef class PyGameState(GameState):
         if self.cur < 0:
             return self.sc[seat]
         with gil:
-            if self.failure is None:
+            if not self.faults:
                 try:
-                    v = self._int("standing", self._call("standing", (seat,)), -2**31, 2**31 - 1)
-                except GameFailure as e:
-                    self._keep(e)
+                    v = self._int("standing", self._call("standing", (seat,)), -SCORE_LIMIT, SCORE_LIMIT + 1)
+                except BaseException as e:
+                    self._fault(e)
         return v
 
     cdef void interim(self, int seat, int* out) noexcept nogil:
@@ -277,12 +335,12 @@ cdef class PyGameState(GameState):
         if self.n_components == 0:  # no GIL taken for a game without components
             return -1
         with gil:
-            if self.failure is None:
+            if not self.faults:
                 try:
                     c = self._int("action_component", self._call("action_component", (action,)),
                                   -1, len(type(self).COMPONENTS))
-                except GameFailure as e:
-                    self._keep(e)
+                except BaseException as e:
+                    self._fault(e)
         return c
 
     cdef int action_key(self, int action, int observer) noexcept nogil:
@@ -290,11 +348,11 @@ cdef class PyGameState(GameState):
         if not self.keyed:  # no GIL taken for a game whose actions mean the same to all
             return action
         with gil:
-            if self.failure is None:
+            if not self.faults:
                 try:
                     k = self._int("action_key", self._call("action_key", (action, observer)), 0, MAX_ACTION)
-                except GameFailure as e:
-                    self._keep(e)
+                except BaseException as e:
+                    self._fault(e)
         return k
 
     cdef int outcome_key(self, int observer) noexcept nogil:
@@ -302,11 +360,11 @@ cdef class PyGameState(GameState):
         if not self.outcome_keyed:
             return 0
         with gil:
-            if self.failure is None:
+            if not self.faults:
                 try:
                     k = self._int("outcome_key", self._call("outcome_key", (observer,)), 0, 1 << 30)
-                except GameFailure as e:
-                    self._keep(e)
+                except BaseException as e:
+                    self._fault(e)
         return k
 
     cdef void copy_into(self, GameState other) noexcept nogil:
@@ -314,14 +372,17 @@ cdef class PyGameState(GameState):
             self._copy_to(<PyGameState>other)
 
     cdef _copy_to(self, PyGameState o):
-        o.failure = self.failure
+        o.faults, o.interrupts = self.faults, self.interrupts
         o.game = None
-        if self.game is not None and self.failure is None:
+        if self.game is not None and not self.faults:
             try:
-                o.game = self._call("copy", ())
-            except GameFailure as e:
-                self._keep(e)
-                o.failure = e
+                other = self._call("copy", ())
+                if other is self.game or not isinstance(other, type(self).GAME):
+                    raise GameFailure(self.name, "copy", "returned the game itself, not a copy" if other is self.game
+                                      else f"returned {_short(other)}, not a {type(self).GAME.__name__}")
+                o.game = other
+            except BaseException as e:
+                self._fault(e)
         o.cur, o.n_legal, o.moves, o.reason, o.first = self.cur, self.n_legal, self.moves, self.reason, self.first
         memcpy(o.legal_buf, self.legal_buf, self.n_legal * sizeof(int))
         memcpy(o.sc, self.sc, sizeof(self.sc))
@@ -335,21 +396,22 @@ cdef class PyGameState(GameState):
         if self.cur < 0:
             return
         with gil:
-            if self.failure is None and type(self).GAME.HIDDEN_INFORMATION:
+            if not self.faults and type(self).GAME.HIDDEN_INFORMATION:
                 view = RngView.__new__(RngView)
                 (<RngView>view).rng = rng
                 try:
                     self._call("determinize", (observer, view))
-                except GameFailure as e:
+                except BaseException as e:
                     self._keep(e)
                     return
                 finally:
                     (<RngView>view).rng = NULL  # the stream is lent for this call only
                 self._guarded()
 
-    # ---- Python API (play, traces, Python bots) ----
+    # ---- Python API (play, traces, Python bots): a kept failure is raised first ----
 
     def observation(self, int seat):
+        self._raise_kept()
         seen = self._call("observation", (seat,))
         if not self.observed:
             # The first observation of each game is checked: a bot, a trace or a report
@@ -362,13 +424,39 @@ cdef class PyGameState(GameState):
         return seen
 
     def describe_action(self, int action):
-        return str(self._call("describe", (action,)))
+        self._raise_kept()
+        return self._str("describe", self._call("describe", (action,)))
 
     def render(self):
-        return "" if self.game is None else str(self._call("render", ()))
+        self._raise_kept()
+        return "" if self.game is None else self._str("render", self._call("render", ()))
 
     def to_dict(self):
-        return {} if self.game is None else self._call("to_dict", ())
+        self._raise_kept()
+        if self.game is None:
+            return {}
+        found = self._call("to_dict", ())
+        if not isinstance(found, dict):
+            raise GameFailure(self.name, "to_dict", f"returned {_short(found)}, not a dict")
+        return found
 
     def phase_label(self):
-        return "" if self.game is None else str(self._call("phase_label", ()))
+        self._raise_kept()
+        return "" if self.game is None else self._str("phase_label", self._call("phase_label", ()))
+
+
+def _failure(name, method, error):
+    """The GameFailure of `error`, raised in a call of the game's `method`: it names the
+    game's own method the error came from when that is another one (`observation`
+    called by the default `render`)."""
+    inner, me, tb = method, None, error.__traceback__
+    while tb is not None:
+        here = tb.tb_frame.f_locals.get("self")
+        name_here = tb.tb_frame.f_code.co_name
+        if isinstance(here, PyGame) and (me is None or here is me) and not name_here.startswith("<"):
+            me, inner = here, name_here
+        tb = tb.tb_next
+    where = method if inner in (method, "__init__") else f"{inner} (called by {method})"
+    what = "raised KeyboardInterrupt (not a Ctrl-C)" if isinstance(error, KeyboardInterrupt) else \
+        f"raised {type(error).__name__}: {error}"
+    return GameFailure(name, where, what, "".join(traceback.format_exception(error)))

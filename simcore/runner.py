@@ -25,10 +25,13 @@ import json
 import math
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
@@ -48,7 +51,7 @@ from simcore.params import Params, flatten
 from simcore.parts import (LAYOUT, LEGACY_GLOB, MANIFEST, PART_GLOB, STRAY, chunk_of, chunks_of, part_index,
                            part_name, part_problem, scan_parts, segments_of, tally_path, write_atomic,
                            write_part)
-from simcore.pygame import GameFailure
+from simcore.pygame import GameFailure, code_fingerprint
 from simcore.pygame_state import PyGameState
 from simcore.registry import GameSpec
 from simcore.state import CHECKED_BUILD, GameState
@@ -113,6 +116,7 @@ class _Job:
     run_id: str
     out: Path
     layout: int = LAYOUT  # of the run's parts (simcore.parts): a run keeps the layout it began with
+    home: tuple[str, int] = ("", 0)  # the run's process (host, pid): it replays the chunks others play
 
 
 def seat_orders(n_players: int, seating: str) -> np.ndarray:
@@ -475,13 +479,21 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
             "checked_build": CHECKED_BUILD,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
+        # A designer's game (not a bundled one: the version and revision above name
+        # that code): its files' hashes, so that an edited game never resumes this run.
+        code = code_fingerprint(getattr(game.state_cls, "GAME", game.state_cls))
+        if code is not None:
+            fresh["game_code"] = code
         # Absolute: a reused worker process may have another working directory (a
         # notebook that changed directory since the pool started).
         job = _Job(game, params, lineup, specs, perms, SEATINGS.index(seating), seed,
-                   fresh["run_id"], out.resolve())
+                   fresh["run_id"], out.resolve(), home=_process())
         try:
-            manifest = _prepare(out, identity, fresh,
-                                lambda held: _check_format(replace(job, run_id=held["run_id"]), state, held), sizing,
+            def check(held: dict[str, Any]) -> None:
+                _check_code(out, game.name, held, fresh)
+                _check_format(replace(job, run_id=held["run_id"]), state, held)
+
+            manifest = _prepare(out, identity, fresh, check, sizing,
                                 flatten(game.params(players=state.n_players).model_dump(mode="json")),
                                 {_class_name(b): {**type(b).WEIGHTS, **type(b).WEIGHTS_BEFORE} for b in bots})
         except OSError as e:
@@ -497,6 +509,21 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         played = _execute(job, todo, n_workers, n_games, resumed, quiet, backend,
                           adaptive=backend == "processes" and jobs is None)
     return RunResult(out, manifest, played, resumed, requested)
+
+
+def _check_code(out: Path, name: str, held: dict[str, Any], fresh: dict[str, Any]) -> None:
+    """Refuse to add games to a run of a designer's game whose code has changed since
+    (its files' hashes differ): the run would mix two versions of the rules. A run of
+    an older chocosim has no fingerprint to compare."""
+    old, new = held.get("game_code"), fresh.get("game_code") or {}
+    if old is None or old == new:
+        return
+    changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k)) \
+        if isinstance(old, dict) else ["its fingerprint in the manifest"]
+    more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+    raise UserError(f"run directory {out} holds a run of {name} played by other code of the game "
+                    f"({', '.join(changed[:3])}{more} changed since): resuming would mix two versions of "
+                    "its rules; choose another output directory, or restore that code to resume")
 
 
 def _part_done(out: Path, index: int, manifest: dict[str, Any]) -> bool:
@@ -688,7 +715,7 @@ def _pool(job: _Job, queue: collections.deque, n_workers: int, help_start: bool,
 
     def chunks() -> Iterator[Any]:
         while not failed and (chunk := take()) is not None:
-            yield delayed(_play_chunk)(job, *chunk)
+            yield delayed(_play_chunk_far)(job, *chunk)
 
     def helper() -> None:
         try:
@@ -704,17 +731,36 @@ def _pool(job: _Job, queue: collections.deque, n_workers: int, help_start: bool,
     thread = threading.Thread(target=helper, name="chocosim-helper", daemon=True)
     if help_start:
         thread.start()
+    outputs = None
     try:
-        for n in parallel(chunks()):
+        with _interrupt_held():  # while the workers start
+            outputs = parallel(chunks())
+        for n, i0, where, first in outputs:
             started.set()
+            if where != job.home:
+                # Played in another process: this one replays its first game (a set of
+                # strings also iterates in another order in each process).
+                _check_replay(job, first, i0, " in another process")
             played += n
             advance(n)
             if failed:
                 raise failed[0]
-    finally:
+    except BaseException:
+        # A Ctrl-C reaches only this thread, and a failure ends the run: the workers'
+        # chunks are cancelled (joblib would warn of it: the run says why it ended), and
+        # the chunks still playing in this process (the helper, thread workers) stop.
         started.set()
+        if outputs is not None:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", ".*tasks which were still being processed", UserWarning)
+                outputs.close()
+        _stop_chunks()
         if help_start:
-            thread.join()
+            thread.join(STOP_WAIT_S)
+        raise
+    started.set()
+    if help_start:
+        thread.join()
     if failed:
         raise failed[0]
     return played + sum(helped)
@@ -771,14 +817,107 @@ def keep_freed_memory() -> None:
     mallopt(-1, 256 * 2**20)  # M_TRIM_THRESHOLD: free heap kept before it is handed back
 
 
+# The threads of this process playing a chunk now: a Ctrl-C (which reaches only the main
+# thread) or a failure stops them (a game's method may loop forever).
+_playing: set[int] = set()
+_playing_lock = threading.Lock()
+STOP_WAIT_S = 5.0  # how long a stopped run waits for its helper thread to leave
+
+
+class _Stopped(Exception):
+    """A chunk stopped in a thread by _stop_chunks (the run has ended already)."""
+
+
+@contextmanager
+def _interrupt_held() -> Iterator[None]:
+    """Hold a Ctrl-C until the block ends (in the main thread): a worker process whose
+    start it cuts short fails with a traceback of its own, and the command's exit waits
+    for it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[Any] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held and callable(previous):
+            previous(signal.SIGINT, held[0])  # as if it came now (counted, KeyboardInterrupt)
+        elif held and previous == signal.SIG_DFL:
+            raise KeyboardInterrupt
+
+
+def _stop_chunks() -> None:
+    """Raise KeyboardInterrupt in every other thread of this process playing a chunk:
+    it surfaces at the next line of Python the thread runs (in a game's method, or at
+    the next move of a Python game or bot; a compiled game's chunk runs to its end)."""
+    me = threading.get_ident()
+    with _playing_lock:
+        for ident in _playing - {me}:
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(KeyboardInterrupt))
+
+
 def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
     """Worker: play games [i0, i1), write part `index`; return the number of games."""
+    return _play_chunk_far(job, index, i0, i1)[0]
+
+
+def _process() -> tuple[str, int]:
+    return socket.gethostname(), os.getpid()
+
+
+def _play_chunk_far(job: _Job, index: int, i0: int, i1: int) -> tuple[int, int, tuple[str, int], dict[str, Any]]:
+    """_play_chunk for a worker: also the chunk's first game, its rows and the process
+    that played it (the run's process replays it when another did)."""
+    me = threading.get_ident()
+    with _playing_lock:
+        _playing.add(me)
+    try:
+        games, first = _play_part(job, index, i0, i1)
+        return games, i0, _process(), first
+    except KeyboardInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            raise
+        raise _Stopped() from None  # quietly: the run's thread has the Ctrl-C already
+    finally:
+        with _playing_lock:
+            _playing.discard(me)
+
+
+def _play_part(job: _Job, index: int, i0: int, i1: int) -> tuple[int, dict[str, Any]]:
+    """Play and write part `index`: its number of games and the rows of its first game
+    (replayed here, before the part is written, in the run's own process; by the run's
+    process when it gets them, in another)."""
     keep_freed_memory()
     state = job.game.new_state(job.params)
-    bots = list(job.lineup())
     games = i1 - i0
     a = result_arrays(state, games)
     counts = np.zeros(tally_size(state))
+    _play_games(job, state, a, i0, i1, counts)
+    # The first game's values of each compared array (a game's, or a row per seat).
+    first = {key: a[key][..., :1 if key in ("turns", "end_reason") else state.n_players].copy()
+             for key, _ in REPLAYED}
+    if _process() == job.home:
+        _check_replay(job, first, i0)
+    table = _table(job, state, a)
+    path = job.out / part_name(index)
+    try:
+        write_part(path, table, _tally(job, state, a, index, i0, counts), job.layout)
+    except (OSError, pl.exceptions.PolarsError) as e:
+        # polars reports a failed write (a full disk) as its own error around the OS one.
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else \
+            str(e).splitlines()[0].rpartition("IO error: ")[2]
+        raise UserError(f"cannot write {path}: {reason}; the finished parts are kept: "
+                        "free some space and run the same command again to resume") from None
+    return games, first
+
+
+def _play_games(job: _Job, state: GameState, a: dict[str, np.ndarray], i0: int, i1: int,
+                counts: np.ndarray | None = None) -> None:
+    """Play games [i0, i1) into the arrays `a` with a new lineup; a failure of a Python
+    game or bot is named with the game it happened in."""
+    bots = list(job.lineup())
     try:
         play_batch(state, bots, job.perms, job.seating, job.seed, i0, i1, **a, tally=counts)
     except (DecideError, GameFailure) as e:
@@ -791,17 +930,33 @@ def _play_chunk(job: _Job, index: int, i0: int, i1: int) -> int:
         spec = next((s for b, s in zip(bots, job.specs, strict=True) if b is e.bot), e.name)
         raise BotFailure(f"bot {spec} (seat {e.seat}) {e.what} in game {g} of the run",
                          e.details) from None
-    table = _table(job, state, a)
-    path = job.out / part_name(index)
-    try:
-        write_part(path, table, _tally(job, state, a, index, i0, counts), job.layout)
-    except (OSError, pl.exceptions.PolarsError) as e:
-        # polars reports a failed write (a full disk) as its own error around the OS one.
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else \
-            str(e).splitlines()[0].rpartition("IO error: ")[2]
-        raise UserError(f"cannot write {path}: {reason}; the finished parts are kept: "
-                        "free some space and run the same command again to resume") from None
-    return games
+
+
+# What a replayed game is compared by, and how a message names each.
+REPLAYED = (("turns", "turns"), ("end_reason", "end reason"), ("score", "scores"), ("rank", "ranks"),
+            ("position", "turn positions"), ("features", "features"), ("interim", "interim scores"))
+
+
+def _check_replay(job: _Job, played: dict[str, np.ndarray], i0: int, where: str = "") -> None:
+    """Play game i0 (a chunk's first) again, with a new state and new bots: it must give
+    the rows `played` (REPLAYED's arrays of that game). A game (or a Python bot) that draws
+    from the random module, the clock or a set's order differs, and the run stops
+    (UserError). One game a chunk: a sample of the run, at the cost of one game a part."""
+    state = job.game.new_state(job.params)
+    again = result_arrays(state, 1)
+    _play_games(job, state, again, i0, i0 + 1)
+    for key, label in REPLAYED:
+        first, second = played[key], again[key]
+        if not np.array_equal(first, second):
+            if key == "end_reason":
+                names = type(state).END_REASONS
+                first, second = [names[int(r)] for r in first], [names[int(r)] for r in second]
+            else:
+                first, second = first.tolist(), second.tolist()
+            raise UserError(f"game {job.game.name}: game {i0} of the run played differently when replayed"
+                            f"{where} ({label} {first} then {second}): the same seed must give the same game, so "
+                            "draw chance only from self.chance (a bot from its rng), never from the random "
+                            "module, the clock or the order of a set; the finished parts are kept")
 
 
 def _enum(labels: Sequence[str], codes: np.ndarray) -> pl.Series:
