@@ -99,9 +99,9 @@ def assert_same_runs(local: Path, dask: Path) -> int:
     return len(a)
 
 
-# Measured times (how long a run took here or there) are not results: left out of the
-# comparison of the two verdicts.
-TIMING = re.compile(r"second|minute|hour|wall|time|cost|speed", re.I)
+# Measured times (how long a run took here or there) and where a run directory lies are not
+# results: left out of the comparison of the two verdicts.
+TIMING = re.compile(r"second|minute|hour|wall|time|cost|speed|^path$", re.I)
 
 
 def results_only(value):
