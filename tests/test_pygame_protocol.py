@@ -345,22 +345,22 @@ def test_a_changed_game_never_resumes_its_old_run(tmp_path, capsys):
     """The issue's example: a game file edited between runs resumed into the old parts.
     The manifest holds each file's hash; an edited file is named, the restored one
     resumes. Own example: a helper module of the game's package counts too."""
-    package = tmp_path / "mygame"
+    package = tmp_path / "edited_game"
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "rules.py").write_text("WIN = 1\n")
     (package / "game.py").write_text(
-        "from tictactoe_game.game import TicTacToe\nfrom mygame.rules import WIN\n\n"
+        "from tictactoe_game.game import TicTacToe\nfrom edited_game.rules import WIN\n\n"
         "class Mine(TicTacToe):\n    NAME = 'mine'\n")
     sys.path.insert(0, str(tmp_path))
     try:
         out = tmp_path / "run"
-        args = ("run", "mygame.game:Mine", "--seats", "random,random", "--out", str(out), "--jobs", "1",
+        args = ("run", "edited_game.game:Mine", "--seats", "random,random", "--out", str(out), "--jobs", "1",
                 "--chunk-size", "10", "--quiet")
         assert cli(capsys, *args, "--games", "20")[0] == 0
         code = json.loads((out / "manifest.json").read_text())["game_code"]
         # The game's package, and the package of the class it derives from.
-        assert sorted(code) == ["mygame/__init__.py", "mygame/game.py", "mygame/rules.py",
+        assert sorted(code) == ["edited_game/__init__.py", "edited_game/game.py", "edited_game/rules.py",
                                 "tictactoe_game/__init__.py", "tictactoe_game/bots.py", "tictactoe_game/game.py"]
         original = (package / "rules.py").read_text()
         (package / "rules.py").write_text("WIN = 2\n")
@@ -368,7 +368,7 @@ def test_a_changed_game_never_resumes_its_old_run(tmp_path, capsys):
         rc, _, err = cli(capsys, *args, "--games", "40")
         assert rc == 2
         assert _one_line(err) == (f"chocosim: error: run directory {out} holds a run of mine played by other code "
-                                  "of the game (mygame/rules.py changed since): resuming would mix two versions of "
+                                  "of the game (edited_game/rules.py changed since): resuming would mix two versions of "
                                   "its rules; choose another output directory, or restore that code to resume")
         assert sorted(p.stat().st_mtime_ns for p in out.glob("part-*")) == parts
         assert json.loads((out / "manifest.json").read_text())["n_games"] == 20
@@ -376,7 +376,10 @@ def test_a_changed_game_never_resumes_its_old_run(tmp_path, capsys):
         assert cli(capsys, *args, "--games", "40")[0] == 0
         assert json.loads((out / "manifest.json").read_text())["n_games"] == 40
     finally:
+        # Imported modules outlive the path entry: left behind, they shadow a later test's names.
         sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m.split(".")[0] == "edited_game"]:
+            del sys.modules[name]
 
 
 def test_a_file_game_is_fingerprinted_and_a_bundled_game_is_named_by_its_build(hostile, tmp_path, capsys):
