@@ -186,6 +186,7 @@ cdef struct Node:
     int next_sibling    # -1: none
     int visits
     int avail           # visits of the parent in which this move was legal
+    float prior         # 1: the guide picked this move when it was expanded; else 0
     double reward       # summed rewards of `player`
 
 
@@ -211,15 +212,16 @@ cdef class MctsStrategy(Strategy):
         "rollout": 1,         # 1: the game's heuristic bot plays the rollouts; 0: uniform random
         "depth": -1,          # rollout moves before scoring the position; 0: to the end;
                               # -1: the game's (GAME_DEFAULTS), else to the end
-        "scale": -1,          # a cut-off rollout with the heuristic's evaluation (Strategy.evaluate):
-                              # reward by the logistic of the lead over this scale; 0: by rank;
+        "scale": -1,          # a cut-off rollout with the heuristic's evaluation (Strategy.evaluate;
+                              # a game whose heuristic has none: its standings): reward by the
+                              # logistic of the lead over this scale; 0: by rank;
                               # -1: the game's (GAME_DEFAULTS), else by rank
         "widen": 0.5,         # progressive widening: a node visited v times has at most
                               # widen * sqrt(v + 1) children; 0: every legal move at once
         "guide": 1,           # 1: expand first the untried move the game's heuristic picks
         "explore": -1,        # share of a node's later expansions drawn uniformly, not guided;
                               # -1: the game's (GAME_DEFAULTS), else EXPLORE
-        "nodes": 100000,      # node pool size (memory: 32 bytes a node)
+        "nodes": 100000,      # node pool size (memory: 40 bytes a node)
         "chance": 1,          # chance widening: a seat's later decisions hang below the chance
                               # outcome it saw of a move (its draw, a card turned up, the die)
                               # while the move's node, visited v times, has fewer than
@@ -228,7 +230,11 @@ cdef class MctsStrategy(Strategy):
         "peek": 0,            # 1: search the real state itself, every hidden card and the
                               # chance stream's future seen: not a fair player, an oracle to
                               # measure how much a game leaves to skill (the information
-                              # tests catch it); 0: determinized worlds
+                              # tests catch it); 2: the real state too, but every tree keyed
+                              # by what its seat sees (the bot's own seat an oracle, the
+                              # others deciding from their own view); 0: determinized worlds
+        "bias": 0,            # progressive bias: a move the guide picked scores bias / (visits
+                              # + 1) more in selection; 0: none
         "tuned": -1,          # 1: the guide and the rollouts are the heuristic with the tuned
                               # weights the package ships for the game (heuristic(weights=tuned));
                               # 0: with its default weights; -1: the game's (GAME_DEFAULTS), else 0
@@ -254,6 +260,8 @@ cdef class MctsStrategy(Strategy):
     # of that move, one a seat; `used` the pool in use.
     cdef GameState after
     cdef bint reusable, reuse, peek
+    cdef bint mover_keys       # every tree follows a move by its mover's key (peek=1)
+    cdef double bias
     cdef double chance
     cdef int last_seat, used
     cdef int root[MAX_PLAYERS]
@@ -292,8 +300,10 @@ cdef class MctsStrategy(Strategy):
                             "or -1 (the game's)")
         if w["reuse"] not in (0, 1):
             raise UserError(f"mcts: weight reuse={w['reuse']:g} must be 0 or 1")
-        if w["peek"] not in (0, 1):
-            raise UserError(f"mcts: weight peek={w['peek']:g} must be 0 or 1")
+        if w["peek"] not in (0, 1, 2):
+            raise UserError(f"mcts: weight peek={w['peek']:g} must be 0 (fair), 1 (oracle) or 2 (root-only oracle)")
+        if w["bias"] < 0:
+            raise UserError(f"mcts: weight bias={w['bias']:g} must be >= 0")
         if w["widen"] < 0:
             raise UserError(f"mcts: weight widen={w['widen']:g} must be >= 0")
         self.iterations = int(w["iterations"])
@@ -310,6 +320,8 @@ cdef class MctsStrategy(Strategy):
         self.capacity = int(w["nodes"])
         self.reuse = w["reuse"] != 0
         self.peek = w["peek"] != 0
+        self.mover_keys = w["peek"] == 1
+        self.bias = w["bias"]
         self.chance = w["chance"]
         self.reusable = False
         self.pool = <Node*>malloc(self.capacity * sizeof(Node))
@@ -409,6 +421,7 @@ cdef class MctsStrategy(Strategy):
         nd.next_sibling = self.pool[node].first_child
         nd.visits = 0
         nd.avail = 0
+        nd.prior = 0.0
         nd.reward = 0.0
         self.pool[node].first_child = child
         return child
@@ -425,7 +438,7 @@ cdef class MctsStrategy(Strategy):
         cdef const int* moves
         cdef double value, best_value
         cdef double reward[MAX_PLAYERS]
-        cdef bint expanded
+        cdef bint expanded, picked
         cdef uint32_t st
         cdef Node* nd
         if n == 1:
@@ -462,6 +475,7 @@ cdef class MctsStrategy(Strategy):
                 nd.next_sibling = -1
                 nd.visits = 0
                 nd.avail = 0
+                nd.prior = 0.0
                 nd.reward = 0.0
                 self.root[q] = q
             used = nt
@@ -513,6 +527,8 @@ cdef class MctsStrategy(Strategy):
                         n_tried += 1
                         nd.avail += 1
                         value = nd.reward / nd.visits + self.c * sqrt(log(<double>nd.avail) / nd.visits)
+                        if self.bias > 0:
+                            value += self.bias * nd.prior / (nd.visits + 1)
                         if value > best_value:
                             best_value = value
                             best = child
@@ -529,6 +545,7 @@ cdef class MctsStrategy(Strategy):
                             self.tried_mark[keys[i]] = st
                             untried[k] = moves[i]
                             k += 1
+                    picked = False
                     if k == 1:
                         a = untried[0]
                     elif (self.guide_bot is None
@@ -553,8 +570,11 @@ cdef class MctsStrategy(Strategy):
                             i += 1
                         if i == k:
                             a = untried[rng_below(rng, k)]
+                        else:
+                            picked = True
                     child = self.child_with(node, self.key(self.scratch, a, p), p, &used)
                     self.pool[child].avail = 1
+                    self.pool[child].prior = picked
                     expanded = True
                 if not expanded:
                     child = best
@@ -567,7 +587,7 @@ cdef class MctsStrategy(Strategy):
                         # (The oracle tells apart in every tree what the mover knows it did.)
                         self.follow(cur, q, self.child_with(
                             self.path[cur[q] * MAX_PLAYERS + q],
-                            self.key(self.scratch, a, p if self.peek else q), p, &used))
+                            self.key(self.scratch, a, p if self.mover_keys else q), p, &used))
                 first = False
                 p = self.scratch.apply(a)
                 if expanded or used + nt > self.capacity:
@@ -599,7 +619,7 @@ cdef class MctsStrategy(Strategy):
                     a = self.rollout_bot.choose(self.scratch, p, moves, nl, rng)
                 p = self.scratch.apply(a)
                 steps += 1
-            if p >= 0 and self.evaluator is not None:
+            if p >= 0 and (self.evaluator is not None or self.scale > 0):
                 value_rewards(self.scratch, self.evaluator, self.scale, reward)
             else:
                 rewards(self.scratch, p < 0, reward)
@@ -642,7 +662,7 @@ cdef class MctsStrategy(Strategy):
         # decision if it is the bot's own again (`after`'s seat to move: the real game's).
         cdef int q, child, key
         for q in range(state.n_players):
-            key = self.key(state, a, seat if self.peek else q)
+            key = self.key(state, a, seat if self.mover_keys else q)
             child = self.pool[self.root[q]].first_child
             while child >= 0 and self.pool[child].key != key:
                 child = self.pool[child].next_sibling
@@ -731,7 +751,8 @@ cdef class MctsStrategy(Strategy):
 
 
 cdef void value_rewards(GameState s, Strategy bot, double scale, double* out) noexcept nogil:
-    # A rollout cut short, scored by the bot's evaluation of each seat's position: with
+    # A rollout cut short, scored by the bot's evaluation of each seat's position (no
+    # bot: by the game's standings): with
     # scale > 0, each seat's reward is 1.1 / (1 + exp(-(its value - the best other's) /
     # scale)), so that a lead counts by its size (a rank at a cut-off says little in a
     # long game); with scale 0, the seats are ranked as a finished game's are.
@@ -740,7 +761,7 @@ cdef void value_rewards(GameState s, Strategy bot, double scale, double* out) no
     cdef int n = s.n_players, p, q, winners = 0
     cdef double other
     for p in range(n):
-        v[p] = bot.evaluate(s, p)
+        v[p] = bot.evaluate(s, p) if bot is not None else s.standing(p)
     if scale > 0 and n > 1:
         for p in range(n):
             other = -1e300
