@@ -13,7 +13,10 @@ trees at once, one move at a time:
 - the seat to move chooses in its own tree, among the children whose key is legal in
   this world: UCB1 with availability counts (a child's `avail` counts the visits in
   which it could have been chosen: mean reward + c * sqrt(ln avail / visits)); so an
-  opponent decides from what it sees of the moves, not from what the bot sees;
+  opponent decides from what it sees of the moves, not from what the bot sees; with
+  `bias` > 0 (progressive bias, Chaslot et al., "Progressive strategies for Monte-Carlo
+  tree search", 2008), a move the guide picked when it was expanded scores
+  bias / (visits + 1) more, so the heuristic's choice holds while its visits are few;
 - expansion, with progressive widening: a node visited v times grows a new child only
   while it has fewer than widen * sqrt(v + 1); the new child is the untried move the
   game's heuristic bot picks among the untried ones (`guide`; a pick named by another
@@ -27,7 +30,8 @@ trees at once, one move at a time:
   at random) or uniformly at random (`rollout=0`), to the end of the game or for at
   most `depth` moves, then scored by the heuristic's evaluation of each seat's position
   (`Strategy.evaluate`, random rollouts too; the logistic of its lead over the best
-  other at `scale`) or, without one, by the standings; the weights at -1 take the
+  other at `scale`) or, without one, by the standings (`GameState.standing`: by rank,
+  or the logistic of the standing's lead at `scale` > 0); the weights at -1 take the
   game's own values (GAME_DEFAULTS); every game rolls out to the end by default;
 - the heuristic that guides and rolls out has its default weights, or (`tuned=1`, by
   default in Fabryka) the tuned weights the package ships for the game;
@@ -146,6 +150,7 @@ from simcore.errors import UserError
 
 cdef enum:
     KEY_IDS = 4096    # action keys are ints below this
+    LOG_TABLE = 4096  # log(avail) looked up below this
 
 # The weights set to -1 (the defaults of depth, scale and explore) and a budget the spec
 # does not name take these values,
@@ -249,6 +254,7 @@ cdef class MctsStrategy(Strategy):
     cdef uint32_t* legal_mark  # stamp per key: legal for the seat to move
     cdef uint32_t* tried_mark  # stamp per key: a child of the current node has it
     cdef int* rep              # per key: the first legal action with it
+    cdef double logs[LOG_TABLE]  # logs[i] = log(i): selection's log(avail), looked up
     cdef uint32_t stamp
     cdef int iterations, depth, depth_weight, tuned_weight
     cdef double scale, scale_weight
@@ -334,6 +340,9 @@ cdef class MctsStrategy(Strategy):
         memset(self.legal_mark, 0, KEY_IDS * sizeof(uint32_t))
         memset(self.tried_mark, 0, KEY_IDS * sizeof(uint32_t))
         self.stamp = 0
+        for i in range(1, LOG_TABLE):
+            self.logs[i] = log(<double>i)
+        self.logs[0] = 0.0
 
     def __dealloc__(self):
         free(self.pool)
@@ -435,6 +444,7 @@ cdef class MctsStrategy(Strategy):
         cdef int allowed[MAX_ACTIONS]
         cdef int untried[MAX_ACTIONS]
         cdef int keys[MAX_ACTIONS]
+        cdef int root_keys[MAX_ACTIONS]
         cdef const int* moves
         cdef double value, best_value
         cdef double reward[MAX_PLAYERS]
@@ -483,6 +493,8 @@ cdef class MctsStrategy(Strategy):
         self.walks += todo
         for q in range(nt):
             self.path[q] = self.root[q]
+        for i in range(n):
+            root_keys[i] = self.key(state, legal[i], seat)
         for it in range(todo):
             state.copy_into(self.scratch)
             if not self.peek:
@@ -506,7 +518,8 @@ cdef class MctsStrategy(Strategy):
                 st = self.next_stamp()
                 nk = 0
                 for i in range(nl):
-                    key = self.key(self.scratch, moves[i], p)
+                    # (The bot's own keys are the same in every world: worked out once.)
+                    key = root_keys[i] if first else self.key(self.scratch, moves[i], p)
                     keys[i] = key
                     if self.legal_mark[key] != st:
                         self.legal_mark[key] = st
@@ -526,7 +539,8 @@ cdef class MctsStrategy(Strategy):
                         self.tried_mark[nd.key] = st
                         n_tried += 1
                         nd.avail += 1
-                        value = nd.reward / nd.visits + self.c * sqrt(log(<double>nd.avail) / nd.visits)
+                        value = nd.reward / nd.visits + self.c * sqrt(
+                            (self.logs[nd.avail] if nd.avail < LOG_TABLE else log(<double>nd.avail)) / nd.visits)
                         if self.bias > 0:
                             value += self.bias * nd.prior / (nd.visits + 1)
                         if value > best_value:
