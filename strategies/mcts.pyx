@@ -96,34 +96,36 @@ the bot's (the information tests catch it).
 
 `peek=2`, the root-only oracle, searches the real state too but keys every tree by what
 its seat sees, as the fair bot does: the bot's seat knows every hidden card (and the
-chance stream's future, which the state holds), the others' trees do not tell apart
-what their seats cannot see. It measures what inferring the hidden cards from the
-opponents' choices could buy at best. Against the fair bot at the default budget, 2
-players, each deal played twice with seats swapped (share per deal, 95% interval over
-deals): Fabryka 44.9% (43.4-46.4) of 2,000 deals, Enemy Chocolatier 47.9% (45.6-50.1) of 650.
-Seeing more wins nothing: every iteration plays the one real world, so the opponents'
-trees learn from it alone too (in the bot's model they answer as if they knew its hand
-and the deck), as the full oracle's do. Hence no weighting of the sampled worlds by
-what the opponents' choices reveal: it would only move the worlds toward the real one.
+chance stream's future, which the state holds), the others' trees do not tell apart what
+their seats cannot see. It measures what inferring the hidden cards from the opponents'
+choices could buy at best. Against the fair bot at the default budget, 2 players, each
+deal played twice with seats swapped (share per deal, 95% interval over deals): Fabryka
+44.9% (43.4-46.4) of 2,000 deals, Enemy Chocolatier 47.7% (45.8-49.6) of 875. Seeing
+more wins nothing: every iteration plays the one real world, so the opponents' trees
+learn from it alone too (in the bot's model they answer as if they knew its hand and the
+deck), as the full oracle's do. Hence no weighting of the sampled worlds by what the
+opponents' choices reveal: it would only move the worlds toward the real one.
 
 Where an iteration's time goes (callgrind, instructions, Fabryka at 2 players, 3 games
 against the heuristic, 12,000 iterations; Enemy Chocolatier 1 game): in Fabryka 12.7 k
-instructions an iteration, 45% of them the heuristic's rollout moves (16 a rollout),
-13% applying moves, 7% determinize, 5% legal moves, 3% action keys, 1.5% each the copy
-and the scoring; the tree walk itself the rest. In Enemy Chocolatier 107 k an
-iteration, 81% of them the heuristic's moves (4.6 k instructions each). Working the
-bot's own keys out once a decision and looking log(avail) up cut Fabryka's by 4% (the
-same decisions, move for move). What is left is the games' and the heuristics' own
-code, or fewer of their moves: cutting the rollouts short, scored by the standings'
-lead, makes Enemy Chocolatier's iterations 1.4-1.9 times cheaper (3.58 ms a decision;
-1.85 ms at depth=10, 2.48 at depth=16, scale=100: medians of 3 rounds of 4 games), but
-at equal CPU time it lost badly against the bot rolling out to the end: depth=10 at 387
-iterations 24.0% (15.0-33.0) and depth=16 at 288 iterations 44.0% (33.7-54.3), 50
-deals each (stopped there). Fabryka's rollouts are short (1.92 against 1.58 us an
-iteration at depth=8), not worth cutting. The search's own settings at the same budget
-(same CPU), Fabryka, deals played twice with seats swapped against the default:
-bias=1 49.5% (47.5-51.6) of 1,000 deals, c=0.5 48.7% (44.2-53.3) of 200, c=1 48.3% (46.3-50.3) of
-1,000, widen=1 48.8% (46.7-50.9) of 1,000: the defaults stay.
+instructions an iteration, 46% of them the heuristic's moves (16 an iteration, the
+guide's at expansion included), 13% applying moves, 7% determinize, 5% legal moves, 3%
+action keys, 1.5% each the copy and the scoring; the tree walk itself the rest. In Enemy
+Chocolatier 107 k an iteration, 81% of them the heuristic's moves (4.6 k instructions
+each). Working the bot's own keys out once a decision and looking log(avail) up cut
+Fabryka's by 4% (the same decisions, move for move). What is left is the games' and the
+heuristics' own code, or fewer or cheaper rollout moves, and neither paid in Enemy
+Chocolatier at equal CPU time (each deal played twice with seats swapped against the
+default, the budget scaled by the CPU a decision measured against the heuristic, medians
+of 2-3 rounds of 4 games: 3.58-3.82 ms by default). Rollouts cut short and scored by the
+standings' lead: depth=10, scale=100 (1.85 ms) at 387 iterations won 24.0% (15.0-33.0),
+depth=16 (2.48 ms) at 288 iterations 44.0% (33.7-54.3); random rollouts (1.47 ms) at 519
+iterations 30.0% (21.6-38.4); 50 deals each, stopped there. Fabryka's rollouts are short
+(1.92 against 1.58 us an iteration at depth=8), not worth cutting. The search's own
+settings at the same budget (same CPU), Fabryka, deals played twice with seats swapped
+against the default: bias=1 49.5% (47.5-51.6) of 1,000 deals, c=0.5 48.7% (44.2-53.3) of
+200, c=1 48.3% (46.3-50.3) of 1,000, widen=1 48.8% (46.7-50.9) of 1,000: the defaults
+stay.
 
 At the default budget, 2 players, seats rotated (win share, Wilson 95% interval, games;
 the figures counted in deals are per deal, each deal played twice with seats swapped):
