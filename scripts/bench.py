@@ -151,7 +151,7 @@ def paired_share(name: str, players: int, bot: str, baseline: str, deals: int, s
         play_batch(state, lineup, perm, 1, seed, 0, deals, **out)
         share += (out["win"] * (out["seat_strategy"] == 0)).reshape(deals, players).sum(1) / players
     half = 1.96 * share.std(ddof=1) / np.sqrt(deals) if deals > 1 else float("nan")
-    return float(share.mean()), float(share.mean() - half), float(share.mean() + half)
+    return float(share.mean()), max(0.0, float(share.mean() - half)), min(1.0, float(share.mean() + half))
 
 
 def against_heuristic(name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, float, int, int, object]:

@@ -100,7 +100,7 @@ chance stream's future, which the state holds), the others' trees do not tell ap
 their seats cannot see. It measures what inferring the hidden cards from the opponents'
 choices could buy at best. Against the fair bot at the default budget, 2 players, each
 deal played twice with seats swapped (share per deal, 95% interval over deals): Fabryka
-44.9% (43.4-46.4) of 2,000 deals, Enemy Chocolatier 47.7% (45.8-49.6) of 875. Seeing
+44.9% (43.4-46.4) of 2,000 deals, Enemy Chocolatier 48.3% (46.5-50.1) of 1,000. Seeing
 more wins nothing: every iteration plays the one real world, so the opponents' trees
 learn from it alone too (in the bot's model they answer as if they knew its hand and the
 deck), as the full oracle's do. Hence no weighting of the sampled worlds by what the
