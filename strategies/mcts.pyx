@@ -125,7 +125,7 @@ iterations 30.0% (21.6-38.4); 50 deals each, stopped there. Fabryka's rollouts a
 settings at the same budget (same CPU), Fabryka, deals played twice with seats swapped
 against the default: bias=1 49.5% (47.5-51.6) of 1,000 deals, c=0.5 48.7% (44.2-53.3) of
 200, c=1 48.3% (46.3-50.3) of 1,000, widen=1 48.8% (46.7-50.9) of 1,000; in Enemy
-Chocolatier bias=1 51.6% (48.8-54.5) of 400: the defaults stay.
+Chocolatier bias=1 50.3% (48.3-52.3) of 800: the defaults stay.
 
 At the default budget, 2 players, seats rotated (win share, Wilson 95% interval, games;
 the figures counted in deals are per deal, each deal played twice with seats swapped):
