@@ -127,21 +127,68 @@ def decision_rows(game_filter: str | None, seconds: float, repeat: int) -> None:
 
 
 SEARCH_BOTS = ("mcts", "mcts_openloop")
-# Games per table size for search(): enough for a useful interval on the fast games, a
-# few minutes in all on one core.
+# Games per table size and round for search(): enough for a useful interval on the fast
+# games, a few minutes in all on one core.
 SEARCH_GAMES = {"fabryka": 400, "enemy_chocolatier": 100, "manfredini": 30, "alleycat": 12}
+# The search bot as the default `mcts` played at commit 1b60c88 (every weight added since
+# then at the value that plays as it did): the "today's bot" of the equal-CPU line.
+SEARCH_BASELINE = "mcts"
 
 
-def search(game_filter: str | None, bot: str, scale: float) -> None:
-    """The search bot `bot` in one seat against the game's heuristic in the others,
-    seats rotated, at 2 players and at the largest table: its win share with a 95%
-    interval (Wilson) against the fair share 1/n, games/s, search iterations/s and CPU
-    ms a searched decision on one core (CPU time; the heuristics' few microseconds a
-    decision included)."""
+def with_budget(spec: str, iterations: int) -> str:
+    """`spec` with its `iterations` weight set to `iterations`."""
+    name, _, args = spec.partition("(")
+    kept = [a.strip() for a in args.rstrip(")").split(",") if a.strip() and a.split("=")[0].strip() != "iterations"]
+    return f"{name}({', '.join(kept + [f'iterations={iterations}'])})"
+
+
+def paired_share(name: str, players: int, bot: str, baseline: str, deals: int, seed: int) -> tuple[float, float, float]:
+    """`bot` in one seat and `baseline` in the others, each deal played once with the
+    bot in every seat (the same seed: the same cards and chance): the bot's mean win
+    share per deal and its 95% interval (normal, over deals)."""
+    spec = games()[name]
+    state = spec.new_state(spec.params(players=players))
+    share = np.zeros(deals)
+    for seat in range(players):
+        lineup = strategies.build_lineup(name, [bot] + [baseline] * (players - 1))
+        perm = np.array([[(s - seat) % players for s in range(players)]], np.int32)
+        out = result_arrays(state, deals)
+        play_batch(state, lineup, perm, 1, seed, 0, deals, **out)
+        share += (out["win"] * (out["seat_strategy"] == 0)).reshape(deals, players).sum(1) / players
+    half = 1.96 * share.std(ddof=1) / np.sqrt(deals) if deals > 1 else float("nan")
+    return float(share.mean()), max(0.0, float(share.mean() - half)), min(1.0, float(share.mean() + half))
+
+
+def against_heuristic(name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, float, int, int, object]:
+    """`bot` in one seat against the game's heuristic in the others, seats rotated, games
+    [i0, i0 + n): its wins, CPU seconds, searched decisions, iterations, and the bot."""
+    spec = games()[name]
+    state = spec.new_state(spec.params(players=players))
+    lineup = strategies.build_lineup(name, [bot] + ["heuristic"] * (players - 1))
+    perms = np.array([[(i + r) % players for i in range(players)] for r in range(players)], np.int32)
+    out = result_arrays(state, n)
+    t = time.process_time()
+    play_batch(state, lineup, perms, 0, 2026, i0, i0 + n, **out)
+    dt = time.process_time() - t
+    bot_ = lineup[0]
+    # The open-loop bot counts no iterations: its budget is fixed.
+    walks = getattr(bot_, "walks", bot_.weights.get("iterations", 0) * bot_.searches)
+    return float(out["win"][out["seat_strategy"] == 0].sum()), dt, bot_.searches, walks, bot_
+
+
+def search(game_filter: str | None, bot: str, baseline: str, scale: float, rounds: int, deals: float) -> None:
+    """The search bot `bot` at 2 players and at the largest table, `rounds` rounds: CPU
+    ms a searched decision and iterations/s on one core (CPU time, the heuristics' few
+    microseconds a decision included; median and range over rounds), its win share
+    against the game's heuristic in the other seats (seats rotated, every round's games
+    pooled; 95% Wilson interval, against the fair share 1/n), and against `baseline` at
+    equal CPU time: the bot's budget scaled by the two bots' measured CPU a decision,
+    each deal played with the bot in every seat (95% interval over deals)."""
     from analysis.stats import wilson  # noqa: PLC0415  (the report stack, only here)
-    print(f"\nsearch bot {bot} against each game's heuristic, seats rotated, one core")
-    print(f"{'game':<18}{'players':>7}{'games':>7}  {'win share (95% CI)':<24}{'fair':>6}"
-          f"{'games/s':>10}{'iter/s':>11}{'s/game':>8}{'ms/decision':>13}")
+    print(f"\nsearch bot {bot}, one core, {rounds} rounds: against each game's heuristic (seats rotated), "
+          f"and against {baseline} at equal CPU time (each deal with the bot in every seat)")
+    print(f"{'game':<18}{'players':>7}{'games':>7}  {'vs heuristic (95% CI)':<22}{'fair':>6}{'iter/s':>10}"
+          f"  {'ms/decision (range)':<22}{'baseline ms':>12}{'iters':>7}{'deals':>7}  vs baseline (95% CI)")
     for name, spec in games().items():
         if game_filter and name != game_filter:
             continue
@@ -150,21 +197,27 @@ def search(game_filter: str | None, bot: str, scale: float) -> None:
         lo, hi = spec.players
         for players in sorted({max(lo, 2), hi}):
             n = max(players, int(SEARCH_GAMES.get(name, 20) * scale) // players * players)
-            state = spec.new_state(spec.params(players=players))
-            lineup = strategies.build_lineup(name, [bot] + ["heuristic"] * (players - 1))
-            perms = np.array([[(i + r) % players for i in range(players)] for r in range(players)], np.int32)
-            out = result_arrays(state, n)
-            t = time.process_time()
-            play_batch(state, lineup, perms, 0, 2026, 0, n, **out)
-            dt = time.process_time() - t
-            wins = float(out["win"][out["seat_strategy"] == 0].sum())
-            low, high = wilson(wins, n)
-            bot_ = lineup[0]
-            # The open-loop bot counts no iterations: its budget is fixed.
-            walks = getattr(bot_, "walks", bot_.weights.get("iterations", 0) * bot_.searches)
-            print(f"{name:<18}{players:>7}{n:>7}  {wins / n:>6.1%} ({low:.1%}-{high:.1%})     "
-                  f"{1 / players:>6.1%}{n / dt:>10.2f}{walks / dt:>11,.0f}{dt / n:>8.3f}"
-                  f"{1000 * dt / max(bot_.searches, 1):>13.2f}", flush=True)
+            wins = 0.0
+            ms, base_ms, rate = [], [], []
+            for r in range(rounds):
+                w, dt, searched, walks, bot_ = against_heuristic(name, players, bot, n, r * n)
+                wins += w
+                ms.append(1000 * dt / max(searched, 1))
+                rate.append(walks / dt)
+                _, dt, searched, _, _ = against_heuristic(name, players, baseline, n, r * n)
+                base_ms.append(1000 * dt / max(searched, 1))
+            low, high = wilson(wins, n * rounds)
+            budget = int(bot_.weights.get("iterations", 0))
+            line = (f"{name:<18}{players:>7}{n * rounds:>7}  {wins / (n * rounds):>6.1%} ({low:.1%}-{high:.1%})"
+                    f"{1 / players:>6.1%}{statistics.median(rate):>10,.0f}  "
+                    f"{f'{statistics.median(ms):.2f} ({min(ms):.2f}-{max(ms):.2f})':<22}"
+                    f"{statistics.median(base_ms):>12.2f}")
+            k = max(1, int(deals * n / players))
+            if budget and deals > 0:
+                equal = max(1, round(budget * statistics.median(base_ms) / statistics.median(ms)))
+                share, s_lo, s_hi = paired_share(name, players, with_budget(bot, equal), baseline, k, 7)
+                line += f"{equal:>7}{k:>7}  {share:.1%} ({s_lo:.1%}-{s_hi:.1%})"
+            print(line, flush=True)
 
 
 def dask_cluster(game: str, n_games: int, repeat: int) -> None:
@@ -496,6 +549,13 @@ def main() -> None:
                     help="also time the top rung of GAME's balance ladder (default: fabryka) on a local "
                          "dask cluster of one worker process and of two")
     ap.add_argument("--cluster-games", type=int, default=400, help="games of each --cluster measurement")
+    ap.add_argument("--search-baseline", default=SEARCH_BASELINE, metavar="SPEC",
+                    help="the bot the search bot meets at equal CPU time (default: the search bot of 1b60c88)")
+    ap.add_argument("--search-rounds", type=int, default=3,
+                    help="rounds of the search bot's timing and games against the heuristic")
+    ap.add_argument("--search-deals", type=float, default=0.5,
+                    help="deals against the baseline, as a share of one round's games against the heuristic "
+                         "(0: skip them)")
     ap.add_argument("--memory-games", type=int, default=0,
                     help="also measure the peak memory of a run this long with --jobs 2")
     args = ap.parse_args()
@@ -511,7 +571,8 @@ def main() -> None:
             print(f"\nhand-written C Fabryka, random vs random: {ref:,.0f} games/s ({played})")
             print(f"  the engine's random vs random: {engine:,.0f} games/s, {engine / ref:.0%} of the C version")
         if args.search:
-            search(args.game, args.search, args.search_scale)
+            search(args.game, args.search, args.search_baseline, args.search_scale, args.search_rounds,
+                   args.search_deals)
         if args.cluster:
             dask_cluster(args.cluster, args.cluster_games, args.repeat)
         if args.parallel_games or args.small_games or args.memory_games:

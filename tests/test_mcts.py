@@ -137,6 +137,12 @@ def test_the_information_test_catches_a_bot_that_peeks():
     assert sum(real != redealt for real, redealt in pairs) >= 2, pairs
 
 
+def test_the_information_test_catches_the_root_only_oracle_too():
+    # mcts(peek=2) searches the real state as peek=1 does, its trees keyed fairly.
+    pairs = _redealt_decisions("fabryka", 2, "mcts(iterations=40, depth=30, peek=2)")
+    assert sum(real != redealt for real, redealt in pairs) >= 2, pairs
+
+
 @pytest.mark.parametrize("game,players", list(_tables()), ids=lambda x: str(x))
 def test_action_keys_depend_only_on_what_the_observer_sees(game, players):
     # Every seat's key of every legal move is the same in every world the seat to move
@@ -195,6 +201,68 @@ def test_manfredini_collapses_another_seats_break_room_pick():
     assert sorted(picks) == sorted(A["pick"] + SPECIALISTS.index(k) for k in ("machinist", "trucker", "packer"))
     assert [st.key_of(a, 0) for a in picks] == picks          # the picker sees the kinds
     assert [st.key_of(a, 1) for a in picks] == [A["pick"]] * 3  # the other seat does not
+
+
+@pytest.mark.parametrize("peek,other_keys", [(0, 1), (1, 3), (2, 1)])
+def test_only_the_full_oracle_tells_another_seats_hidden_pick_apart(peek, other_keys):
+    # Seat 0 picks one of three specialists face down: seat 1's tree has one move for
+    # it, unless every tree is keyed by the mover's view (peek=1); the root-only
+    # oracle (peek=2) searches the real state with the fair keys.
+    from simcore.games.manfredini.rules import ACTION_BASES as A
+    spec = get_game("manfredini")
+    st = spec.new_state(spec.params(players=2))
+    st.set_position(board=[], hands=[["2", "runner", "temp"], ["1"]], coins=[2, 0],
+                    warehouses=[{"sugar": 1, "cacao": 2}, {}],
+                    spec_deck=["packer", "trucker", "machinist"])
+    for a in (A["card"] + 1, A["to"], A["stop"], A["recruit"]):
+        st.apply_action(a)
+    assert st.player == 0 and len(st.legal()) == 3
+    bot = bot_for(st, f"mcts(iterations=60, widen=0, peek={peek})", "manfredini")
+    bot.choose_action(st, RngView.seeded(3))
+    assert len(bot.root_children(0)) == 3
+    assert len(bot.root_children(1)) == other_keys
+
+
+def test_progressive_bias_holds_the_search_to_the_guides_pick():
+    # The guide's pick is expanded first; an overwhelming bias keeps every visit there
+    # whatever the rollouts say, where without it the search overrules the guide in
+    # some of these positions.
+    cases = _guide_positions()[:12]
+    overruled = 0
+    for state, _, tuned, _ in cases:
+        key = lambda spec: {state.key_of(a, state.player) for a in decisions(state, spec, range(2))}  # noqa: E731
+        assert key("mcts(iterations=150, bias=1000000)") == {tuned}
+        overruled += key("mcts(iterations=150)") != {tuned}
+    assert overruled >= 2, overruled
+
+
+def _one_visit_rewards(spec, n_positions=8):
+    """Fabryka positions along a random game: the mean reward of each root child after
+    a search of `spec` (children with one visit only)."""
+    state = FAB.new_state()
+    state.new_game(4)
+    actions = random_playout(state, random.Random(4))
+    out = []
+    for k in range(2, 2 + n_positions):
+        state.new_game(4)
+        for a in actions[:k]:
+            state.apply_action(a)
+        bot = bot_for(state, spec)
+        bot.choose_action(state, RngView.seeded(k))
+        out += [r for _, visits, r, _ in bot.root_children(state.player) if visits == 1]
+    return out
+
+
+def test_a_cut_rollout_is_scored_by_the_standings_lead_where_the_heuristic_values_nothing():
+    # Fabryka's heuristic has no evaluation: a rollout cut after one move is scored by
+    # rank (scale 0: 1.1 to the leader, 0.6 each for a tie, 0 behind) or, with a scale,
+    # by the logistic of the points lead over the other seat, 1.1 / (1 + exp(-lead / 4)).
+    ranked = _one_visit_rewards("mcts(iterations=3, widen=0, depth=1)")
+    assert len(ranked) >= 10 and set(np.round(ranked, 9)) <= {0.0, 0.6, 1.1}
+    scaled = _one_visit_rewards("mcts(iterations=3, widen=0, depth=1, scale=4)")
+    leads = [-4 * math.log(1.1 / r - 1) for r in scaled]
+    assert len(scaled) >= 10 and all(abs(d - round(d)) < 1e-6 for d in leads), leads
+    assert any(round(d) != 0 for d in leads) and not set(np.round(scaled, 9)) <= {0.0, 0.6, 1.1}
 
 
 def _guide_positions():
@@ -363,6 +431,7 @@ def test_bad_weights_are_refused(bot, weights, field):
 @pytest.mark.parametrize("weights,field", [("explore=1.5", "explore"), ("nodes=11", "nodes"),
                                            ("widen=-1", "widen"), ("reuse=2", "reuse"),
                                            ("chance=-1", "chance"), ("peek=0.5", "peek"),
+                                           ("peek=3", "peek"), ("bias=-1", "bias"),
                                            ("tuned=2", "tuned"), ("tuned=0.5", "tuned")])
 def test_bad_ismcts_weights_are_refused(weights, field):
     with pytest.raises(UserError, match=field):
