@@ -19,11 +19,11 @@ from polars.testing import assert_frame_equal
 import analysis.cli
 from analysis.summary import scan_run
 from helpers import cli
+import simcore
 from simcore import runner
 
 distributed = pytest.importorskip("distributed")  # the test extra installs it
 
-ROOT = Path(__file__).resolve().parents[1]
 START_S = 60  # at most, for the scheduler and both workers to be up on a loaded machine
 
 
@@ -39,7 +39,10 @@ def cluster(tmp_path_factory):
     localhost, started as a user starts them (importing this checkout), and ended with
     the module. Yields the scheduler's address and a client of it."""
     where = tmp_path_factory.mktemp("cluster")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    # The workers import the chocosim this process imported: the installed package, or a
+    # checkout built in place (the checkout itself may be unbuilt, as in CI).
+    home = Path(simcore.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(home), os.environ.get("PYTHONPATH")]))}
     dask = [sys.executable, "-m", "dask"]
     started = []
 
