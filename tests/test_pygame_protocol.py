@@ -430,12 +430,14 @@ def test_ctrl_c_stops_a_game_method_that_loops_forever(hostile, tmp_path, backen
     marks = tmp_path / "looping"
     marks.mkdir()
     env = {**os.environ, "FOREVER_MARKS": str(marks), "LOOP_IN": loop_in,
-           "PYTHONPATH": os.pathsep.join([str(EXAMPLE), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(EXAMPLE), os.environ.get("PYTHONPATH")]))}
     out = tmp_path / "run"
+    # Started outside the checkout, as a user's command: `python -c` puts its directory first
+    # on the path, and the checkout's own sources are unbuilt where the package is installed.
     proc = subprocess.Popen([sys.executable, "-c", "from analysis.cli import main; main()", "run",
                              f"{hostile}:Forever", "--seats", seats, "--games", "100", "--out", str(out),
                              "--backend", backend, "--jobs", jobs, "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
     try:
         deadline = time.monotonic() + 60
         while len(list(marks.iterdir())) < loops:
