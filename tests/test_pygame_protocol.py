@@ -434,7 +434,10 @@ def test_ctrl_c_stops_a_game_method_that_loops_forever(hostile, tmp_path, backen
     out = tmp_path / "run"
     # Started outside the checkout, as a user's command: `python -c` puts its directory first
     # on the path, and the checkout's own sources are unbuilt where the package is installed.
-    proc = subprocess.Popen([sys.executable, "-c", "from analysis.cli import main; main()", "run",
+    # SIGINT as a terminal delivers it: a test run started in the background inherits it ignored.
+    start = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+             "from analysis.cli import main; main()")
+    proc = subprocess.Popen([sys.executable, "-c", start, "run",
                              f"{hostile}:Forever", "--seats", seats, "--games", "100", "--out", str(out),
                              "--backend", backend, "--jobs", jobs, "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
