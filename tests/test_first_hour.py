@@ -16,7 +16,8 @@ from analysis import api
 from helpers import cli
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+# The README and the manual's pages: the commands and recipes a user copies from them.
+README = "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
 
 
 @pytest.fixture(autouse=True)
