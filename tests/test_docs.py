@@ -196,3 +196,16 @@ def test_the_python_bot_of_the_guide_plays_as_shown(tmp_path, monkeypatch, capsy
     code, _, err = cli(capsys, *argv, "--jobs", "1", "--quiet")
     assert code == 0, err
     assert api.results("runs/mine").filter(pl.col("strategy") == "mybots:FirstCard").height == 20
+
+
+def test_the_column_reference_names_the_columns_a_run_has(tmp_path):
+    page = (DOCS / "reference" / "results.md").read_text()
+    named = re.findall(r"^\| `(\w+)` \| (\w+) \|", page, re.M)
+    frame = api.results(api.run("fabryka", ["random", "random"], 2, tmp_path / "r", jobs=1).path)
+    kinds = {pl.Enum: "enum", pl.Int64: "int64", pl.UInt64: "uint64", pl.Int32: "int32", pl.Int8: "int8",
+             pl.Int16: "int16", pl.Float32: "float32", pl.Boolean: "bool"}
+    assert [(c, kinds[frame.schema[c].base_type()]) for c, _ in named] == named
+    # The rest are the game's counters and its interim standings, which the table names by kind.
+    rest = [c for c in frame.columns if c not in dict(named)]
+    assert rest and all(frame.schema[c] in (pl.Int8, pl.Int16) for c in rest)
+    assert [c for c in rest if c.startswith("interim_")] == [f"interim_round_{i}" for i in range(1, 5)]
