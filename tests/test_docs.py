@@ -3,6 +3,7 @@ show is one `chocosim` accepts, every Python snippet of the manual runs, every l
 the README leads somewhere, and the Quickstart is the two commands it promises."""
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
 from pathlib import Path
@@ -30,11 +31,6 @@ EXAMPLE_GAMES = {name for path in (ROOT / "examples").glob("*/*/game.py")
                  for name in re.findall(r'^    NAME = "(\w+)"', path.read_text(), re.M)}
 # A page's include of a file of the repository (pymdownx.snippets), optionally one section.
 INCLUDE = re.compile(r'^--8<-- "([^":]+)(?::([\w-]+))?"$', re.M)
-
-
-@pytest.fixture(autouse=True)
-def release_build(monkeypatch):
-    monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", False)
 
 
 def expanded(path: Path) -> str:
@@ -209,3 +205,17 @@ def test_the_column_reference_names_the_columns_a_run_has(tmp_path):
     rest = [c for c in frame.columns if c not in dict(named)]
     assert rest and all(frame.schema[c] in (pl.Int8, pl.Int16) for c in rest)
     assert [c for c in rest if c.startswith("interim_")] == [f"interim_round_{i}" for i in range(1, 5)]
+
+
+def test_the_cli_reference_holds_every_commands_help():
+    # The strict build cannot tell an empty help from a full one: the page must hold, for
+    # every command, the usage line and the options `--help` prints.
+    spec = importlib.util.spec_from_file_location("cli_reference", DOCS / "hooks" / "cli_reference.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = hook.on_page_markdown((DOCS / "reference" / "cli.md").read_text(), page=None)
+    assert hook.MARKER not in page
+    for name in typer.main.get_command(analysis.cli.app).commands:
+        section = page[page.index(f"\n## {name}\n"):]
+        assert f"Usage: chocosim {name} [OPTIONS]" in section and "--help" in section, name
+    assert "--seats TEXT" in page and "--games INTEGER" in page

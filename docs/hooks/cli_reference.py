@@ -34,10 +34,18 @@ def commands() -> list[tuple[str, str]]:
 
 def reference() -> str:
     # click wraps help to the terminal's width: the same width on every machine.
+    columns = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"
-    parts = ["```text", "$ chocosim --help", _help([]), "```", ""]
-    for name, summary in commands():
-        parts += [f"## {name}", "", summary, "", "```text", f"$ chocosim {name} --help", _help([name]), "```", ""]
+    try:
+        parts = ["```text", "$ chocosim --help", _help([]), "```", ""]
+        for name, summary in commands():
+            parts += [f"## {name}", "", summary, "", "```text", f"$ chocosim {name} --help", _help([name]),
+                      "```", ""]
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
     return "\n".join(parts)
 
 
