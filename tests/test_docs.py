@@ -219,3 +219,35 @@ def test_the_cli_reference_holds_every_commands_help():
         section = page[page.index(f"\n## {name}\n"):]
         assert f"Usage: chocosim {name} [OPTIONS]" in section and "--help" in section, name
     assert "--seats TEXT" in page and "--games INTEGER" in page
+
+
+def named_objects() -> list[tuple[str, str]]:
+    """(page, dotted name) of every object of chocosim's packages the README and the
+    manual name in code: `analysis.skill.analyze_ladder`, `api.results` (analysis.api's)."""
+    found = set()
+    for page in pages():
+        prose = re.sub(r"^```.*?^```", "", expanded(page), flags=re.S | re.M)
+        for span in re.findall(r"`([^`]+)`", prose):
+            for name in re.findall(r"(?<![\w/.])((?:analysis|simcore|strategies|api)\.[A-Za-z_][\w.]*)", span):
+                name = name.rstrip(".")
+                if not re.search(r"\.(py|pyx|pxd|pxi|md|json|toml)$", name):  # a file, not an object
+                    found.add((str(page.relative_to(ROOT)), "analysis." + name if name.startswith("api.") else name))
+    return sorted(found)
+
+
+def resolve(name: str):
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attribute in parts[i:]:
+            obj = getattr(obj, attribute)
+        return obj
+    raise ImportError(name)
+
+
+@pytest.mark.parametrize("page, name", named_objects())
+def test_every_module_function_and_class_the_docs_name_exists(page, name):
+    resolve(name)
