@@ -3,6 +3,7 @@ show is one `chocosim` accepts, every Python snippet of the manual runs, every l
 the README leads somewhere, and the Quickstart is the two commands it promises."""
 from __future__ import annotations
 
+import html
 import importlib.util
 import re
 import shlex
@@ -251,3 +252,19 @@ def resolve(name: str):
 @pytest.mark.parametrize("page, name", named_objects())
 def test_every_module_function_and_class_the_docs_name_exists(page, name):
     resolve(name)
+
+
+def test_the_readmes_example_verdict_is_the_bundled_reports():
+    # Regenerating reports/ changes the verdict: then the README's quote and its picture
+    # (python scripts/readme_picture.py) are redrawn with it.
+    report = (ROOT / "reports" / "fabryka" / "fabryka.html").read_text()
+    verdict = re.search(r'<p class="verdict">(.*?)</p>', report, re.S).group(1)
+    verdict = " ".join(html.unescape(re.sub(r"<[^>]+>", "", verdict)).split())
+    readme = README.read_text()
+    quote = " ".join(line[2:] for line in readme.splitlines() if line.startswith("> "))
+    assert quote == verdict
+    example = readme[readme.index("## An example verdict"):readme.index("## Commands")]
+    rates = re.findall(r"\d+\.\d+%", example.split(quote.split()[-1])[-1])
+    assert len(rates) >= 4
+    for rate in rates:
+        assert rate in report, rate
