@@ -23,8 +23,8 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 QUICKSTART = [
     'pip install . && chocosim balance fabryka --minutes 2 -o out/fabryka/balance.html',
-    'CHOCOSIM_CHECKED=1 pip install ".[test]" && pytest -n auto -m "not statistical" && pip install '
-    '--force-reinstall --no-deps . && pytest -n auto -m statistical',
+    ('CHOCOSIM_CHECKED=1 pip install ".[test]" && pytest -n auto -m "not statistical" && pip install '
+     '--force-reinstall --no-deps . && pytest -n auto -m statistical'),
 ]
 # The games of examples/ (registered once their package is installed), which the manual's
 # walk-through of a game in plain Python plays.
@@ -69,7 +69,7 @@ def shown_commands(text: str) -> list[str]:
     return commands
 
 
-def parse(argv: list[str]) -> tuple[str, click.Context]:
+def parse(argv: list[str]) -> tuple[str, typer.Context]:
     """Parse `chocosim argv...` as the command line would, without running it: the
     command's name and its context (every option known, every value of its kind)."""
     group = typer.main.get_command(analysis.cli.app)
@@ -94,7 +94,7 @@ def test_the_docs_show_the_commands_of_every_kind():
 
 @pytest.mark.parametrize("page, argv", all_shown_commands(), ids=lambda x: " ".join(x) if isinstance(x, list) else x)
 def test_every_command_shown_is_one_chocosim_accepts(page, argv):
-    name, ctx = parse(argv)
+    _, ctx = parse(argv)
     game = ctx.params.get("game")
     if game and not re.search(r"[/:]|\.py$", game) and game not in EXAMPLE_GAMES:
         get_game(game)  # a bundled game's name, spelt as registered
