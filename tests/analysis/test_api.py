@@ -3,15 +3,15 @@ returns the same answers as the command line."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import polars as pl
 import pytest
 
 from analysis import api
+from helpers import ROOT
 from simcore.errors import UserError
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = ROOT / "README.md"
 
 
 def readme_example() -> str:

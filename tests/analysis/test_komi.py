@@ -141,14 +141,6 @@ class Dice(PyGame):
 '''
 
 
-@pytest.fixture
-def fresh_registry(monkeypatch):
-    """Games named directly by a test are forgotten after it (other tests list games)."""
-    from simcore import registry
-
-    monkeypatch.setattr(registry, "_named", {})
-
-
 def test_a_python_game_declares_its_tie_breaks_and_wins_in_play(tmp_path, fresh_registry):
     path = tmp_path / "dice_komi.py"
     path.write_text(DICE)

@@ -74,7 +74,7 @@ def test_at_two_players_the_mirrored_position_is_not_paid_for_twice():
         covered += abs(e0.value - (truth - 0.5)) <= h0
         stopped.append(done.games)
         play, measure = two_player_stream(truth, seed)
-        stopped_alone.append(until_precise(play, lambda: measure()[:1], target, cap=10**6).games)
+        stopped_alone.append(until_precise(play, lambda measure=measure: measure()[:1], target, cap=10**6).games)
     assert stopped == stopped_alone
     assert covered / reps >= 0.95 - 3 * np.sqrt(0.05 * 0.95 / reps)
 

@@ -10,16 +10,13 @@ from pathlib import Path
 
 import pytest
 
-import analysis.cli
 from analysis import api
 from simcore.errors import ArgumentError, UserError
 from simcore.registry import get_game
 from helpers import cli
 
 
-@pytest.fixture(autouse=True)
-def release_build(monkeypatch):
-    monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", False)
+pytestmark = pytest.mark.usefixtures("release_build")
 
 
 def one_line(code: int, err: str) -> None:

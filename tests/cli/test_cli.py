@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -15,19 +14,9 @@ from analysis.summary import summarize
 from simcore.errors import UserError
 from simcore.registry import get_game
 from simcore.parts import part_name, read_part
-from helpers import cli
+from helpers import cli, snapshot
 
-@pytest.fixture(autouse=True)
-def release_build(monkeypatch):
-    """stderr as on the release build: the checked build's warning line (CI runs these
-    tests on it) has a test of its own."""
-    monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", False)
-
-
-
-
-def snapshot(directory: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+pytestmark = pytest.mark.usefixtures("release_build")
 
 
 # ---- listings ----

@@ -7,21 +7,16 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-import analysis.cli
 from analysis import api
-from helpers import cli
+from helpers import ROOT, cli
 
-ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 
 
-@pytest.fixture(autouse=True)
-def release_build(monkeypatch):
-    monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", False)
+pytestmark = pytest.mark.usefixtures("release_build")
 
 
 def test_python_in_an_unbuilt_source_tree_says_what_to_do(tmp_path):

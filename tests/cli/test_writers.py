@@ -11,16 +11,13 @@ import sqlite3
 import polars as pl
 import pytest
 
-import analysis.cli
 from analysis import api
 from helpers import cli
 
 OLD = "the report written before\n"
 
 
-@pytest.fixture(autouse=True)
-def release_build(monkeypatch):
-    monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", False)
+pytestmark = pytest.mark.usefixtures("release_build")
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import strategies
-from helpers import MAX_TURNS, random_playout, run_batch
+from helpers import MAX_TURNS, described_playout, random_playout, run_batch, tables
 from simcore.batch import play_batch, result_arrays, seating_row, seed_of_bot, seed_of_game
 from simcore.conformance import check_observation_tells_moves
 from simcore.play import play_game
@@ -43,13 +43,6 @@ class Case:
         return [strategies.build(self.game, bot or self.bot) for _ in range(self.n_players)]
 
 
-def _tables():
-    for game, spec in games().items():
-        lo, hi = spec.players
-        for n in range(lo, hi + 1):
-            yield game, n
-
-
 def _variants(spec):
     """The game's variants as param overrides: none, then each top-level switch (a bool,
     or a choice among named values such as Manfredini's `variant`) at each other value."""
@@ -66,20 +59,20 @@ def _variants(spec):
             yield f"{name}={value}", {name: value}
 
 
-def _variant_tables():
-    for game, n in _tables():
+def _varianttables(every_size=True):
+    for game, n in tables(every_size=True):
         for label, sets in _variants(games()[game]):
             yield pytest.param(game, n, sets, id=f"{game}-{n}p-{label}")
 
 
-@pytest.fixture(params=[pytest.param(t, id=f"{t[0]}-{t[1]}p") for t in _tables()])
+@pytest.fixture(params=[pytest.param(t, id=f"{t[0]}-{t[1]}p") for t in tables(every_size=True)])
 def table(request):
     """A game at one table size, for the tests that play random moves only."""
     return Case(*request.param)
 
 
 @pytest.fixture(params=[pytest.param((g, n, bot), id=f"{g}-{n}p-{bot}")
-                        for g, n in _tables() for bot in strategies.available(g)])
+                        for g, n in tables(every_size=True) for bot in strategies.available(g)])
 def case(request):
     """A game at one table size with one of its bots in every seat."""
     return Case(*request.param)
@@ -164,28 +157,7 @@ def test_names_match_counts(table):
     check_columns(state)
 
 
-def described_playout(state, rng):
-    """Play uniformly random moves to the end; at every decision describe each legal
-    action and check the descriptions: non-empty text, distinct within the decision (each
-    answer to the pending decision its own), and describing changes nothing. A game that
-    names its decisions (observation()["decision"], with DECISIONS giving the words that
-    begin the answers to each) must describe every action as an answer to the pending one."""
-    words = getattr(type(state), "DECISIONS", None)
-    while not state.terminal:
-        legal = state.legal()
-        texts = [state.describe_action(a) for a in legal]
-        assert all(isinstance(t, str) and t.strip() for t in texts), texts
-        same = sorted({t for t in texts if texts.count(t) > 1})
-        assert not same, f"{state.phase_label()}: actions {legal} share descriptions {same}"
-        if words is not None:
-            decision = state.observation(state.player)["decision"]
-            wrong = [t for t in texts if not t.startswith(words[decision])]
-            assert not wrong, f"{state.phase_label()}, decision {decision!r}: {wrong}"
-        assert state.legal() == legal
-        state.apply_action(rng.choice(legal))
-
-
-@pytest.mark.parametrize("game, n_players, sets", list(_variant_tables()))
+@pytest.mark.parametrize("game, n_players, sets", list(_varianttables(every_size=True)))
 def test_every_decision_describes_its_actions_apart(game, n_players, sets):
     spec = games()[game]
     state = spec.new_state(spec.params(players=n_players, sets=sets))
@@ -200,15 +172,15 @@ def test_every_decision_describes_its_actions_apart(game, n_players, sets):
 HIDES_QUEUED_ABILITY = "manfredini-4p-variant=candy"
 
 
-def _meaning_tables():
-    for case in _variant_tables():
+def _meaningtables(every_size=True):
+    for case in _varianttables(every_size=True):
         if case.id == HIDES_QUEUED_ABILITY:
             case = pytest.param(*case.values, id=case.id, marks=pytest.mark.xfail(
                 strict=True, reason="Manfredini's observation hides the ability queued second"))
         yield case
 
 
-@pytest.mark.parametrize("game, n_players, sets", list(_meaning_tables()))
+@pytest.mark.parametrize("game, n_players, sets", list(_meaningtables(every_size=True)))
 def test_an_observation_tells_apart_what_the_moves_mean(game, n_players, sets):
     """Two positions a seat cannot tell apart (the same observation and legal list) put
     the same decision to it: each move is described alike and leaves it the same

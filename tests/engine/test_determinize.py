@@ -10,17 +10,11 @@ import random
 
 import pytest
 
-from simcore.registry import games, get_game
+from helpers import tables
+from simcore.registry import get_game
 
 
-def _tables():
-    for game, spec in games().items():
-        lo, hi = spec.players
-        for n in sorted({lo, hi}):
-            yield game, n
-
-
-@pytest.mark.parametrize("game,players", list(_tables()), ids=lambda x: str(x))
+@pytest.mark.parametrize("game,players", list(tables()), ids=lambda x: str(x))
 def test_worlds_keep_the_observation_invariants_and_legal_moves(game, players):
     spec = get_game(game)
     st = spec.new_state(spec.params(players=players))

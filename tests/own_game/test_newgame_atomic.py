@@ -10,15 +10,9 @@ from pathlib import Path
 import pytest
 
 from helpers import cli
-from simcore import registry
 
 SKELETON = ["README.md", "mygame/__init__.py", "mygame/data/rules.toml", "mygame/params.py", "mygame/rules.pxd",
             "mygame/rules.pyx", "pyproject.toml", "setup.py", "tests/test_mygame.py"]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_registry(monkeypatch):
-    monkeypatch.setattr(registry, "_named", {})
 
 
 def everything(root: Path) -> list[str]:

@@ -13,7 +13,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from helpers import cli
+from analysis.api import results
+from helpers import ROOT, cli
 from simcore import registry
 from simcore.batch import seed_of_game
 from simcore.conformance import (check_copies, check_determinize, check_game, check_observation_tells_moves,
@@ -23,21 +24,14 @@ from simcore.pygame import Chance, GameFailure
 from simcore.runner import run
 from simcore.strategy import RngView
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tictactoe"
+EXAMPLE = ROOT / "examples" / "tictactoe"
 GAME_PY = EXAMPLE / "tictactoe_game" / "game.py"
 sys.path.insert(0, str(EXAMPLE))
 
 from tictactoe_game.game import LINES, TicTacToe  # noqa: E402
-from analysis.api import results
 
 # Random play, exactly (every random game enumerated): first player, second, draw.
 FIRST, SECOND, DRAW = Fraction(737, 1260), Fraction(121, 420), Fraction(8, 63)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_registry(monkeypatch):
-    """Games named directly by a test are forgotten after it (other tests list games)."""
-    monkeypatch.setattr(registry, "_named", {})
 
 
 def _play(spec, params, n_games, out, seats=("random", "random"), **kw):

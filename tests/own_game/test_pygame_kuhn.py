@@ -7,29 +7,24 @@ import functools
 import itertools
 import sys
 from fractions import Fraction
-from pathlib import Path
 
 import polars as pl
 import pytest
 
 import strategies
+from analysis.api import results
+from helpers import ROOT
 from simcore import registry
 from simcore.conformance import check_game
 from simcore.runner import run
 from simcore.strategy import RngView
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "kuhn"
+EXAMPLE = ROOT / "examples" / "kuhn"
 sys.path.insert(0, str(EXAMPLE))
 
 from kuhn_game.game import KuhnPoker  # noqa: E402
-from analysis.api import results
 
 REF = "kuhn_game.game:KuhnPoker"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_registry(monkeypatch):
-    monkeypatch.setattr(registry, "_named", {})
 
 
 def _exact_random_play() -> tuple[Fraction, Fraction]:

@@ -14,15 +14,14 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from helpers import CHECKED_WARNING, cli
+from helpers import CHECKED_WARNING, ROOT, cli
 from simcore import registry
 from simcore.conformance import check_game, check_observation, check_same_seed
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tictactoe"
+EXAMPLE = ROOT / "examples" / "tictactoe"
 sys.path.insert(0, str(EXAMPLE))
 
 HOSTILE = '''
@@ -197,11 +196,6 @@ class Forever(TicTacToe):
 
 # The game of the run (seed 0) in which LateStanding fails.
 LATE = 123
-
-
-@pytest.fixture(autouse=True)
-def _fresh_registry(monkeypatch):
-    monkeypatch.setattr(registry, "_named", {})
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 import strategies
-from helpers import cli
+from helpers import ROOT, cli
 from simcore import registry
 from simcore.conformance import check_game
 from simcore.errors import UserError
@@ -20,13 +20,7 @@ from simcore.newgame import write_skeleton
 from simcore.runner import run
 from analysis.api import results
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "tictactoe" / "tictactoe_game" / "game.py"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_registry(monkeypatch):
-    monkeypatch.setattr(registry, "_named", {})
 
 
 def test_refuses_bad_names_and_used_directories(tmp_path, capsys):

@@ -16,7 +16,6 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-import analysis.cli
 from analysis.summary import scan_run
 from helpers import cli
 import simcore
@@ -27,10 +26,7 @@ distributed = pytest.importorskip("distributed")  # the test extra installs it
 START_S = 60  # at most, for the scheduler and both workers to be up on a loaded machine
 
 
-@pytest.fixture(autouse=True)
-def release_build(monkeypatch):
-    """stderr as on the release build (the checked build adds a warning line)."""
-    monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", False)
+pytestmark = pytest.mark.usefixtures("release_build")
 
 
 @pytest.fixture(scope="module")

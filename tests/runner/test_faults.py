@@ -24,7 +24,8 @@ import simcore
 import strategies
 from analysis.cli import main
 from analysis.metrics import open_run
-from analysis.summary import scan_run, summarize
+from analysis.summary import summarize
+from helpers import part_files, table
 from simcore import runner
 from simcore.batch import play_batch, result_arrays, tally_size
 from simcore.errors import UserError
@@ -87,14 +88,6 @@ def play(out: Path, specs=RANDOM2, **kw):
     params = FABRYKA.params(players=len(specs))
     return run(FABRYKA, params, specs, functools.partial(strategies.build_lineup, "fabryka", specs),
                out, quiet=True, **kw)
-
-
-def table(out: Path) -> pl.DataFrame:
-    return scan_run(out).collect().sort("game", "seat")
-
-
-def parts(out: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(out.glob("part-*"))}  # parts and tallies
 
 
 # ---- tallies ----
@@ -248,7 +241,7 @@ def test_a_rerun_plays_a_damaged_part_again(tmp_path, capsys, damage):
     result = play(out, n_games=50, chunk_size=10, seed=3)
     assert (result.played, result.resumed) == (10, 40)
     assert str(out / part_name(2)) in capsys.readouterr().err
-    assert parts(out) == parts(whole)
+    assert part_files(out) == part_files(whole)
 
 
 def test_a_truncated_part_is_named_by_the_summary_and_the_report(tmp_path):
@@ -284,11 +277,11 @@ def test_disk_full_keeps_the_finished_parts_and_a_rerun_resumes(tmp_path, monkey
     monkeypatch.setattr(pl.DataFrame, "write_ipc", full_at_part_3)
     with pytest.raises(UserError, match=f"cannot write {out / part_name(3)}: No space left on device[ ;]"):
         play(out, n_games=50, chunk_size=10, seed=1, jobs=1)
-    assert sorted(parts(out)) == sorted(n for i in range(3) for n in (part_name(i), tally_path(Path(part_name(i))).name))
+    assert sorted(part_files(out)) == sorted(n for i in range(3) for n in (part_name(i), tally_path(Path(part_name(i))).name))
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no half part left
     monkeypatch.undo()
     assert play(out, n_games=50, chunk_size=10, seed=1).played == 20
-    assert parts(out) == parts(whole)
+    assert part_files(out) == part_files(whole)
 
 
 # Enemy Chocolatier with a win far out of reach and rich recipes: money passes 32,767.

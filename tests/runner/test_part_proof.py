@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 
 import strategies
-from analysis.cli import main
 from analysis.metrics import open_run
+from helpers import DATA, cli, part_files
 from analysis.summary import scan_run, summarize
 from simcore.errors import UserError
 from simcore.parts import MANIFEST, list_parts, part_name, read_part, tally_path
@@ -25,17 +25,13 @@ from simcore.runner import run
 
 FABRYKA = get_game("fabryka")
 SPECS = ["random", "greedy"]
-LAYOUT1 = Path(__file__).parent / "data" / "fabryka_layout1"  # random v greedy, seed 11, 40 games, parts of 10
+LAYOUT1 = DATA / "fabryka_layout1"  # random v greedy, seed 11, 40 games, parts of 10
 AGAIN = "running the run's command again plays its games again"
 
 
 def play(out: Path, seed: int = 11, n_games: int = 40):
     return run(FABRYKA, FABRYKA.params(players=2), SPECS, functools.partial(strategies.build_lineup, "fabryka", SPECS),
                out, seed=seed, n_games=n_games, chunk_size=10, jobs=1, quiet=True)
-
-
-def files(out: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(out.glob("part-*"))}
 
 
 def strip_checksum(part: Path, drop=("checksum",)) -> None:
@@ -65,17 +61,6 @@ def compact(tmp_path_factory) -> Path:
     return base
 
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as e:
-        code = e.code
-    captured = capsys.readouterr()
-    err = [line for line in captured.err.splitlines() if not line.startswith("chocosim: warning: this is the checked")]
-    return code, captured.out, "\n".join(err)
-
-
 # ---- the case: a layout-1 part whose tally lost its checksum, its rows rewritten ----
 
 @pytest.mark.parametrize("tally", ["stripped", "missing"])
@@ -100,7 +85,7 @@ def test_rewritten_rows_without_proof_are_not_complete_and_a_rerun_replays_them(
     assert open_run(layout1).unproven == s.unproven  # what the report names
     assert play(layout1).played == 10  # played again, by the same command
     assert part.read_bytes() == lost
-    assert files(layout1) == files(LAYOUT1)
+    assert part_files(layout1) == part_files(LAYOUT1)
     assert summarize(layout1).complete
 
 
@@ -133,7 +118,7 @@ def test_rows_without_proof_that_are_not_the_runs_are_refused_and_replayed(layou
     capsys.readouterr()
     assert play(layout1).played == 10
     assert f"{part} {message}" in capsys.readouterr().err
-    assert files(layout1) == files(LAYOUT1)
+    assert part_files(layout1) == part_files(LAYOUT1)
 
 
 # ---- compact parts: replayed, never read, without their checksum ----
@@ -151,9 +136,9 @@ def test_a_compact_part_whose_tally_lost_its_checksum_and_whose_bytes_flipped_is
         with pytest.raises(UserError, match=f"^{re.escape(message)}.*{AGAIN}$"):
             read(out)
     code, _, err = cli(capsys, "report", str(out), "-o", str(tmp_path / "r.html"))
-    assert code == 2 and err == f"chocosim: error: {message}: nothing proves which games its rows hold; {AGAIN}"
+    assert code == 2 and err == f"chocosim: error: {message}: nothing proves which games its rows hold; {AGAIN}\n"
     assert play(out).played == 10
-    assert files(out) == files(compact / "whole")
+    assert part_files(out) == part_files(compact / "whole")
 
 
 @pytest.mark.parametrize("drop", [("checksum",), ("checksum", "seed", "index", "end", "run_id"),
@@ -172,7 +157,7 @@ def test_a_foreign_compact_part_with_a_stripped_tally_is_replayed_not_refused_ag
     capsys.readouterr()
     assert play(out).played == 20
     assert f"{out / part_name(2)}" in capsys.readouterr().err
-    assert files(out) == files(compact / "whole")
+    assert part_files(out) == part_files(compact / "whole")
     assert summarize(out).complete
 
 
@@ -184,10 +169,10 @@ def test_a_bad_layout_is_one_line_for_the_run_and_for_every_reader(compact, tmp_
     shutil.copytree(compact / "whole", out)
     manifest = json.loads((out / MANIFEST).read_text())
     (out / MANIFEST).write_text(json.dumps({**manifest, "layout": layout}))
-    before = files(out)
+    before = part_files(out)
     expect = f"run directory {out}: {MANIFEST} garbles layout ({json.dumps(layout)}: expected a part layout from 1 to 2)"
     for argv in (["run", "fabryka", "--seats", "random,greedy", "--games", "40", "--seed", "11", "--chunk-size",
                   "10", "--jobs", "1", "--quiet", "--out", str(out)], ["summary", str(out)]):
         code, _, err = cli(capsys, *argv)
-        assert (code, err) == (2, f"chocosim: error: {expect}")
-    assert files(out) == before
+        assert (code, err) == (2, f"chocosim: error: {expect}\n")
+    assert part_files(out) == before

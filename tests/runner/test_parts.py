@@ -18,6 +18,7 @@ from polars.testing import assert_frame_equal
 
 import strategies
 from analysis.metrics import open_run
+from helpers import DATA, part_files
 from analysis.summary import scan_run, summarize
 from simcore.errors import UserError
 from simcore.parts import (
@@ -47,10 +48,6 @@ def play(out: Path, seed: int = 3, **kw):
     params = FABRYKA.params(players=2)
     return run(FABRYKA, params, SPECS, functools.partial(strategies.build_lineup, "fabryka", SPECS),
                out, seed=seed, jobs=1, quiet=True, **kw)
-
-
-def files(out: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(out.glob("part-*"))}  # parts and tallies
 
 
 def copy_part(src: Path, dst: Path) -> None:
@@ -122,7 +119,7 @@ def test_a_rerun_names_such_a_part_and_plays_its_games_again(runs, tmp_path, cap
     result = play(out)
     assert (result.played, result.resumed) == (CHUNK, GAMES - CHUNK)
     assert f"{out / part_name(index)} {message}" in capsys.readouterr().err
-    assert files(out) == files(runs / "whole")
+    assert part_files(out) == part_files(runs / "whole")
     assert summarize(out).complete
 
 
@@ -135,7 +132,7 @@ def test_a_stray_part_is_refused_by_readers_and_removed_by_a_rerun(runs, tmp_pat
     result = play(out)
     assert (result.played, result.resumed) == (0, GAMES)
     assert f"{out / part_name(99)} is not a part of this run" in capsys.readouterr().err
-    assert files(out) == files(runs / "whole")
+    assert part_files(out) == part_files(runs / "whole")
     s = summarize(out)
     assert (s.games, s.complete) == (GAMES, True)
 
@@ -184,7 +181,7 @@ def test_a_part_index_is_read_only_from_a_name_the_runner_makes():
 
 # ---- compact parts (layout 2) and runs of the layout before ----
 
-LAYOUT1 = Path(__file__).parent / "data" / "fabryka_layout1"  # chocosim 029cd7e: random v greedy, seed 11, 40 games
+LAYOUT1 = DATA / "fabryka_layout1"  # chocosim 029cd7e: random v greedy, seed 11, 40 games
 
 
 def play_like_layout1(out: Path, n_games: int = 40):
@@ -261,7 +258,7 @@ def test_a_compact_part_without_its_tally_is_refused_in_one_line(runs, tmp_path)
     with pytest.raises(UserError, match=rf"results part {out / part_name(1)} is compact and its tally .* is missing"):
         scan_parts(list_parts(out))
     assert play(out).played == CHUNK  # played again
-    assert files(out) == files(runs / "whole")
+    assert part_files(out) == part_files(runs / "whole")
 
 
 def test_the_parts_a_run_wrote_are_not_hashed_again_by_its_summary_but_a_changed_one_is(tmp_path, monkeypatch):

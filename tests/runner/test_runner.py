@@ -18,6 +18,7 @@ from polars.testing import assert_frame_equal
 
 import strategies
 from analysis.summary import scan_run, summarize, wilson
+from helpers import snapshot, table
 from simcore import runner
 from simcore.batch import seating_row, seed_of_game
 from simcore.errors import UserError
@@ -50,14 +51,6 @@ def play(out: Path, specs=RANDOM2, sets=None, **kw):
     kw.setdefault("n_games", 60)
     return run(FABRYKA, params, specs, functools.partial(strategies.build_lineup, "fabryka", specs),
                out, quiet=True, **kw)
-
-
-def table(out: Path) -> pl.DataFrame:
-    return scan_run(out).collect().sort("game", "seat")
-
-
-def snapshot(directory: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
 
 
 # ---- results do not depend on how the run is executed ----

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
 import strategies
 from decisions import digest
+from helpers import DATA
 from simcore.registry import games
 from simcore.strategy import RngView
 from strategies.greedy import determinize_draws, standings_after
 
-RECORDED = json.loads((Path(__file__).parent / "data" / "decisions.json").read_text())
+RECORDED = json.loads((DATA / "decisions.json").read_text())
 
 
 @pytest.mark.parametrize("key", sorted(RECORDED))

@@ -14,30 +14,23 @@ import numpy as np
 import pytest
 
 import strategies
-from helpers import random_playout, run_batch
+from helpers import bot_for, fab, random_playout, run_batch, tables
 from simcore.errors import UserError
-from simcore.registry import games, get_game
+from simcore.registry import get_game
 from simcore.strategy import RngView
 
 FAB = get_game("fabryka")
 COLLECT = 16
 
 
-def fab(params=None, **position):
-    state = FAB.new_state(params)
-    state.set_position(**position)
-    return state
-
-
-def bot_for(state, spec, game="fabryka"):
-    bot = strategies.build(game, spec)
-    bot.bind(state)
-    return bot
-
-
 def decisions(state, spec, seeds, game="fabryka"):
     bot = bot_for(state, spec, game)
     return [bot.choose_action(state, RngView.seeded(s)) for s in seeds]
+
+
+def chosen_keys(state, spec, n_seeds):
+    """What the bot `spec` chooses in `state` under seeds 0..n_seeds-1, by action key."""
+    return {state.key_of(a, state.player) for a in decisions(state, spec, range(n_seeds))}
 
 
 # ---- known answers ----
@@ -79,15 +72,8 @@ def test_forced_move_returns_at_once_without_search():
 
 # ---- information ----
 
-def _tables():
-    for game, spec in games().items():
-        lo, hi = spec.players
-        for n in sorted({lo, hi}):
-            yield game, n
-
-
 def _bot_cases():
-    for game, players in _tables():
+    for game, players in tables():
         for name in strategies.available(game):
             spec = f"{name}(iterations=40, depth=30)" if name.startswith("mcts") else name
             yield game, players, spec
@@ -143,7 +129,7 @@ def test_the_information_test_catches_the_root_only_oracle_too():
     assert sum(real != redealt for real, redealt in pairs) >= 2, pairs
 
 
-@pytest.mark.parametrize("game,players", list(_tables()), ids=lambda x: str(x))
+@pytest.mark.parametrize("game,players", list(tables()), ids=lambda x: str(x))
 def test_action_keys_depend_only_on_what_the_observer_sees(game, players):
     # Every seat's key of every legal move is the same in every world the seat to move
     # cannot tell apart from the real one (for itself: its own view; for the others,
@@ -230,9 +216,8 @@ def test_progressive_bias_holds_the_search_to_the_guides_pick():
     cases = _guide_positions()[:12]
     overruled = 0
     for state, _, tuned, _ in cases:
-        key = lambda spec: {state.key_of(a, state.player) for a in decisions(state, spec, range(2))}  # noqa: E731
-        assert key("mcts(iterations=150, bias=1000000)") == {tuned}
-        overruled += key("mcts(iterations=150)") != {tuned}
+        assert chosen_keys(state, "mcts(iterations=150, bias=1000000)", 2) == {tuned}
+        overruled += chosen_keys(state, "mcts(iterations=150)", 2) != {tuned}
     assert overruled >= 2, overruled
 
 
@@ -297,9 +282,8 @@ def test_the_first_expansion_is_the_guides_pick_and_fabrykas_guide_is_tuned():
     cases = _guide_positions()
     assert len(cases) >= 40 and sum(twin for *_, twin in cases) >= 3
     for state, default, tuned, _ in cases:
-        key = lambda spec: {state.key_of(a, state.player) for a in decisions(state, spec, range(4))}  # noqa: E731
-        assert key("mcts(iterations=1)") == {tuned}
-        assert key("mcts(iterations=1, tuned=0)") == {default}
+        assert chosen_keys(state, "mcts(iterations=1)", 4) == {tuned}
+        assert chosen_keys(state, "mcts(iterations=1, tuned=0)", 4) == {default}
 
 
 def test_tuned_guidance_needs_tuned_weights_shipped():
@@ -384,7 +368,10 @@ def test_reuse_only_for_the_successor_of_the_bots_own_move():
 
 def test_same_seed_same_games_whatever_the_chunking():
     state = FAB.new_state()
-    lineup = lambda: strategies.build_lineup("fabryka", ["mcts(iterations=30)", "heuristic"])
+
+    def lineup():
+        return strategies.build_lineup("fabryka", ["mcts(iterations=30)", "heuristic"])
+
     rotate = {"perms": [[0, 1], [1, 0]], "seating": 0}
     whole = run_batch(state, lineup(), 6, run_seed=4, **rotate)
     again = run_batch(state, lineup(), 6, run_seed=4, **rotate)
@@ -401,7 +388,7 @@ def test_same_seed_same_games_whatever_the_chunking():
 def test_a_tiny_pool_still_plays_every_game(bot):
     # The smallest pools: the roots and a move or two; the other iterations roll out
     # from where the pool ran out.
-    for game, n in _tables():
+    for game, n in tables():
         spec = get_game(game)
         params = spec.params(players=n)
         out = run_batch(spec.new_state(params),

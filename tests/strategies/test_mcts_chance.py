@@ -8,25 +8,12 @@ import random
 
 import pytest
 
-import strategies
-from simcore.registry import games, get_game
+from helpers import bot_for, tables
+from simcore.registry import get_game
 from simcore.strategy import RngView
 
 COLLECT = 16
 ALL = 10 ** 6       # a chance widening that gives every outcome met its own node
-
-
-def _tables():
-    for game, spec in games().items():
-        lo, hi = spec.players
-        for n in sorted({lo, hi}):
-            yield game, n
-
-
-def bot_for(state, spec, game):
-    bot = strategies.build(game, spec)
-    bot.bind(state)
-    return bot
 
 
 def children(rows, i):
@@ -35,7 +22,7 @@ def children(rows, i):
 
 # ---- the keys ----
 
-@pytest.mark.parametrize("game,players", list(_tables()), ids=lambda x: str(x))
+@pytest.mark.parametrize("game,players", list(tables()), ids=lambda x: str(x))
 def test_outcome_keys_depend_only_on_what_the_observer_sees(game, players):
     """The real state and a world redealt for an observer (hidden cards, chance future),
     the same move played in both: where the observer sees the same after it, its key is

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import strategies
-from helpers import run_batch
+from helpers import bot_for, fab, run_batch
 from simcore.errors import UserError
 from simcore.play import play_game
 from simcore.registry import get_game
@@ -18,18 +18,6 @@ from simcore.registry import get_game
 FAB = get_game("fabryka")
 EC = get_game("enemy_chocolatier")
 COLLECT = 16
-
-
-def fab(params=None, **position):
-    state = FAB.new_state(params)
-    state.set_position(**position)
-    return state
-
-
-def bound(game, spec, state):
-    bot = strategies.build(game, spec)
-    bot.bind(state)
-    return bot
 
 
 # ---- which actions take a component ----
@@ -46,8 +34,8 @@ def test_fabryka_collect_takes_the_kinds_it_would_collect():
     assert not state.takes(0, state.component_names().index("pink"))  # playing takes nothing
     assert state.component_of(0) == -1
     assert state.component_of(COLLECT) == state.component_names().index("meeples")  # the newest
-    assert bound("fabryka", "random(forbid=white)", state).allowed(state) == [0, 1, COLLECT]
-    assert bound("fabryka", "random(forbid=almonds)", state).allowed(state) == [0, 1]
+    assert bot_for(state, "random(forbid=white)").allowed(state) == [0, 1, COLLECT]
+    assert bot_for(state, "random(forbid=almonds)").allowed(state) == [0, 1]
 
 
 def test_a_forced_action_stays_playable():
@@ -55,7 +43,7 @@ def test_a_forced_action_stays_playable():
     state = fab(hands=[[], ["pawns"]], collected=[{}, {}], belt=["white", "dice"],
                 round=1, to_move=0, turns_taken=(5, 5), has_collected=(False, True))
     assert state.legal() == [COLLECT]
-    assert bound("fabryka", "heuristic(forbid=white)", state).allowed(state) == [COLLECT]
+    assert bot_for(state, "heuristic(forbid=white)").allowed(state) == [COLLECT]
 
 
 def test_enemy_chocolatier_purchase_takes_the_house_colour():
@@ -68,7 +56,7 @@ def test_enemy_chocolatier_purchase_takes_the_house_colour():
     assert state.describe_action(legal[-1]).startswith("stop") and state.component_of(legal[-1]) == -1
     for a, c in colour.items():
         assert names[state.component_of(a)] == c
-    allowed = bound("enemy_chocolatier", "heuristic(forbid=pink)", state).allowed(state)
+    allowed = bot_for(state, "heuristic(forbid=pink)", "enemy_chocolatier").allowed(state)
     assert allowed == [a for a in legal if colour.get(a) != "pink"]
     assert len(allowed) < len(legal)
 

@@ -13,9 +13,8 @@ import strategies
 from simcore.registry import get_game
 from simcore.state import CHECKED_BUILD
 
-from helpers import random_playout, run_batch
+from helpers import described_playout, random_playout, run_batch
 from test_alleycat import PLAIN, TITLES, do, seat, taken, texts
-from test_conformance import described_playout
 
 GAME = get_game("alleycat")
 EXPANSION = {"master_chocolatier": True}

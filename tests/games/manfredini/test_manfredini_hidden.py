@@ -9,15 +9,9 @@ import pytest
 
 from simcore.games.manfredini.rules import ACTION_BASES as A, GOODS
 from simcore.games.manfredini.params import RECIPES, SPECIALISTS
-from test_manfredini import card, new
+from test_manfredini import card, new, play
 from simcore.strategy import RngView
 from strategies import build
-
-
-
-def play(st, *actions):
-    for a in actions:
-        st.apply_action(a)
 
 
 def component(st, action):

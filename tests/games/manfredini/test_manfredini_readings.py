@@ -11,17 +11,11 @@ import pytest
 from simcore.errors import UserError
 from simcore.games.manfredini.rules import ACTION_BASES as A, GOODS
 from simcore.games.manfredini.params import RECIPES, SPECIALISTS
-from test_manfredini import SPEC, card, new
-
+from test_manfredini import SPEC, card, new, play
 
 
 def make(recipe):
     return A["make"] + RECIPES.index(recipe)
-
-
-def play(st, *actions):
-    for a in actions:
-        st.apply_action(a)
 
 
 def warehouse(st, seat=0):
