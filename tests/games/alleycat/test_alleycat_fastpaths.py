@@ -10,7 +10,7 @@
   orders are the same): it equals the value of the position the chain ends in, scored
   afresh, for every legal move of every decision of random and heuristic games, at
   every table size (and it must be taken often, or it spares nothing). Every decision of seeded games as recorded from the copy-apply-value
-  bot: tests/test_heuristic_speedpath.py."""
+  bot: tests/strategies/test_heuristic_speedpath.py."""
 from __future__ import annotations
 
 import random
