@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+import analysis.cli
+from simcore import registry
+
 
 @pytest.fixture
 def release_build(monkeypatch):
     """stderr as on the release build: the checked build's warning line (CI runs the fast
     tests on it) has a test of its own (tests/cli/test_cli.py)."""
-    import analysis.cli
-
     monkeypatch.setattr(analysis.cli, "CHECKED_BUILD", False)
 
 
 @pytest.fixture
 def fresh_registry(monkeypatch):
     """Games named directly by a test are forgotten after it (other tests list games)."""
-    from simcore import registry
-
     monkeypatch.setattr(registry, "_named", {})
