@@ -388,7 +388,7 @@ def component_table(hist: pl.DataFrame | None, features: list[str], roles: Featu
         strata = sorted({k[0] for k in cells})
 
         def col(has: bool, key: str) -> np.ndarray:
-            return np.array([cells[(st, has)][key] if (st, has) in cells else 0 for st in strata], dtype=float)
+            return np.array([cells[(st, has)][key] if (st, has) in cells else 0 for st in strata], dtype=float)  # noqa: B023 (called within its iteration)
 
         n1, n0 = col(True, "n"), col(False, "n")
         mh = (stats.mantel_haenszel_games(games[name]) if games is not None and name in games
@@ -482,7 +482,7 @@ def breakdowns(frame: pl.DataFrame | None, features: list[str], strategies: list
     out = []
     for f in features:
         def mean(rows: pl.DataFrame) -> tuple[float, float, float]:
-            return stats.mean_interval(int(rows["n"].sum()), float(rows[f"{f}:sum"].sum()), float(rows[f"{f}:sq"].sum()))
+            return stats.mean_interval(int(rows["n"].sum()), float(rows[f"{f}:sum"].sum()), float(rows[f"{f}:sq"].sum()))  # noqa: B023 (called within its iteration)
 
         by = [(st, mean(frame.filter(pl.col("strategy") == st))) for st in strategies
               if st in frame["strategy"].to_list()]

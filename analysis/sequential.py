@@ -9,7 +9,7 @@ once, so stopping when it is narrow enough keeps its 95% coverage, which a fixed
 interval looked at repeatedly would not. The looks share the 5% error by Bonferroni
 over the free quantities: at 2 players the 2nd position's advantage is minus the 1st's
 in every game (and so is its change), so covering one covers the other and the pair
-counts once. tests/test_sequential.py checks the coverage by simulation.
+counts once. tests/analysis/test_sequential.py checks the coverage by simulation.
 """
 from __future__ import annotations
 

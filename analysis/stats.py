@@ -1,6 +1,6 @@
 """The statistics of the balance reports: intervals, tests, false-discovery correction,
 pairwise matchups and Bradley-Terry ratings. Plain numbers in, plain numbers out, so
-every function can be checked against a hand-worked answer (tests/test_stats.py).
+every function can be checked against a hand-worked answer (tests/analysis/test_stats.py).
 
 Shared victories: a seat that shares a victory with k-1 others scores 1/k of a win. A
 rate is then the mean of outcomes in [0, 1] rather than of 0/1 outcomes; its variance is

@@ -304,7 +304,7 @@ def _neighbours(params: list[str], points: list[Point]) -> pl.DataFrame:
 # Blocks of games the fair point's bootstrap resamples (each game its own block when
 # fewer). The bootstrap's covariance of the points is estimated from the blocks: with
 # 100 the interval's width varied 0.83-1.21 times the delta method's over planted
-# sweeps, with 2,000 0.96-1.06 (tests/test_sweep.py).
+# sweeps, with 2,000 0.96-1.06 (tests/analysis/test_sweep.py).
 BLOCKS = 2000
 
 

@@ -3,7 +3,7 @@
 The skeleton is tic-tac-toe written against the engine's contract (simcore/state.pxd),
 to be replaced by the designer's rules: the same game as examples/tictactoe in Python,
 with the same params and the same legal lists in the same order, so the same seeds and
-bots give the same games in both (tests/test_pygame_skeleton.py checks it). It builds
+bots give the same games in both (tests/own_game/test_pygame_skeleton.py checks it). It builds
 against the installed chocosim (its .pxd files and simcore/loop.pxi), registers
 through the `chocosim.games` entry point, and plays inside the nogil batch loop.
 """

@@ -13,7 +13,7 @@ capsule (named "chocosim.standings_after") of a C function
 that writes to out[i] the standing of `seat` after legal[i] would be played in `state`
 (the determinized copy), or UNKNOWN (INT_MIN) where only playing it tells; it returns 0.
 Those are played on a copy as before. The values must be exactly what copy-apply-standing
-gives, so the choices stay the same (tests/test_heuristic_speedpath.py checks both); the
+gives, so the choices stay the same (tests/strategies/test_heuristic_speedpath.py checks both); the
 function may change the state while it works but leaves it as it found it.
 
 A game may spare it the determinized copy too: its rules module then also exports

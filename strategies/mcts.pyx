@@ -86,7 +86,7 @@ moves are restricted in the tree and the rollouts as at the table.
 Unless it peeks, the bot reads the real state only through copy_into + determinize(seat)
 and the keys of the moves legal at its own decision: it never sees what its seat may not
 see, provided the game's determinize and action_key depend only on the seat's
-observation (the information tests of tests/test_mcts.py check this for every game).
+observation (the information tests of tests/strategies/test_mcts.py check this for every game).
 
 `peek=1` is not a fair player: it searches the real state itself (no determinize), every
 hidden card and the future deals seen, and every tree follows a move by its mover's key

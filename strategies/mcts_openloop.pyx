@@ -38,7 +38,7 @@ bot's own moves are restricted in the tree and the rollouts as at the table.
 
 The bot reads the real state only through copy_into + determinize(seat): it never sees
 what its seat may not see, provided the game's determinize depends only on the seat's
-observation (the information test of tests/test_mcts.py checks this for every game).
+observation (the information test of tests/strategies/test_mcts.py checks this for every game).
 
 Strength and speed at the default budget (`python scripts/bench.py --search`), measured
 when it was `mcts`: one seat against the game's heuristic in the others, seats rotated; win share with its Wilson

@@ -1,14 +1,35 @@
-"""Shared test helpers: batch runs into fresh arrays and random playouts through the
-checked Python API."""
+"""Shared test helpers, imported by tests in every folder (fixtures are in the conftest.py
+files): the checkout's paths, the tables every game is tested at, batch runs into fresh
+arrays, random playouts through the checked Python API, hand-built Fabryka positions,
+bots bound to a state, the `chocosim` command run in-process, and snapshots of what a
+run wrote."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import polars as pl
 import pytest
 
+import strategies
+from analysis.summary import scan_run
 from simcore.batch import play_batch, result_arrays
+from simcore.registry import games, get_game
+
+ROOT = Path(__file__).resolve().parents[1]  # the checkout: README.md, examples/, scripts/
+DATA = Path(__file__).resolve().parent / "data"
 
 # Far above the longest game of any bundled game; a playout past it does not end.
 MAX_TURNS = 100_000
+
+
+def tables(every_size=False):
+    """(game, players) for every registered game: its smallest and largest table, or
+    every table size from one to the other."""
+    for game, spec in games().items():
+        lo, hi = spec.players
+        for n in range(lo, hi + 1) if every_size else sorted({lo, hi}):
+            yield game, n
 
 
 def run_batch(state, bots, n_games, run_seed=1, perms=None, seating=1, i0=0, out=None,
@@ -58,3 +79,54 @@ def cli(capsys, *argv: str, all_stderr: bool = False) -> tuple[int, str, str]:
     err = captured.err if all_stderr else "".join(
         x for x in captured.err.splitlines(keepends=True) if not x.startswith(CHECKED_WARNING))
     return e.value.code, captured.out, err
+
+
+def described_playout(state, rng):
+    """Play uniformly random moves to the end; at every decision describe each legal
+    action and check the descriptions: non-empty text, distinct within the decision (each
+    answer to the pending decision its own), and describing changes nothing. A game that
+    names its decisions (observation()["decision"], with DECISIONS giving the words that
+    begin the answers to each) must describe every action as an answer to the pending one."""
+    words = getattr(type(state), "DECISIONS", None)
+    while not state.terminal:
+        legal = state.legal()
+        texts = [state.describe_action(a) for a in legal]
+        assert all(isinstance(t, str) and t.strip() for t in texts), texts
+        same = sorted({t for t in texts if texts.count(t) > 1})
+        assert not same, f"{state.phase_label()}: actions {legal} share descriptions {same}"
+        if words is not None:
+            decision = state.observation(state.player)["decision"]
+            wrong = [t for t in texts if not t.startswith(words[decision])]
+            assert not wrong, f"{state.phase_label()}, decision {decision!r}: {wrong}"
+        assert state.legal() == legal
+        state.apply_action(rng.choice(legal))
+
+
+def fab(params=None, **position):
+    """A Fabryka state set to a hand-built position (see FabrykaState.set_position)."""
+    state = get_game("fabryka").new_state(params)
+    state.set_position(**position)
+    return state
+
+
+def bot_for(state, spec, game="fabryka"):
+    """The bot `spec` of `game`, bound to `state`."""
+    bot = strategies.build(game, spec)
+    bot.bind(state)
+    return bot
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    """Every entry of `directory` (not below it), by name: what a refused command must
+    leave as it was."""
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def part_files(out: Path) -> dict[str, bytes]:
+    """A run directory's parts and their tallies, by name."""
+    return {p.name: p.read_bytes() for p in sorted(out.glob("part-*"))}
+
+
+def table(out: Path) -> pl.DataFrame:
+    """A run directory's results, one row per game and seat, in game and seat order."""
+    return scan_run(out).collect().sort("game", "seat")

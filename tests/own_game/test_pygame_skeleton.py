@@ -1,0 +1,78 @@
+"""`chocosim new-game`: the skeleton of a compiled game builds against this chocosim,
+registers through its entry point, passes the conformance suite, and plays the same
+games as the Python tic-tac-toe of examples/ (same params, seeds, bots)."""
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import strategies
+from helpers import ROOT, cli
+from simcore import registry
+from simcore.conformance import check_game
+from simcore.errors import UserError
+from simcore.newgame import write_skeleton
+from simcore.runner import run
+from analysis.api import results
+
+EXAMPLE = ROOT / "examples" / "tictactoe" / "tictactoe_game" / "game.py"
+
+
+def test_refuses_bad_names_and_used_directories(tmp_path, capsys):
+    for name in ("9lives", "My-Game", "class", ""):
+        with pytest.raises(UserError, match="use lower-case letters"):
+            write_skeleton(name, tmp_path / "x")
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "keep.txt").write_text("mine")
+    code, _, err = cli(capsys, "new-game", "mygame", "--out", str(tmp_path / "used"))
+    assert code == 2 and "is not an empty directory" in err
+    assert (tmp_path / "used" / "keep.txt").read_text() == "mine"
+    code, out, _ = cli(capsys, "new-game", "mygame", "--out", str(tmp_path / "new"))
+    assert code == 0
+    assert sorted(str(p.relative_to(tmp_path / "new")) for p in (tmp_path / "new").rglob("*") if p.is_file()) == [
+        "README.md", "mygame/__init__.py", "mygame/data/rules.toml", "mygame/params.py", "mygame/rules.pxd",
+        "mygame/rules.pyx", "pyproject.toml", "setup.py", "tests/test_mygame.py"]
+
+
+def _rows(out):
+    cols = ["game", "seed", "seat", "score", "rank", "win", "position", "turns", "centre", "corners"]
+    return results(Path(out)).select(
+        *cols, pl.col("strategy").cast(pl.Utf8), pl.col("end_reason").cast(pl.Utf8)).sort("game", "seat")
+
+
+@pytest.mark.statistical  # long: compiles a C extension (about 10 s of CPU)
+def test_the_skeleton_builds_registers_conforms_and_plays_the_python_games(tmp_path, monkeypatch, capsys):
+    pkg = tmp_path / "pkg"
+    write_skeleton("skel_ttt", pkg)
+    # Built against the chocosim this test imports, as a designer's build is against the
+    # installed one (the source tree of a clean checkout holds no compiled engine).
+    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=pkg,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # Registered as pip would leave it: a dist-info with the skeleton's entry point.
+    dist = tmp_path / "skel_ttt-0.1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: skel_ttt\nVersion: 0.1.0\n")
+    (dist / "entry_points.txt").write_text("[chocosim.games]\nskel_ttt = skel_ttt:GAME\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(pkg))
+    registry._entry_points.cache_clear()
+    try:
+        spec = registry.get_game("skel_ttt")
+        assert "entry point skel_ttt = skel_ttt:GAME" in spec.origin
+        code, out, _ = cli(capsys, "games")
+        assert code == 0 and "skel_ttt" in out
+        check_game(spec, games=50)
+        py = registry.get_game(str(EXAMPLE))
+        seats = ["greedy", "random"]
+        for s in (spec, py):
+            run(s, s.params(players=2), seats, functools.partial(strategies.build_lineup, s.name, seats),
+                tmp_path / s.name, n_games=1000, jobs=1, quiet=True)
+        assert _rows(tmp_path / "skel_ttt").equals(_rows(tmp_path / "tictactoe"))
+    finally:
+        registry._entry_points.cache_clear()
