@@ -32,9 +32,9 @@ from typing import Any
 import polars as pl
 
 import strategies
-from analysis import compare as cmp
-from analysis import sweep as sw
-from analysis.cli_lists import each_once, param_name
+from analysis.experiments import compare as cmp
+from analysis.experiments import sweep as sw
+from analysis.options import each_once, param_name
 from analysis.sequential import Precision, until_precise
 from analysis.summary import scan_run
 from simcore.errors import ArgumentError, UserError
@@ -219,7 +219,7 @@ def compare(base: Path | str, variants: Sequence[Path | str], *, paired: bool = 
 
 
 def _check_outputs(html: Path | str | None, pdf: Path | str | None) -> None:
-    from analysis.report import check_outputs
+    from analysis.render.report import check_outputs
     check_outputs(html, pdf)
 
 
@@ -324,7 +324,7 @@ def sweep(game: str, lineups: Sequence[Sequence[str] | str], vary: dict[str, Seq
 @_checked
 def report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | None = None) -> list[Any]:
     """The balance report of run directories (what `chocosim report` writes)."""
-    from analysis.report import write_report
+    from analysis.render.report import write_report
     return write_report(run_dirs, html, pdf)
 
 

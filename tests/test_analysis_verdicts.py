@@ -15,10 +15,10 @@ import polars as pl
 import pytest
 
 from analysis import stats
-from analysis.findings import checks, findings
+from analysis.render.findings import checks, findings
 from analysis.metrics import analyze, component_table, pooled_positions
-from analysis.plots import rate_range, thin_labels
-from analysis.report import compare_variants, render_html
+from analysis.render.plots import rate_range, thin_labels
+from analysis.render.report import compare_variants, render_html
 from simcore.registry import FeatureRoles
 from test_report import seat, write_run
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from analysis import api, stats
-from analysis.compare import _lead_changes, compare_runs, game_columns, open_info
+from analysis.experiments.compare import _lead_changes, compare_runs, game_columns, open_info
 from analysis.stats import Moments
 from simcore.errors import UserError
 from simcore.parts import read_part

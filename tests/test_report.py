@@ -14,11 +14,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from analysis.cli_report import report_command
-from analysis.compare import describe_run, open_info
+from analysis.cli.report import report_command
+from analysis.experiments.compare import describe_run, open_info
 from analysis.metrics import analyze, pooled_strategies
 from analysis import stats
-from analysis.report import SECTIONS, compare_variants, render_html, write_report
+from analysis.render.report import SECTIONS, compare_variants, render_html, write_report
 from simcore.batch import seed_of_game
 from simcore.errors import UserError
 

@@ -1,4 +1,4 @@
-"""Skill experiments (analysis/skill.py): planted ladders, position shifts, skill traces
+"""Skill experiments (analysis/experiments/skill.py): planted ladders, position shifts, skill traces
 and component importances on synthetic results are recovered with intervals covering
 the truth; null effects are not reported; the command plays real games, resumes, and
 refuses bad input with one line and exit code 2."""
@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 from scipy import stats as sps
 
-from analysis import skill
+from analysis.experiments import skill
 from analysis.render import skill as render_skill
-from analysis.report import find_chromium
+from analysis.render.report import find_chromium
 from analysis.stats import ELO_PER_LOGIT
 from simcore.errors import UserError
 from helpers import cli

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import strategies
-from analysis import tune
+from analysis.experiments import tune
 from helpers import cli
 
 

@@ -8,10 +8,10 @@ import re
 import numpy as np
 from test_game_level import one_bot_run
 
-from analysis.findings import count, position_findings, pvalue
+from analysis.render.findings import count, position_findings, pvalue
 from analysis.metrics import analyze, position_balance
 from analysis.render import skill as render_skill
-from analysis.report import render_html
+from analysis.render.report import render_html
 
 
 def test_the_position_finding_names_only_the_pairs_the_tests_separate() -> None:

@@ -21,10 +21,10 @@ from rich.table import Column, Table
 from rich.text import Text
 
 import strategies
-from analysis.cli_experiments import Backend, compare_command, skill_command, sweep_command
-from analysis.cli_lists import seat_specs, set_overrides
-from analysis.cli_report import balance_command, report_command
-from analysis.cli_tune import tune_command
+from analysis.cli.experiments import Backend, compare_command, skill_command, sweep_command
+from analysis.options import seat_specs, set_overrides
+from analysis.cli.report import balance_command, report_command
+from analysis.cli.tune import tune_command
 from analysis.summary import Summary, summarize
 from simcore.errors import UserError
 from simcore.params import Params, flatten

@@ -1,5 +1,5 @@
 """`chocosim compare`, `chocosim sweep` and `chocosim skill`: plain functions with typer annotations that
-the CLI registers, like analysis/cli_report.py, so they can be tested without the CLI.
+the CLI registers, like analysis/cli/report.py, so they can be tested without the CLI.
 The experiments (and the statistics stack under them) are imported only when a command
 runs, so the CLI starts fast."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from analysis.cli_lists import each_once, param_name, seat_specs, set_overrides, split_list
+from analysis.options import each_once, param_name, seat_specs, set_overrides, split_list
 from simcore.errors import UserError
 from simcore.pygame import is_reference
 from simcore.registry import games
@@ -127,7 +127,7 @@ def sweep_command(
     """Sweep params over a grid (and lineups), every point on the same game seeds; writes
     the tidy metrics table, the plots and the fair points."""
     from analysis import api
-    from analysis.sweep import parse_vary
+    from analysis.experiments.sweep import parse_vary
     if seating not in SEATINGS:
         raise UserError(f"seating = {seating!r}: allowed are {', '.join(SEATINGS)}")
     grid = dict(parse_vary(v) for v in each_once("--vary", vary, what="param", key=param_name))
@@ -198,8 +198,8 @@ def skill_command(
     # None: every component; an empty value is refused by skill(), naming the components there are.
     only = split_list("--components", components, what="components of the game", example="pawns,dice") \
         if components else None if components is None else []
-    from analysis.report import check_outputs
-    from analysis.skill import skill
+    from analysis.render.report import check_outputs
+    from analysis.experiments.skill import skill
 
     check_outputs(out, pdf)
 

@@ -12,8 +12,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from analysis.cli_experiments import Backend, BackendOpt, SchedulerOpt
-from analysis.cli_lists import each_once, set_overrides, split_list
+from analysis.cli.experiments import Backend, BackendOpt, SchedulerOpt
+from analysis.options import each_once, set_overrides, split_list
 from simcore.runner import keep_freed_memory
 
 __all__ = ["report_command", "balance_command"]
@@ -54,7 +54,7 @@ def report_command(run_dirs: RunDirsArg, out: HtmlOpt, pdf: PdfOpt = None, min_e
     """Analyse run directories and write a self-contained HTML balance report (and PDF)."""
     # Imported here: the plotting stack takes a second or two to load, which every other
     # command (and every worker process) would pay.
-    from analysis.report import write_report
+    from analysis.render.report import write_report
 
     keep_freed_memory()
     analyses = write_report(run_dirs, out, pdf, min_effect)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from analysis.cli_lists import each_once, param_name, seat_specs, set_overrides, split_list
+from analysis.options import each_once, param_name, seat_specs, set_overrides, split_list
 from simcore.errors import UserError
 
 __all__ = ["tune_command"]
@@ -66,7 +66,7 @@ def tune_command(
 ) -> None:
     """Tune a bot's weights against a field, or (with --vary and --goal) a game's params
     toward a designer's goals; confirm the winner on held-out seeds; write a report."""
-    from analysis import tune
+    from analysis.experiments import tune
 
     sets = set_overrides(set_)
     rules_mode = bool(vary or goal)

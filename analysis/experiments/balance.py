@@ -42,7 +42,7 @@ import strategies
 from analysis.experiments import budget
 from analysis.experiments.budget import Played, existing_games, play
 from analysis.experiments.komi import Komi, estimate_komi, position_table
-from analysis.skill import BUDGET, search_budget, with_arg
+from analysis.experiments.skill import BUDGET, search_budget, with_arg
 from simcore.errors import UserError
 from simcore.params import Params, flatten
 from simcore.registry import GameSpec, get_game
@@ -479,7 +479,7 @@ def convergence(top: Path, second: Path, top_spec: str, second_spec: str, margin
     interval within ±margin points; still moving when a change is significant (BH over
     the positions) and its whole interval lies beyond the margin; else undecided. Fewer
     paired games than NEEDS.agreement decide nothing ("too few games")."""
-    from analysis import compare as cmp
+    from analysis.experiments import compare as cmp
 
     paired = min(existing_games(top), existing_games(second))
     if paired < NEEDS.agreement:
@@ -514,7 +514,7 @@ def _ratings(rungs: list[str], meetings: list[Path]):
     """Bradley-Terry ratings of the rungs from their meetings, the game the unit of the
     intervals (at 3+ players one game's comparisons are correlated)."""
     from analysis import stats
-    from analysis.skill import matchups_of, tally
+    from analysis.experiments.skill import matchups_of, tally
 
     m = matchups_of([tally(d) for d in meetings if d.is_dir()], rungs)
     return m, (stats.bradley_terry(m) if len(rungs) > 1 and m.games.sum() > 0 else None)
@@ -700,7 +700,7 @@ def analyze(p: Plan, played: Sequence[Played] = (), wall_seconds: float = 0.0, *
 def _komi(p: Plan, n: int, top: RungResult) -> Komi | None:
     """The komi estimated from the strongest rung's mirror, and its paired confirmation
     run where one was played."""
-    from analysis import compare as cmp
+    from analysis.experiments import compare as cmp
 
     table = position_table(top.path, n, p.game)
     if table.games < NEEDS.bonus:
@@ -758,7 +758,7 @@ def _within_budget(p: Plan, start: float, say: _Progress, jobs: int | None) -> B
     loading = time.monotonic()
     import matplotlib.pyplot  # noqa: F401  (the report's; its loading time says how busy the machine is)
 
-    import analysis.report  # noqa: F401
+    import analysis.render.report  # noqa: F401
     # At most a third of a budget of seconds: some of it must play.
     reserve = min(max(REPORT_SECONDS, 4 * (time.monotonic() - loading)), total / 3)
     spender = budget.Spender(p, jobs=jobs, deadline=end - reserve)

@@ -547,6 +547,6 @@ def render_compare(comparisons: list[Comparison], margin: float = DEFAULT_MARGIN
 
 def write_compare(comparisons: list[Comparison], html: Path | str, pdf: Path | str | None = None,
                   margin: float = DEFAULT_MARGIN) -> None:
-    from analysis.report import write_html
+    from analysis.render.report import write_html
 
     write_html(html, render_compare(comparisons, margin), pdf)

@@ -30,7 +30,7 @@ import numpy as np
 import polars as pl
 
 import strategies
-from analysis import compare as cmp
+from analysis.experiments import compare as cmp
 from analysis import stats
 from analysis.sequential import Precision, until_precise
 from analysis.summary import scan_run
@@ -478,6 +478,6 @@ def _fmt(v: Any) -> str:
 
 
 def write_sweep(result: SweepResult, html: Path | str, pdf: Path | str | None = None) -> None:
-    from analysis.report import write_html
+    from analysis.render.report import write_html
 
     write_html(html, render_sweep(result), pdf)

@@ -859,7 +859,7 @@ def _svg_uri(fig) -> str:
 def write_tune_report(tuning: BotTuning | RuleTuning, html: Path, pdf: Path | None = None) -> None:
     """A self-contained HTML page (and PDF) of a tuning."""
     from analysis.render import templates
-    from analysis.report import write_html
+    from analysis.render.report import write_html
 
     # Double precision underflows to 0 for the p values of thousands of games: never print "0".
     env = templates(filters={"p": lambda p: "< 1e-300" if p < 1e-300 else f"{p:.2g}"})

@@ -248,7 +248,7 @@ def _figure(v: SizeVerdict) -> str:
     import seaborn as sns
     from matplotlib.ticker import PercentFormatter
 
-    from analysis import plots
+    from analysis.render import plots
 
     rated = all(r.rating is not None for r in v.rungs)
     x = np.array([r.rating[0] if rated else k for k, r in enumerate(v.rungs)], dtype=float)
@@ -310,7 +310,7 @@ def write_balance(result: BalanceResult, html: Path | str, pdf: Path | str | Non
         write_text(side / "verdict.json", verdict)
         written += [side / f for f in DATA_FILES]
         if evidence_path is not None:
-            from analysis.report import write_report
+            from analysis.render.report import write_report
 
             write_report([v.top.path for v in result.sizes], evidence_path)
             written.append(evidence_path)
@@ -319,7 +319,7 @@ def write_balance(result: BalanceResult, html: Path | str, pdf: Path | str | Non
     except OSError as e:
         raise UserError(f"cannot write the balance report to {side}: {e.strerror or e}") from None
     if pdf is not None:
-        from analysis.report import print_pdf
+        from analysis.render.report import print_pdf
 
         with writing(pdf):
             Path(pdf).parent.mkdir(parents=True, exist_ok=True)

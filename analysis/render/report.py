@@ -22,7 +22,7 @@ import polars as pl
 
 from analysis import stats
 from analysis.render import templates, version
-from analysis.findings import (checks, count, findings, leader_checkpoint, pct, points, position_findings,
+from analysis.render.findings import (checks, count, findings, leader_checkpoint, pct, points, position_findings,
                                pp, pvalue, rate_text)
 from analysis.metrics import (LEAD_CHANGES, MIN_EFFECT, RunAnalysis, analyze, ordinal, pooled_positions,
                               pooled_strategies, rules_key)
@@ -79,7 +79,7 @@ def param_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _figures(a: RunAnalysis) -> dict[str, Figure | None]:
-    from analysis import plots  # loaded by write_report while it analysed the runs
+    from analysis.render import plots  # loaded by write_report while it analysed the runs
 
     n = a.run.players
     st, q, s = a.strategies, a.quality, a.seats
@@ -156,7 +156,7 @@ def _pooled_context(analyses: Sequence[RunAnalysis]) -> dict[str, Any] | None:
     game, and position balance per table size (runs with the same rules added up)."""
     if len(analyses) < 2:
         return None
-    from analysis import plots  # loaded by write_report while it analysed the runs
+    from analysis.render import plots  # loaded by write_report while it analysed the runs
 
     positions = []
     for table in pooled_positions(analyses):
@@ -270,7 +270,7 @@ def write_report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | s
     check_outputs(html, pdf)
     # The plotting stack (matplotlib, seaborn) takes a second or two to load: it loads on
     # a thread while the runs are analysed, which mostly waits on numpy.
-    loader = threading.Thread(target=importlib.import_module, args=("analysis.plots",), daemon=True)
+    loader = threading.Thread(target=importlib.import_module, args=("analysis.render.plots",), daemon=True)
     loader.start()
     analyses = [analyze(d, min_effect) for d in run_dirs]
     loader.join()

@@ -1,4 +1,4 @@
-"""The skill report: the findings of analysis.skill in words, its figures and the
+"""The skill report: the findings of analysis.experiments.skill in words, its figures and the
 template (skill.html.j2), apart from the computation, as the balance report is."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from analysis.render import templates
-from analysis.skill import BUDGET, Depth, Ladder, PositionBalance, Restricted, SkillAnalysis
+from analysis.experiments.skill import BUDGET, Depth, Ladder, PositionBalance, Restricted, SkillAnalysis
 
 if TYPE_CHECKING:
     from analysis.stats import Rate
@@ -180,7 +180,7 @@ def balance_figure(b: PositionBalance) -> Figure:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import PercentFormatter
 
-    from analysis import plots
+    from analysis.render import plots
 
     fig, ax = plt.subplots(figsize=(plots.WIDTH, 1.6 + 0.35 * b.players * len(b.rungs)))
     width = 0.8 / len(b.rungs)
@@ -208,7 +208,7 @@ def depth_figure(d: Depth) -> Figure:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import PercentFormatter
 
-    from analysis import plots
+    from analysis.render import plots
 
     fig, ax = plt.subplots(figsize=(plots.WIDTH, 3.2))
     x = np.arange(len(d.steps))
@@ -229,7 +229,7 @@ def restricted_figure(r: Restricted) -> Figure:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import PercentFormatter
 
-    from analysis import plots
+    from analysis.render import plots
 
     fig, ax = plt.subplots(figsize=(plots.WIDTH, 1.4 + 0.3 * len(r.components)))
     y = np.arange(len(r.components))
@@ -250,7 +250,7 @@ def restricted_figure(r: Restricted) -> Figure:
 
 
 def ladder_figures(ladder: Ladder) -> dict[str, Figure | None]:
-    from analysis import plots
+    from analysis.render import plots
 
     ratings = ladder.ratings
     return {
@@ -289,6 +289,6 @@ def render_html(a: SkillAnalysis) -> str:
 
 
 def write_skill_report(a: SkillAnalysis, html: Path | str, pdf: Path | str | None = None) -> None:
-    from analysis.report import write_html
+    from analysis.render.report import write_html
 
     write_html(html, render_html(a), pdf)  # rendered before anything is written
