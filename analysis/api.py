@@ -211,11 +211,15 @@ def compare(base: Path | str, variants: Sequence[Path | str], *, paired: bool = 
     """Compare run directories, each variant against `base` (paired on game seeds unless
     paired=False); write the HTML (and PDF) report when asked."""
     _check_outputs(html, pdf)
+    # Loaded here, as in every job that writes a report: the plotting stack takes a
+    # second or two, which a job that only plays would pay.
+    from analysis.render.compare import verdicts, write_compare
+
     comparisons = cmp.compare_runs(base, variants, paired=paired, margin=margin)
     if html is not None:
-        cmp.write_compare(comparisons, html, pdf, margin)
+        write_compare(comparisons, html, pdf, margin)
     return CompareOutcome(comparisons, comparison_table(comparisons),
-                          [v for c in comparisons for v in c.verdicts], Path(base), [Path(v) for v in variants])
+                          [v for c in comparisons for v in verdicts(c)], Path(base), [Path(v) for v in variants])
 
 
 def _check_outputs(html: Path | str | None, pdf: Path | str | None) -> None:
@@ -317,7 +321,9 @@ def sweep(game: str, lineups: Sequence[Sequence[str] | str], vary: dict[str, Seq
                               rules=Path(rules) if rules else None, sets=sets, jobs=jobs,
                               precision=precision, quiet=quiet)
     if html is not None:
-        sw.write_sweep(result, html, pdf)
+        from analysis.render.sweep import write_sweep  # the plotting stack: only for a report
+
+        write_sweep(result, html, pdf)
     return result
 
 
