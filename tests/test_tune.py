@@ -12,6 +12,7 @@ import pytest
 
 import strategies
 from analysis.experiments import tune
+from analysis.render.tune import verdict
 from helpers import cli
 
 
@@ -92,7 +93,7 @@ def test_held_out_check_says_not_better_when_the_weight_does_nothing(tmp_path):
     assert not result.better
     h = result.holdout[0]
     assert h["low"] <= 0.5 <= h["high"]
-    assert "NOT shown better" in tune.verdict(result)
+    assert "NOT shown better" in verdict(result)
 
 
 def test_tune_validates_and_records_every_table_size_it_tuned_at(tmp_path, capsys):
@@ -129,8 +130,8 @@ def test_held_out_validation_finds_where_the_shipped_enemy_weights_hold():
     partial = tune.BotTuning(game="enemy_chocolatier", bot="heuristic", out=Path("x"), space={},
                              defaults=defaults, best=weights, best_value=0.0, trials=[], importances={},
                              holdout=checks, field={}, better=False)
-    assert "at some table sizes only" in tune.verdict(partial)
-    assert "best.json is validated at 2 players, and only there" in tune.verdict(partial)
+    assert "at some table sizes only" in verdict(partial)
+    assert "best.json is validated at 2 players, and only there" in verdict(partial)
     record = tune.weights_record("enemy_chocolatier", "heuristic", weights, checks)
     assert [v["players"] for v in record["validation"]] == [2, 5]  # kept where it failed, too
 

@@ -756,9 +756,11 @@ def _within_budget(p: Plan, start: float, say: _Progress, jobs: int | None) -> B
     total = 60 * p.minutes
     end = start + total
     loading = time.monotonic()
-    import matplotlib.pyplot  # noqa: F401  (the report's; its loading time says how busy the machine is)
-
-    import analysis.render.report  # noqa: F401
+    # The report's plotting and template stack, loaded here and timed: its loading time
+    # says how busy the machine is (an experiment imports no rendering of its own).
+    import jinja2  # noqa: F401
+    import matplotlib.pyplot  # noqa: F401
+    import seaborn  # noqa: F401
     # At most a third of a budget of seconds: some of it must play.
     reserve = min(max(REPORT_SECONDS, 4 * (time.monotonic() - loading)), total / 3)
     spender = budget.Spender(p, jobs=jobs, deadline=end - reserve)

@@ -36,22 +36,25 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
+from scipy import stats as sps
 
 import strategies
+from analysis import stats
+from analysis.manifest import read_manifest
+from analysis.stats import ALPHA, ELO_PER_LOGIT, Difference, Matchups, Rate, Ratings
 from simcore.errors import UserError
 from simcore.params import Params, flatten
 from simcore.registry import GameSpec, get_game
 from simcore.parts import list_parts, read_part
-from simcore.runner import MANIFEST, playing_on, run
+from simcore.runner import MANIFEST, run
 
 if TYPE_CHECKING:
-    from analysis.stats import Difference, Matchups, Rate, Ratings
     from simcore.state import GameState
 
 __all__ = ["DEFAULT_RUNGS", "BUDGET", "FORBID", "Plan", "plan", "play", "RunTally", "tally",
            "HeadToHead", "head_to_head", "matchups_of", "PositionBalance", "Ladder", "analyze_ladder",
            "Depth", "analyze_depth", "summed_excess", "Importance", "Restricted", "analyze_restricted",
-           "SkillAnalysis", "analyze", "skill", "with_arg", "search_budget"]
+           "SkillAnalysis", "analyze", "with_arg", "search_budget"]
 
 # The default ladder, weakest first: the rungs the game has of these.
 DEFAULT_RUNGS = ("random", "greedy", "heuristic", "mcts")
@@ -264,7 +267,6 @@ class RunTally:
 
 def _open(path: Path) -> tuple[RunTally, list[Path]]:
     """An empty tally of a run directory, and its parts."""
-    from analysis.manifest import read_manifest
 
     manifest = read_manifest(path)
     try:
@@ -316,8 +318,6 @@ def tally(path: Path | str) -> RunTally:
 
 
 def _tally_pairs(t: RunTally, game: np.ndarray, strat: np.ndarray, rank: np.ndarray) -> None:
-    from analysis import stats
-
     num = stats.ahead_counts(strat, rank, len(t.labels))
     cnt = num + num.transpose(0, 2, 1)
     t.ahead += num.sum(axis=0)
@@ -332,7 +332,6 @@ def matchups_of(tallies: Sequence[RunTally], names: Sequence[str] | None = None)
     """The head-to-head results of several runs added up onto `names` (default: every
     label, in order of appearance), with the game-level moments that give their ratings
     and shares intervals counting the game as the unit (see _game_moments)."""
-    from analysis import stats
 
     names = list(names) if names is not None else list(dict.fromkeys(s for t in tallies for s in t.labels))
     k = len(names)
@@ -385,8 +384,6 @@ class HeadToHead:
 
 
 def _elo(share: float) -> float:
-    from analysis.stats import ELO_PER_LOGIT
-
     if share <= 0 or share >= 1:
         return math.copysign(math.inf, share - 0.5)
     return ELO_PER_LOGIT * math.log(share / (1 - share))
@@ -395,7 +392,6 @@ def _elo(share: float) -> float:
 def head_to_head(a: str, b: str, runs: Sequence[RunTally]) -> HeadToHead:
     """Pool a's ahead share against b over runs played on the same seeds (the tables of
     a pairing): a game's share is its mean over the runs where they met."""
-    from analysis import stats
 
     total = np.zeros(max(r.n_games for r in runs))
     count = np.zeros_like(total)
@@ -422,8 +418,6 @@ class PositionShift:
 
     @property
     def significant(self) -> bool:
-        from analysis.stats import ALPHA
-
         return self.q_value < ALPHA
 
 
@@ -450,8 +444,6 @@ class Ladder:
 
 
 def _position_balance(mirrors: dict[str, RunTally], players: int) -> PositionBalance | None:
-    from analysis import stats
-
     rungs = list(mirrors)
     if len(rungs) < 2:
         return None
@@ -476,7 +468,6 @@ def analyze_ladder(run_dirs: Sequence[Path | str], rungs: Sequence[str] | None =
     they met, Bradley-Terry ratings fitted to all of them, and the position balance of
     the runs where one bot held every seat. `rungs` orders the ladder, weakest first
     (default: by rating); the gap is measured between its ends."""
-    from analysis import stats
 
     tallies = [tally(d) for d in run_dirs]
     if len({t.manifest.get("game") for t in tallies}) > 1:
@@ -517,8 +508,6 @@ class DepthStep:
 
     @property
     def significant(self) -> bool:
-        from analysis.stats import ALPHA
-
         return self.q_value < ALPHA and self.h2h.share.value > 0.5
 
 
@@ -536,7 +525,6 @@ def analyze_depth(run_dirs: Sequence[Path | str], specs: Sequence[str], budgets:
     """The skill trace from runs of specs[k] against specs[k-1] (same seeds). The summed
     excess is averaged game by game over the doublings, so its interval carries the
     correlation the shared seeds give the doublings."""
-    from analysis import stats
 
     tallies = [tally(d) for d in run_dirs]
     steps = []
@@ -565,8 +553,6 @@ def summed_excess(per_game: Sequence[np.ndarray]) -> tuple[float, float, float]:
 
 
 def _mean_ci(x: np.ndarray) -> tuple[float, float, float]:
-    from analysis import stats
-
     return stats.mean_interval(len(x), float(x.sum()), float((x * x).sum()))
 
 
@@ -580,8 +566,6 @@ class Importance:
 
     @property
     def significant(self) -> bool:
-        from analysis.stats import ALPHA
-
         return self.q_value < ALPHA
 
 
@@ -595,7 +579,6 @@ class Restricted:
 def _paired(d: np.ndarray) -> tuple[tuple[float, float, float], float]:
     """Mean of paired differences with its 95% t interval, and the two-sided t test of
     a zero mean (exact when every difference is the same)."""
-    from scipy import stats as sps
 
     mean, low, high = _mean_ci(d)
     if len(d) < 2:
@@ -609,7 +592,6 @@ def analyze_restricted(mirror_dir: Path | str, restricted: dict[str, Path | str]
     """Each component's importance: in game g the restricted bot's win share against
     the win share of the seat it held in game g of the mirror match (same seed, same
     seating), averaged over games; Benjamini-Hochberg over the components."""
-    from analysis import stats
 
     mirror = tally(mirror_dir)
     rows = []
@@ -671,22 +653,3 @@ def analyze(p: Plan) -> SkillAnalysis:
                      "seed": m["seed"], "git_revision": m.get("git_revision") or "unknown"})
     return SkillAnalysis(p.game.name, p.game.title, p.players, p.n_games, values, changed,
                          ladder, depth, restricted, runs)
-
-
-# ---- the command ----
-
-def skill(game: str, n_games: int, runs_dir: Path | str, html: Path | str, *, pdf: Path | str | None = None,
-          jobs: int | None = None, backend: str = "auto", scheduler: str | None = None,
-          quiet: bool = False, **plan_args: Any) -> SkillAnalysis:
-    """Plan, play (or resume) on `backend` (a dask cluster: "dask" and its `scheduler`
-    address), analyse and report: the `chocosim skill` command."""
-    if Path(html).suffix.lower() not in (".html", ".htm"):
-        raise UserError(f"-o {html}: the report is HTML, allowed is a path ending in .html")
-    p = plan(game, n_games, runs_dir, **plan_args)
-    with playing_on(backend, scheduler):
-        play(p, jobs=jobs, quiet=quiet)
-    a = analyze(p)
-    from analysis.render.skill import write_skill_report
-
-    write_skill_report(a, html, pdf)
-    return a

@@ -13,9 +13,8 @@ and as small changes from the rulebook as it can. Both
 - confirm the winner on fresh seeds never used in the search (the best of many noisy
   candidates looks better than it is: the winner's curse), and report that figure.
 
-Games are played in memory by the batch loop, chunked over threads: the loop releases
-the GIL, so threads use every core without copying results between processes, and game
-i of an evaluation always has the seed f(seed, i), whatever the number of jobs.
+Games are played in memory (simcore.inmemory), so game i of an evaluation always has the
+seed f(seed, i), whatever the number of jobs.
 """
 from __future__ import annotations
 
@@ -26,7 +25,9 @@ import json
 import math
 import os
 import re
+import sqlite3
 import tomllib
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from dataclasses import fields as dataclass_fields
@@ -34,16 +35,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed
+import optuna
+from optuna.distributions import FloatDistribution, IntDistribution
+from optuna.exceptions import StorageInternalError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from scipy import stats as sps
+from sqlalchemy.exc import SQLAlchemyError
 
 import strategies
 from analysis import stats
-from simcore.batch import play_batch, result_arrays
 from simcore.errors import UserError
+from simcore.inmemory import play_in_memory
 from simcore.params import flatten, nest
 from simcore.parts import write_text
 from simcore.registry import GameSpec, get_game
-from simcore.runner import BACKENDS, seat_orders, workers
+from simcore.runner import BACKENDS
 
 __all__ = ["WeightRange", "weight_space", "Goal", "parse_goal", "parse_vary", "play",
            "tune_bot", "tune_rules", "BotTuning", "RuleTuning", "HOLDOUT_SALT",
@@ -53,7 +60,6 @@ STUDY_DB = "study.db"
 CONFIG = "config.json"
 # The held-out seed is the search seed mixed with this: never a seed the search used.
 HOLDOUT_SALT = 0x5EED_0F_F0_0D_C0FFEE
-CHUNKS_PER_JOB = 4
 
 
 # ---- search spaces ----
@@ -122,7 +128,6 @@ def parse_vary(items: Sequence[str]) -> dict[str, tuple[int | float, int | float
 @dataclass(frozen=True)
 class Goal:
     """A designer's goal: a metric of a set of games and the band it must fall in."""
-
     text: str
     metric: str  # position_balance | length | end_share | margin
     low: float
@@ -169,35 +174,18 @@ def parse_goal(text: str) -> Goal:
 class Pool:
     """Where candidates' games are played: `jobs` chunks at once on the runner's backend
     (threads: the loop releases the GIL; processes; or a dask cluster at `scheduler`)."""
-
     jobs: int | None = None
     backend: str = "threads"
     scheduler: str | None = None
-
-
-def _play_chunk(game: GameSpec, params: Any, specs: Sequence[str], perms: np.ndarray,
-                seed: int, i0: int, i1: int) -> dict[str, np.ndarray]:
-    st = game.new_state(params)
-    bots = strategies.build_lineup(game.name, list(specs))
-    a = result_arrays(st, i1 - i0)
-    play_batch(st, bots, perms, 0, seed, i0, i1, **a)
-    return a
 
 
 def play(game: GameSpec, params: Any, specs: Sequence[str], n_games: int, seed: int,
          pool: Pool = Pool()) -> dict[str, np.ndarray]:
     """Games [0, n_games) of the lineup `specs` (seats rotated) with run seed `seed`,
     played in memory; the result arrays of simcore.batch, whole."""
-    state = game.new_state(params)
-    perms = seat_orders(state.n_players, "rotate")
-    with workers(pool.backend, pool.jobs, pool.scheduler) as n_workers:
-        size = max(1, math.ceil(n_games / (n_workers * CHUNKS_PER_JOB)))
-        bounds = [(i0, min(i0 + size, n_games)) for i0 in range(0, n_games, size)]
-        parts = Parallel(n_jobs=min(n_workers, len(bounds)))(
-            delayed(_play_chunk)(game, params, tuple(specs), perms, seed, i0, i1) for i0, i1 in bounds)
-    # Row-per-seat arrays join along their last axis: features and interim are stored
-    # one row per feature (see simcore.batch.result_arrays).
-    return {k: np.concatenate([p[k] for p in parts], axis=-1) for k in parts[0]}
+    lineup = functools.partial(strategies.build_lineup, game.name, list(specs))
+    return play_in_memory(game, params, lineup, n_games, seed,
+                          jobs=pool.jobs, backend=pool.backend, scheduler=pool.scheduler)
 
 
 def _pool(jobs: int | None, backend: str, scheduler: str | None) -> Pool:
@@ -224,8 +212,6 @@ def _seat_wins(a: dict[str, np.ndarray], players: int, strategy: int) -> np.ndar
 # ---- the study ----
 
 def _study(out: Path, directions: list[str], config: dict[str, Any], seed: int):
-    import optuna
-
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     out.mkdir(parents=True, exist_ok=True)
     path = out / CONFIG
@@ -252,8 +238,6 @@ def _sampler(seed: int, finished: int):
     from (seed, finished). TPE reads the finished trials from the storage and keeps
     only its random state: seeded per trial, a resumed study proposes what the
     uninterrupted one would have (seeded once per start, it proposed other trials)."""
-    import optuna
-
     trial_seed = int(np.random.SeedSequence([seed, finished]).generate_state(1)[0])
     return optuna.samplers.TPESampler(seed=trial_seed, multivariate=True)
 
@@ -261,8 +245,6 @@ def _sampler(seed: int, finished: int):
 def _enqueue_baseline(study, params: dict[str, Any]) -> None:
     """Make `params` the first trial of a study that has none finished or waiting (also
     when the first run was interrupted during it)."""
-    import optuna
-
     held = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED, optuna.trial.TrialState.WAITING)
     if not any(t.state in held for t in study.get_trials(deepcopy=False)):
         study.enqueue_trial(params)
@@ -310,10 +292,7 @@ def _exclusive(tune: Callable[..., Any]) -> Callable[..., Any]:
 def _storage_errors(out: Path) -> Iterator[None]:
     """The study's SQLite database failing (a full or read-only disk) as one line: SQLite
     commits a trial whole or not at all, so every finished trial is kept."""
-    import sqlite3
 
-    from optuna.exceptions import StorageInternalError
-    from sqlalchemy.exc import SQLAlchemyError
 
     try:
         yield
@@ -328,8 +307,6 @@ def _storage_errors(out: Path) -> Iterator[None]:
 
 
 def _finished(study) -> int:
-    import optuna
-
     return sum(t.state in (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
                for t in study.get_trials(deepcopy=False))
 
@@ -342,10 +319,6 @@ def _search(study, trials: int, distributions: dict[str, Any],
     trials finished before it (see _sampler). `evaluate` gets the optuna trial (its params, and user attributes
     to record); returning None marks a candidate the game refuses (pruned). Ctrl-C marks the running trial failed and propagates: the finished ones
     stay in the storage for the next run."""
-    import optuna
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
     done = _finished(study)
     todo = max(0, trials - done)
     console = Console(stderr=True)
@@ -372,9 +345,7 @@ def _search(study, trials: int, distributions: dict[str, Any],
 def _importances(study) -> dict[str, float]:
     """optuna's parameter importances (its default evaluator); none when too few trials
     finished or the objective never varied, where they would mean nothing."""
-    import warnings
 
-    import optuna
 
     values = [t.value for t in study.trials if t.value is not None]
     if len(values) < 8 or len(set(values)) < 2:
@@ -472,7 +443,6 @@ def tune_bot(game: str, bot: str, field: Sequence[str], out: Path | str, *, tria
               "params": {str(p): flatten(params[p].model_dump(mode="json")) for p in sizes}}
     study = _study(out, ["maximize"], config, seed)
     _enqueue_baseline(study, {k: defaults[k] for k in space})  # the default is candidate 0
-    from optuna.distributions import FloatDistribution
 
     distributions = {k: FloatDistribution(r.low, r.high, log=r.log) for k, r in space.items()}
     league = "self" in field
@@ -577,8 +547,6 @@ def _confirm_bot(spec: GameSpec, params: dict[int, Any], bot: str, best: dict[st
 
 def paired_mean(d: np.ndarray) -> dict[str, float]:
     """Mean of paired differences with its 95% t interval and the t test of zero."""
-    from scipy import stats as sps
-
     n = len(d)
     mean = float(d.mean()) if n else math.nan
     if n < 2 or float(d.std(ddof=1)) == 0.0:
@@ -704,7 +672,6 @@ def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, flo
               "goals": [g.text for g in goals], "games": games, "seed": seed, "params": flat}
     study = _study(out, ["minimize"] * (len(goals) + 1), config, seed)
     _enqueue_baseline(study, defaults)
-    from optuna.distributions import FloatDistribution, IntDistribution
 
     distributions = {k: IntDistribution(int(lo), int(hi)) if isinstance(defaults[k], int)
                      else FloatDistribution(float(lo), float(hi)) for k, (lo, hi) in vary.items()}
@@ -802,104 +769,3 @@ def _write_text(path: Path, text: str) -> None:
 
 def _write_json(path: Path, data: Any) -> None:
     _write_text(path, json.dumps(data, indent=2, default=float) + "\n")
-
-
-# ---- the tuning report ----
-
-def _progress_svg(values: list[float], maximize: bool, ylabel: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.6, 3.0))
-    x = np.arange(len(values))
-    y = np.array(values, dtype=float)
-    best = np.maximum.accumulate(y) if maximize else np.minimum.accumulate(y)
-    ax.plot(x, y, "o", ms=3, color="#7b7b7b", label="trial")
-    ax.step(x, best, where="post", color="#7b3f00", lw=1.6, label="best so far")
-    ax.set_xlabel("trial")
-    ax.set_ylabel(ylabel)
-    ax.set_title("Search progress (search seeds: optimistic for the best)")
-    ax.legend(fontsize=8)
-    return _svg_uri(fig)
-
-
-def _importance_svg(importances: dict[str, float]) -> str | None:
-    if not importances:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(importances)[:20]
-    fig, ax = plt.subplots(figsize=(7.6, 1.2 + 0.3 * len(names)))
-    ax.barh(np.arange(len(names)), [importances[n] for n in names], color="#0173b2")
-    ax.set_yticks(np.arange(len(names)), names)
-    ax.invert_yaxis()
-    ax.set_xlabel("importance (optuna's default evaluator; shares sum to 1)")
-    ax.set_title("Weight importances")
-    return _svg_uri(fig)
-
-
-def _svg_uri(fig) -> str:
-    import base64
-    import io
-
-    import matplotlib.pyplot as plt
-
-    buf = io.StringIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode()).decode()
-
-
-def write_tune_report(tuning: BotTuning | RuleTuning, html: Path, pdf: Path | None = None) -> None:
-    """A self-contained HTML page (and PDF) of a tuning."""
-    from analysis.render import templates
-    from analysis.render.report import write_html
-
-    # Double precision underflows to 0 for the p values of thousands of games: never print "0".
-    env = templates(filters={"p": lambda p: "< 1e-300" if p < 1e-300 else f"{p:.2g}"})
-    if isinstance(tuning, BotTuning):
-        values = [t["value"] for t in tuning.trials]
-        figures = {"progress": _progress_svg([100 * v for v in values], True, "edge over fair share (points)"),
-                   "importance": _importance_svg(tuning.importances)}
-    else:
-        values = [sum(t["values"][:-1]) for t in tuning.trials]
-        figures = {"progress": _progress_svg(values, False, "sum of goal misses"),
-                   "importance": None}
-    text = env.get_template("tune.html.j2").render(t=tuning, bot=isinstance(tuning, BotTuning),
-                                                   figures=figures, verdict=verdict(tuning))
-    write_html(html, text, pdf)
-
-
-def verdict(tuning: BotTuning | RuleTuning) -> str:
-    """The one-sentence result, from the held-out seeds."""
-    if isinstance(tuning, BotTuning):
-        parts = [f"{100 * h['win']:.1f}% (95% CI {100 * h['low']:.1f}–{100 * h['high']:.1f}%) at "
-                 f"{h['players']} players against a fair {100 * h['fair']:.1f}%" for h in tuning.holdout]
-        head = "; ".join(parts)
-        held = [h["players"] for h in tuning.holdout if h["validated"]]
-        where = (f"best.json is validated at {', '.join(map(str, held))} players" if held
-                 else "best.json is validated at no table size")
-        if tuning.better:
-            return f"The tuned {tuning.bot} beats the default weights on held-out seeds: it wins {head}; {where}."
-        if held:
-            return (f"The tuned {tuning.bot} beats the default weights on held-out seeds at some table "
-                    f"sizes only: it wins {head}; {where}, and only there.")
-        return (f"The tuned {tuning.bot} is NOT shown better than the default weights on held-out "
-                f"seeds: it wins {head}; {where}.")
-    if not tuning.proposal:
-        lead, verb = "The rulebook values (no change)", "meet"
-    else:
-        lead, verb = "The house rule " + ", ".join(f"{k} = {v}" for k, v in tuning.proposal.items()), "meets"
-    if tuning.met:
-        sure = all(c["sure"] for c in tuning.confirmed)
-        return (f"{lead} {verb} every goal on held-out seeds"
-                + (" with the whole 95% interval inside each band." if sure
-                   else " (point estimates; some intervals reach outside a band)."))
-    missed = [c["goal"] for c in tuning.confirmed if not c["met"]]
-    return f"{lead} comes closest, but misses on held-out seeds: {'; '.join(missed)}."

@@ -3,8 +3,6 @@ table size and the evidence, as self-contained HTML (and PDF); the tidy table an
 verdict are written beside it (balance.parquet, balance.csv, verdict.json)."""
 from __future__ import annotations
 
-import base64
-import io
 import json
 import math
 from datetime import UTC, datetime
@@ -12,9 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import seaborn as sns
+from matplotlib.ticker import PercentFormatter
 
 from analysis.experiments.balance import NEEDS, BalanceResult, Convergence, SizeVerdict, Withheld
-from analysis.render import templates, version
+from analysis.experiments.report import RunsReport
+from analysis.render import plots, templates, version
+from analysis.render.figure import data_uri, plt, svg
+from analysis.render.report import print_pdf
+from analysis.render.report import render_html as render_report
 from simcore.errors import UserError, writing
 from simcore.parts import write_atomic, write_text
 
@@ -244,12 +248,6 @@ def short_text(r: dict[str, Any]) -> str:
 def _figure(v: SizeVerdict) -> str:
     """Each position's win rate against the rung's rating (its place in the ladder when
     the rungs cannot be rated), with 95% intervals; dashed: the fair share."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-    from matplotlib.ticker import PercentFormatter
-
-    from analysis.render import plots
-
     rated = all(r.rating is not None for r in v.rungs)
     x = np.array([r.rating[0] if rated else k for k, r in enumerate(v.rungs)], dtype=float)
     fig, ax = plt.subplots(figsize=(plots.WIDTH, 3.6))
@@ -271,11 +269,7 @@ def _figure(v: SizeVerdict) -> str:
     ax.set_ylabel("win rate in the mirror match")
     ax.set_title(f"{v.players} players: win rate by turn position at each rung (95% intervals)")
     ax.legend(fontsize=8, frameon=False, ncol=min(v.players, 6), loc="upper center", bbox_to_anchor=(0.5, -0.2))
-    buf = io.StringIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode()).decode()
+    return data_uri(svg(fig))
 
 
 def render_html(result: BalanceResult, evidence: str | None = None) -> str:
@@ -290,17 +284,18 @@ def render_html(result: BalanceResult, evidence: str | None = None) -> str:
 
 
 def write_balance(result: BalanceResult, html: Path | str, pdf: Path | str | None = None, *,
-                  evidence: bool = True) -> list[Path]:
+                  evidence: RunsReport | None = None) -> list[Path]:
     """Write the report, the tidy table (parquet and CSV) and verdict.json beside it, and,
-    with `evidence`, the per-run report of each table size's strongest rung
-    (<name>-evidence.html: components, outcomes, the game's own sections). Everything
-    is rendered before anything is written. Returns the files written."""
+    with `evidence` (the analysis of each table size's strongest rung), its per-run
+    report (<name>-evidence.html: components, outcomes, the game's own sections).
+    Everything is rendered before anything is written. Returns the files written."""
     html = Path(html)
     if html.suffix.lower() not in (".html", ".htm"):
         raise UserError(f"-o {html}: the report is HTML, allowed is a path ending in .html")
     side = html.parent
-    evidence_path = html.with_name(f"{html.stem}-evidence.html") if evidence else None
+    evidence_path = html.with_name(f"{html.stem}-evidence.html") if evidence is not None else None
     text = render_html(result, evidence_path.name if evidence_path else None)
+    evidence_text = render_report(evidence) if evidence is not None else None
     verdict = json.dumps(result.verdict(), indent=2, allow_nan=False, default=str) + "\n"
     written = []
     try:
@@ -310,17 +305,13 @@ def write_balance(result: BalanceResult, html: Path | str, pdf: Path | str | Non
         write_text(side / "verdict.json", verdict)
         written += [side / f for f in DATA_FILES]
         if evidence_path is not None:
-            from analysis.render.report import write_report
-
-            write_report([v.top.path for v in result.sizes], evidence_path)
+            write_text(evidence_path, evidence_text)
             written.append(evidence_path)
         write_text(html, text)
         written.append(html)
     except OSError as e:
         raise UserError(f"cannot write the balance report to {side}: {e.strerror or e}") from None
     if pdf is not None:
-        from analysis.render.report import print_pdf
-
         with writing(pdf):
             Path(pdf).parent.mkdir(parents=True, exist_ok=True)
             print_pdf(html, Path(pdf))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import re
+from dataclasses import dataclass
 
 import matplotlib
 
@@ -13,7 +14,7 @@ matplotlib.use("Agg")  # no display; must precede pyplot
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-__all__ = ["svg", "inline", "data_uri", "plt"]
+__all__ = ["svg", "inline", "data_uri", "Image", "image", "plt"]
 
 
 def svg(fig: Figure, *, tight: bool = True) -> str:
@@ -36,3 +37,16 @@ def inline(document: str) -> str:
 def data_uri(document: str) -> str:
     """An SVG document as a data: URI for an <img>."""
     return "data:image/svg+xml;base64," + base64.b64encode(document.encode()).decode()
+
+
+@dataclass(frozen=True)
+class Image:
+    """A figure as a page shows it: <img src alt>."""
+
+    src: str  # data: URI of the SVG
+    alt: str
+
+
+def image(document: str | Figure, alt: str) -> Image:
+    """An SVG document (or a matplotlib figure, drawn tight) as an <img> of the page."""
+    return Image(data_uri(document if isinstance(document, str) else svg(document)), alt)

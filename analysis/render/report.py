@@ -4,15 +4,10 @@ page printed by headless Chromium (the browser the report tests open it in anywa
 pip-only PDF engine would need system libraries that `pip install .` cannot bring)."""
 from __future__ import annotations
 
-import base64
-import importlib
 import os
 import shutil
 import subprocess
 import tempfile
-import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -21,18 +16,18 @@ import jinja2
 import polars as pl
 
 from analysis import stats
-from analysis.render import templates, version
+from analysis.experiments.report import RunsReport
+from analysis.metrics import LEAD_CHANGES, RunAnalysis, ordinal
+from analysis.render import plots, templates, version
+from analysis.render.figure import Image, image
 from analysis.render.findings import (checks, count, findings, leader_checkpoint, pct, points, position_findings,
-                               pp, pvalue, rate_text)
-from analysis.metrics import (LEAD_CHANGES, MIN_EFFECT, RunAnalysis, analyze, ordinal, pooled_positions,
-                              pooled_strategies, rules_key)
-from simcore.errors import UserError, check_output, writing
+                                      pp, pvalue, rate_text)
+from simcore.errors import UserError, writing
 from simcore.params import flatten
 from simcore.parts import write_text
 from simcore.registry import games
 
-__all__ = ["SECTIONS", "render_html", "write_report", "write_html", "check_outputs", "print_pdf", "find_chromium",
-           "param_rows", "compare_variants", "Figure"]
+__all__ = ["SECTIONS", "render_html", "write_report", "write_html", "print_pdf", "find_chromium", "param_rows"]
 
 # Section ids of each run, in order (a run's ids get the suffix -r<index>).
 SECTIONS = ("findings", "seat-balance", "strategies", "outcomes", "components", "breakdowns",
@@ -40,17 +35,6 @@ SECTIONS = ("findings", "seat-balance", "strategies", "outcomes", "components", 
 CHROMIUM_ENV = "CHOCOSIM_CHROMIUM"
 _CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 _PDF_TIMEOUT = 300
-
-
-@dataclass(frozen=True)
-class Figure:
-    src: str  # data: URI of the SVG
-    alt: str
-
-
-def _figure(svg: str, alt: str) -> Figure:
-    data = base64.b64encode(svg.encode()).decode()
-    return Figure(f"data:image/svg+xml;base64,{data}", alt)
 
 
 MAX_VALUE_CHARS = 120
@@ -78,27 +62,25 @@ def param_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _figures(a: RunAnalysis) -> dict[str, Figure | None]:
-    from analysis.render import plots  # loaded by write_report while it analysed the runs
-
+def _figures(a: RunAnalysis) -> dict[str, Image | None]:
     n = a.run.players
     st, q, s = a.strategies, a.quality, a.seats
     several = len(st.names) > 1 and not a.solo
     return {
-        "position_wins": _figure(plots.position_wins(s.positions), "win rate by turn position") if s else None,
-        "seat_wins": (_figure(plots.seat_wins(s, n), "win rate by physical seat")
+        "position_wins": image(plots.position_wins(s.positions), "win rate by turn position") if s else None,
+        "seat_wins": (image(plots.seat_wins(s, n), "win rate by physical seat")
                       if s and not s.seat_is_position else None),
-        "seat_scores": _figure(plots.seat_scores(s, n), "score distribution by seat") if s else None,
-        "strategy_wins": _figure(plots.strategy_wins(st, n), "win rate by strategy"),
-        "ratings": _figure(plots.strategy_ratings(st.ratings), "ratings") if st.ratings else None,
-        "matchups": _figure(plots.matchup_matrix(st.matchups), "head-to-head matrix") if several else None,
-        "margins": _figure(plots.margins(a.outcomes), "margin of victory") if a.outcomes.margin else None,
-        "length": _figure(plots.game_length(a.outcomes), "game length"),
-        "scores": _figure(plots.score_distribution(a.outcomes), "score distribution") if a.solo else None,
-        "ends": _figure(plots.end_reasons(a.outcomes), "end reasons"),
-        "components": _figure(plots.components(a.components), "feature effects") if len(a.components) else None,
-        "leader_wins": _figure(plots.leader_wins(q), "sole leader winning by checkpoint") if q else None,
-        "lead_changes": _figure(plots.lead_changes(q), "lead changes") if q else None,
+        "seat_scores": image(plots.seat_scores(s, n), "score distribution by seat") if s else None,
+        "strategy_wins": image(plots.strategy_wins(st, n), "win rate by strategy"),
+        "ratings": image(plots.strategy_ratings(st.ratings), "ratings") if st.ratings else None,
+        "matchups": image(plots.matchup_matrix(st.matchups), "head-to-head matrix") if several else None,
+        "margins": image(plots.margins(a.outcomes), "margin of victory") if a.outcomes.margin else None,
+        "length": image(plots.game_length(a.outcomes), "game length"),
+        "scores": image(plots.score_distribution(a.outcomes), "score distribution") if a.solo else None,
+        "ends": image(plots.end_reasons(a.outcomes), "end reasons"),
+        "components": image(plots.components(a.components), "feature effects") if len(a.components) else None,
+        "leader_wins": image(plots.leader_wins(q), "sole leader winning by checkpoint") if q else None,
+        "lead_changes": image(plots.lead_changes(q), "lead changes") if q else None,
     }
 
 
@@ -151,62 +133,37 @@ def _environment() -> jinja2.Environment:
                      names={"points": points, "pp": pp, "ordinal": ordinal})
 
 
-def _pooled_context(analyses: Sequence[RunAnalysis]) -> dict[str, Any] | None:
+def _pooled_context(report: RunsReport) -> dict[str, Any] | None:
     """The headline of a report of several tables: ratings over every table of the
     game, and position balance per table size (runs with the same rules added up)."""
-    if len(analyses) < 2:
+    if len(report.analyses) < 2:
         return None
-    from analysis.render import plots  # loaded by write_report while it analysed the runs
-
     positions = []
-    for table in pooled_positions(analyses):
+    for table in report.positions:
         found, checked = position_findings(table.balance, "comparison")
         variant = sum(1 for other in positions if (other["pp"].game, other["pp"].players) == (table.game, table.players))
         positions.append({"pp": table, "texts": [f.text for f in found] + checked, "numbers": [k + 1 for k in table.runs],
                           "title": games()[table.game].title if table.game in games() else table.game,
                           "variant": variant,
-                          "figure": _figure(plots.position_wins(table.balance, f"Win rate by turn position at {table.players} players, "
-                                                                f"{len(table.runs)} table(s) pooled"), "pooled position balance")})
+                          "figure": image(plots.position_wins(table.balance, f"Win rate by turn position at {table.players} players, "
+                                                              f"{len(table.runs)} table(s) pooled"), "pooled position balance")})
     out: dict[str, Any] = {"positions": positions, "m": None}
-    pooled = pooled_strategies(analyses)
+    pooled = report.strategies
     if pooled is not None and len(pooled[0].names) >= 2:
         m, ratings = pooled
         out.update(m=m, ratings=ratings,
-                   matchups=_figure(plots.matchup_matrix(m), "head-to-head over all runs"),
-                   ratings_figure=_figure(plots.strategy_ratings(ratings), "ratings over all runs") if ratings else None)
+                   matchups=image(plots.matchup_matrix(m), "head-to-head over all runs"),
+                   ratings_figure=image(plots.strategy_ratings(ratings), "ratings over all runs") if ratings else None)
     return out
 
 
-def compare_variants(analyses: Sequence[RunAnalysis]) -> list[dict[str, Any]]:
-    """House-rule comparisons: a run against the first run of the same game, table
-    size and lineup whose params differ from it, with the params that differ and the
-    1st player's win rate difference (Newcombe interval, score test). Runs of another
-    game or size, another lineup, or the same rules (different lineups of one sweep)
-    are never compared: their differences are not a variant's effect."""
-    rows = []
-    for k, a in enumerate(analyses):
-        game, players, params = rules_key(a)
-        lineup = sorted(s.get("spec", "") for s in a.run.manifest.get("strategies") or [])
-        base = next((b for b in analyses[:k] if rules_key(b)[:2] == (game, players) and rules_key(b)[2] != params
-                     and sorted(s.get("spec", "") for s in b.run.manifest.get("strategies") or []) == lineup), None)
-        if base is None or a.seats is None:
-            continue
-        mine, theirs = flatten(a.run.manifest.get("params") or {}), flatten(base.run.manifest.get("params") or {})
-        changed = [f"{key} = {mine.get(key)} (was {theirs.get(key)})"
-                   for key in sorted(mine.keys() | theirs.keys()) if mine.get(key) != theirs.get(key)]
-        f, f0 = a.seats.first, base.seats.first
-        rows.append({"run": k, "base": analyses.index(base), "changed": changed,
-                     "first": stats.difference(f.successes, f.n, f0.successes, f0.n)})
-    return rows
-
-
-def render_html(analyses: Sequence[RunAnalysis]) -> str:
-    runs = [_run_context(a, i) for i, a in enumerate(analyses)]
+def render_html(report: RunsReport) -> str:
+    runs = [_run_context(a, i) for i, a in enumerate(report.analyses)]
     title = ", ".join(dict.fromkeys(r["title"] for r in runs))
     return _environment().get_template("report.html.j2").render(
-        runs=runs, title=title, sections=SECTIONS, version=version(), pooled=_pooled_context(analyses),
+        runs=runs, title=title, sections=SECTIONS, version=version(), pooled=_pooled_context(report),
         lead_changes=LEAD_CHANGES,
-        variants=compare_variants(analyses), created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        variants=report.variants, created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
 def find_chromium() -> str:
@@ -240,14 +197,6 @@ def print_pdf(html: Path, pdf: Path) -> None:
         os.replace(tmp, pdf)
 
 
-def check_outputs(html: Path | str | None, pdf: Path | str | None = None) -> None:
-    """Refuse an HTML or PDF path that cannot be a file before any game is played."""
-    if html is not None:
-        check_output(html, "-o")
-    if pdf is not None:
-        check_output(pdf, "--pdf")
-
-
 def write_html(html: Path | str, text: str, pdf: Path | str | None = None) -> None:
     """Write a rendered report (through a temp file renamed into place, so a failed
     write leaves the report there before intact) and print it to PDF when asked; a
@@ -261,19 +210,6 @@ def write_html(html: Path | str, text: str, pdf: Path | str | None = None) -> No
             print_pdf(html, Path(pdf))
 
 
-def write_report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | None = None,
-                 min_effect: float = MIN_EFFECT) -> list[RunAnalysis]:
-    """Analyse the runs and write the HTML report (and its PDF). Every run is analysed
-    before anything is written, so bad input leaves existing reports untouched."""
-    if not run_dirs:
-        raise UserError("no run directory given")
-    check_outputs(html, pdf)
-    # The plotting stack (matplotlib, seaborn) takes a second or two to load: it loads on
-    # a thread while the runs are analysed, which mostly waits on numpy.
-    loader = threading.Thread(target=importlib.import_module, args=("analysis.render.plots",), daemon=True)
-    loader.start()
-    analyses = [analyze(d, min_effect) for d in run_dirs]
-    loader.join()
-    write_html(html, render_html(analyses), pdf)
-    return analyses
-
+def write_report(report: RunsReport, html: Path | str, pdf: Path | str | None = None) -> None:
+    """Write the HTML report of the analysed runs (and its PDF)."""
+    write_html(html, render_html(report), pdf)

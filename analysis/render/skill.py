@@ -2,21 +2,20 @@
 template (skill.html.j2), apart from the computation, as the balance report is."""
 from __future__ import annotations
 
-import base64
-import io
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
+import seaborn as sns
+from matplotlib.ticker import PercentFormatter
 
-from analysis.render import templates
 from analysis.experiments.skill import BUDGET, Depth, Ladder, PositionBalance, Restricted, SkillAnalysis
-
-if TYPE_CHECKING:
-    from analysis.stats import Rate
+from analysis.render import plots, templates
+from analysis.render.figure import Image, image, plt
+from analysis.render.report import write_html
+from analysis.stats import ALPHA, Rate
 
 __all__ = ["Finding", "findings", "ladder_findings", "depth_findings", "restricted_findings", "ladder_section",
            "render_html", "write_skill_report", "pct", "rate_text", "points", "pvalue", "elo_text",
@@ -70,8 +69,6 @@ def position_name(p: int) -> str:
 
 
 def ladder_findings(ladder: Ladder) -> list[Finding]:
-    from analysis.stats import ALPHA
-
     g, share = ladder.gap, ladder.gap.share
     out = []
     if share.p_value < ALPHA and share.value > 0.5:
@@ -149,25 +146,7 @@ def findings(a: SkillAnalysis) -> list[Finding]:
 
 # ---- figures ----
 
-@dataclass(frozen=True)
-class Figure:
-    src: str  # data: URI of the SVG
-    alt: str
-
-
-def _figure(fig, alt: str) -> Figure:
-    import matplotlib.pyplot as plt
-
-    buf = io.StringIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    return Figure("data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode()).decode(), alt)
-
-
 def _palette():
-    import seaborn as sns
-
     return sns.color_palette("colorblind")
 
 
@@ -175,12 +154,9 @@ def _errors(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray
     return np.clip(np.vstack([values - low, high - values]), 0, None)
 
 
-def balance_figure(b: PositionBalance) -> Figure:
+def balance_figure(b: PositionBalance) -> Image:
     """Win rate by position, one group per position, one bar per rung."""
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import PercentFormatter
 
-    from analysis.render import plots
 
     fig, ax = plt.subplots(figsize=(plots.WIDTH, 1.6 + 0.35 * b.players * len(b.rungs)))
     width = 0.8 / len(b.rungs)
@@ -201,14 +177,11 @@ def balance_figure(b: PositionBalance) -> Figure:
     ax.set_title("Win rate by turn position at each rung (95% Wilson intervals)",
                  pad=8 + 14 * math.ceil(len(b.rungs) / ncol))
     ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol, frameon=False)
-    return _figure(fig, "win rate by turn position at each rung of the ladder")
+    return image(fig, "win rate by turn position at each rung of the ladder")
 
 
-def depth_figure(d: Depth) -> Figure:
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import PercentFormatter
+def depth_figure(d: Depth) -> Image:
 
-    from analysis.render import plots
 
     fig, ax = plt.subplots(figsize=(plots.WIDTH, 3.2))
     x = np.arange(len(d.steps))
@@ -222,14 +195,11 @@ def depth_figure(d: Depth) -> Figure:
     ax.set_xlabel(f"{BUDGET}: budget against half of it")
     ax.set_ylabel("ahead share of the doubled budget")
     ax.set_title("Skill trace: each doubling against the budget below (95% Wilson intervals)")
-    return _figure(fig, "skill trace over doubling budgets")
+    return image(fig, "skill trace over doubling budgets")
 
 
-def restricted_figure(r: Restricted) -> Figure:
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import PercentFormatter
+def restricted_figure(r: Restricted) -> Image:
 
-    from analysis.render import plots
 
     fig, ax = plt.subplots(figsize=(plots.WIDTH, 1.4 + 0.3 * len(r.components)))
     y = np.arange(len(r.components))
@@ -246,22 +216,16 @@ def restricted_figure(r: Restricted) -> Figure:
     ax.set_xlabel("drop in win share when never taking the component (percentage points)")
     ax.set_title(f"Restricted play: importance of each component to {r.bot} (95% paired intervals)", pad=22)
     ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
-    return _figure(fig, "importance of each component by restricted play")
+    return image(fig, "importance of each component by restricted play")
 
 
-def ladder_figures(ladder: Ladder) -> dict[str, Figure | None]:
-    from analysis.render import plots
-
+def ladder_figures(ladder: Ladder) -> dict[str, Image | None]:
     ratings = ladder.ratings
     return {
-        "ratings": Figure(_data_uri(plots.strategy_ratings(ratings)), "ratings of the ladder's rungs") if ratings else None,
-        "matchups": Figure(_data_uri(plots.matchup_matrix(ladder.matchups)), "head-to-head matrix of the ladder"),
+        "ratings": image(plots.strategy_ratings(ratings), "ratings of the ladder's rungs") if ratings else None,
+        "matchups": image(plots.matchup_matrix(ladder.matchups), "head-to-head matrix of the ladder"),
         "balance": balance_figure(ladder.balance) if ladder.balance else None,
     }
-
-
-def _data_uri(svg: str) -> str:
-    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
 
 
 # ---- the report ----
@@ -289,6 +253,4 @@ def render_html(a: SkillAnalysis) -> str:
 
 
 def write_skill_report(a: SkillAnalysis, html: Path | str, pdf: Path | str | None = None) -> None:
-    from analysis.render.report import write_html
-
     write_html(html, render_html(a), pdf)  # rendered before anything is written
