@@ -475,9 +475,9 @@ def skill(game: str, games: int, runs: Path | str, html: Path | str, *, pdf: Pat
     dask cluster: "dask" and its `scheduler`); writes the HTML (and PDF) report."""
     from analysis.experiments import skill as sk
 
+    check_outputs(html, pdf)
     if Path(html).suffix.lower() not in (".html", ".htm"):
         raise UserError(f"-o {html}: the report is HTML, allowed is a path ending in .html")
-    check_outputs(html, pdf)
     p = sk.plan(game, games, runs, ladder=ladder, depth=depth, doublings=doublings, restricted=restricted,
                 components=components, players=players, sets=sets, rules=Path(rules) if rules else None, seed=seed)
     with playing_on(backend, scheduler):
