@@ -37,6 +37,7 @@ import polars as pl
 
 import strategies
 from analysis.options import each_once, param_name
+from analysis.render.formats import count, ordinal
 from analysis.summary import Summary, scan_run, summarize
 from simcore.errors import ArgumentError, UserError, check_output
 from simcore.params import Params, parse_set
@@ -64,7 +65,7 @@ MIN_EFFECT = 0.02  # analysis.metrics.MIN_EFFECT
 __all__ = ["RunOutcome", "run", "results", "summary", "play", "CompareOutcome", "compare", "compare_rules",
            "parse_variant", "sweep_values", "sweep", "report", "seat_balance", "run_params", "play_params",
            "comparison_table", "balance", "skill", "tune_bot", "tune_ranges", "tune_rules", "words", "version",
-           "check_outputs"]
+           "check_outputs", "ordinal", "count"]
 
 
 def _fits(value: Any, hint: Any) -> bool:

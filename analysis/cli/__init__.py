@@ -237,22 +237,14 @@ def summary(
         _print_summary(s)
 
 
-def _position_label(position: int) -> str:
-    ordinal = {1: "st", 2: "nd", 3: "rd"}.get(position + 1 if position + 1 < 20 else 0, "th")
-    return f"{position} ({position + 1}{ordinal} player)"
-
-
 def _rate(rate: float, low: float, high: float) -> str:
+    """A table cell under "win rate  [95% CI]": the columns line up at two decimals."""
     return f"{100 * rate:.2f}%  [{100 * low:.2f}, {100 * high:.2f}]"
 
 
-def _wins(x: float) -> str:
-    """Whole ("45,724", not "45,724.0"), one decimal only where shared victories made it
-    fractional."""
-    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
-
-
 def _print_summary(s: Summary) -> None:
+    from analysis import api
+
     m = s.manifest
     n_games = m.get("n_games")
     done = f" of {n_games:,} (incomplete: re-run to resume)" if isinstance(n_games, int) \
@@ -265,7 +257,7 @@ def _print_summary(s: Summary) -> None:
     tables = [("seat", s.by_seat, "games", str)]
     if s.by_position is not None:
         # 0-based as in the results' position column; labelled for a reader.
-        tables.append(("position", s.by_position, "games", _position_label))
+        tables.append(("position", s.by_position, "games", lambda p: f"{p} ({api.ordinal(p)})"))
     tables.append(("strategy", s.by_strategy, "plays", str))
     if s.by_group is not None:
         tables.append((s.by_group.columns[0], s.by_group, "plays", str))
@@ -275,7 +267,7 @@ def _print_summary(s: Summary) -> None:
         table = Table(Column(key, overflow="fold"), n, "wins", Column("win rate  [95% CI]", no_wrap=True),
                       "mean score", title=title, title_justify="left")
         for r in df.iter_rows(named=True):
-            table.add_row(label(r[key]), f"{r[n]:,}", _wins(r["wins"]),
+            table.add_row(label(r[key]), f"{r[n]:,}", api.count(r["wins"]),
                           _rate(r["win_rate"], r["ci_low"], r["ci_high"]), f"{r['mean_score']:.2f}")
         console.print(table)
     d = s.draws.row(0, named=True)

@@ -14,6 +14,7 @@ from analysis.experiments.compare import DEFAULT_MARGIN, Comparison, Row
 from analysis.metrics import LEAD_CHANGES
 from analysis.render import templates
 from analysis.render.figure import inline, plt, svg
+from analysis.render.formats import pvalue
 from analysis.render.report import write_html
 
 __all__ = ["sentence", "verdicts", "render_compare", "write_compare"]
@@ -127,7 +128,7 @@ def _context(comparisons: list[Comparison], margin: float) -> dict[str, Any]:
                          "base": _num(r.shown(r.base), 2), "variant": _num(r.shown(r.variant), 2),
                          "change": _num(r.shown(r.change.value), d),
                          "ci": f"{_num(r.shown(r.change.low), d)} to {_num(r.shown(r.change.high), d)}",
-                         "q": "< 0.001" if r.q_value < 1e-3 else f"{r.q_value:.2g}", "significant": r.significant,
+                         "q": pvalue(r.q_value), "significant": r.significant,
                          "saved": f"{r.change.games_saved:.2f}×" if math.isfinite(r.change.games_saved) else "–"})
         key = [r for r in c.rows if r.metric.key in ("pos0", "turns", "score")]
         saving = [{"label": r.metric.label, "paired": _num(r.shown(r.change.se), 4),

@@ -10,8 +10,9 @@ import numpy as np
 import seaborn as sns
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-from analysis.metrics import Histogram, Outcomes, PositionBalance, Quality, SeatBalance, Strategies, ordinal
+from analysis.metrics import Histogram, Outcomes, PositionBalance, Quality, SeatBalance, Strategies
 from analysis.render.figure import plt, svg
+from analysis.render.formats import ordinal
 from analysis.stats import Matchups, Rate, Ratings
 
 __all__ = ["position_wins", "seat_wins", "seat_scores", "strategy_wins", "strategy_ratings",

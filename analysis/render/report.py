@@ -17,11 +17,11 @@ import polars as pl
 
 from analysis import stats
 from analysis.experiments.report import RunsReport
-from analysis.metrics import LEAD_CHANGES, RunAnalysis, ordinal
+from analysis.metrics import LEAD_CHANGES, RunAnalysis
 from analysis.render import plots, templates, version
 from analysis.render.figure import Image, image
-from analysis.render.findings import (checks, count, findings, leader_checkpoint, pct, points, position_findings,
-                                      pp, pvalue, rate_text)
+from analysis.render.findings import checks, findings, leader_checkpoint, position_findings, pp
+from analysis.render.formats import count, ordinal, p_is, pct, points, pvalue, rate
 from simcore.errors import UserError, writing
 from simcore.params import flatten
 from simcore.parts import write_text
@@ -128,8 +128,7 @@ def _run_context(a: RunAnalysis, index: int) -> dict[str, Any]:
 
 
 def _environment() -> jinja2.Environment:
-    return templates(filters={"pct": pct, "rate": rate_text, "pvalue": pvalue, "count": count,
-                              "p_is": lambda p: pvalue(p) if pvalue(p).startswith("<") else f"= {pvalue(p)}"},
+    return templates(filters={"pct": pct, "rate": rate, "pvalue": pvalue, "count": count, "p_is": p_is},
                      names={"points": points, "pp": pp, "ordinal": ordinal})
 
 

@@ -3,12 +3,14 @@ words (the one-sentence verdict), its figures and the HTML page."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
 from analysis.experiments.tune import BotTuning, RuleTuning
 from analysis.render import templates
 from analysis.render.figure import data_uri, plt, svg
+from analysis.render.formats import p_is, pct, pvalue, rate
 from analysis.render.report import write_html
 
 __all__ = ["write_tune_report", "verdict"]
@@ -47,8 +49,7 @@ def _svg_uri(fig) -> str:
 
 def write_tune_report(tuning: BotTuning | RuleTuning, html: Path, pdf: Path | None = None) -> None:
     """A self-contained HTML page (and PDF) of a tuning."""
-    # Double precision underflows to 0 for the p values of thousands of games: never print "0".
-    env = templates(filters={"p": lambda p: "< 1e-300" if p < 1e-300 else f"{p:.2g}"})
+    env = templates(filters={"pvalue": pvalue, "p_is": p_is})
     if isinstance(tuning, BotTuning):
         values = [t["value"] for t in tuning.trials]
         figures = {"progress": _progress_svg([100 * v for v in values], True, "edge over fair share (points)"),
@@ -65,8 +66,8 @@ def write_tune_report(tuning: BotTuning | RuleTuning, html: Path, pdf: Path | No
 def verdict(tuning: BotTuning | RuleTuning) -> str:
     """The one-sentence result, from the held-out seeds."""
     if isinstance(tuning, BotTuning):
-        parts = [f"{100 * h['win']:.1f}% (95% CI {100 * h['low']:.1f}–{100 * h['high']:.1f}%) at "
-                 f"{h['players']} players against a fair {100 * h['fair']:.1f}%" for h in tuning.holdout]
+        parts = [f"{rate(SimpleNamespace(value=h['win'], low=h['low'], high=h['high']))} at "
+                 f"{h['players']} players against a fair {pct(h['fair'])}" for h in tuning.holdout]
         head = "; ".join(parts)
         held = [h["players"] for h in tuning.holdout if h["validated"]]
         where = (f"best.json is validated at {', '.join(map(str, held))} players" if held
