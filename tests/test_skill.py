@@ -16,7 +16,7 @@ from scipy import stats as sps
 
 from analysis.experiments import skill
 from analysis.render import skill as render_skill
-from analysis.render.report import find_chromium
+from analysis.render.page import find_chromium
 from analysis.stats import ELO_PER_LOGIT
 from simcore.errors import UserError
 from helpers import cli

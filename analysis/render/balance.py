@@ -18,7 +18,7 @@ from analysis.experiments.report import RunsReport
 from analysis.render import plots, templates, version
 from analysis.render.figure import data_uri, plt, svg
 from analysis.render.formats import nth, ordinal, pvalue, rate
-from analysis.render.report import print_pdf
+from analysis.render.page import print_pdf
 from analysis.render.report import render_html as render_report
 from simcore.errors import UserError, writing
 from simcore.parts import write_atomic, write_text

@@ -15,7 +15,7 @@ from analysis.metrics import LEAD_CHANGES
 from analysis.render import templates
 from analysis.render.figure import inline, plt, svg
 from analysis.render.formats import pvalue
-from analysis.render.report import write_html
+from analysis.render.page import write_html
 
 __all__ = ["sentence", "verdicts", "render_compare", "write_compare"]
 

@@ -15,7 +15,7 @@ from analysis.experiments.skill import BUDGET, Depth, Ladder, PositionBalance, R
 from analysis.render import plots, templates
 from analysis.render.figure import Image, image, plt
 from analysis.render.formats import ordinal, p_is, pct, points, pvalue, rate
-from analysis.render.report import write_html
+from analysis.render.page import write_html
 from analysis.stats import ALPHA
 
 __all__ = ["Finding", "findings", "ladder_findings", "depth_findings", "restricted_findings", "ladder_section",

@@ -14,7 +14,7 @@ from analysis import stats
 from analysis.experiments.sweep import SweepResult, numeric
 from analysis.render import templates
 from analysis.render.figure import inline, plt, svg
-from analysis.render.report import write_html
+from analysis.render.page import write_html
 
 __all__ = ["figures", "render_sweep", "write_sweep"]
 

@@ -11,7 +11,7 @@ from analysis.experiments.tune import BotTuning, RuleTuning
 from analysis.render import templates
 from analysis.render.figure import data_uri, plt, svg
 from analysis.render.formats import p_is, pct, pvalue, rate
-from analysis.render.report import write_html
+from analysis.render.page import write_html
 
 __all__ = ["write_tune_report", "verdict"]
 
