@@ -531,12 +531,12 @@ def tune_rules(game: str, seats: Sequence[str] | str, vary: dict[str, tuple[floa
     A..B turns", "REASON ends A..B%", "margin within X points"), preferring few and
     small changes; confirm it on held-out seeds; the study, proposal.toml and
     report.html (and `pdf`) go to `out`."""
-    from analysis.experiments import tune  # optuna: see tune_bot
+    from analysis.experiments import tune, tune_rules as rt  # optuna: see tune_bot
     from analysis.render.tune import write_tune_report
 
     table = strategies.split_specs(seats) if isinstance(seats, str) else list(seats)
     ranges = dict(vary) if isinstance(vary, dict) else tune.parse_vary(vary)
-    result = tune.tune_rules(game, table, ranges, [tune.parse_goal(g) for g in goals], out, trials=trials,
+    result = rt.tune_rules(game, table, ranges, [rt.parse_goal(g) for g in goals], out, trials=trials,
                              games=games, holdout_games=holdout_games, seed=seed, jobs=jobs,
                              rules=Path(rules) if rules else None, sets=sets, quiet=quiet, backend=backend,
                              scheduler=scheduler)

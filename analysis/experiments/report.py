@@ -9,8 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from analysis import stats
-from analysis.metrics import (MIN_EFFECT, PooledPositions, RunAnalysis, analyze, pooled_positions,
-                              pooled_strategies, rules_key)
+from analysis.metrics import (
+    MIN_EFFECT,
+    PooledPositions,
+    RunAnalysis,
+    analyze,
+    pooled_positions,
+    pooled_strategies,
+    rules_key,
+)
 from analysis.stats import Matchups, Ratings
 from simcore.errors import UserError
 from simcore.params import flatten

@@ -44,8 +44,8 @@ from analysis.manifest import read_manifest
 from analysis.stats import ALPHA, ELO_PER_LOGIT, Difference, Matchups, Rate, Ratings
 from simcore.errors import UserError
 from simcore.params import Params, flatten
-from simcore.registry import GameSpec, get_game
 from simcore.parts import list_parts, read_part
+from simcore.registry import GameSpec, get_game
 from simcore.runner import MANIFEST, run
 
 if TYPE_CHECKING:

@@ -28,8 +28,8 @@ import numpy as np
 import polars as pl
 
 import strategies
-from analysis.experiments import compare as cmp
 from analysis import stats
+from analysis.experiments import compare as cmp
 from analysis.sequential import Precision, until_precise
 from analysis.summary import scan_run
 from simcore.errors import UserError, writing

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from analysis.experiments.tune import BotTuning, RuleTuning
+from analysis.experiments.tune import BotTuning
+from analysis.experiments.tune_rules import RuleTuning
 from analysis.render import templates
 from analysis.render.figure import data_uri, plt, svg
 from analysis.render.formats import p_is, pct, pvalue, rate
