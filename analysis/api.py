@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from analysis.experiments.balance import BalanceResult
     from analysis.experiments.compare import Comparison
     from analysis.experiments.report import RunsReport
-    from analysis.experiments.skill import SkillAnalysis
+    from analysis.experiments.skill_analysis import SkillAnalysis
     from analysis.experiments.sweep import SweepResult
     from analysis.experiments.tune import BotTuning, RuleTuning
     from analysis.sequential import Precision
@@ -410,6 +410,8 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
     cluster: "dask" and its `scheduler` address). play=False analyses the runs already
     there (e.g. to render them again) without playing."""
     from analysis.experiments import balance as bal
+    from analysis.experiments.balance_run import balance as play_balance
+    from analysis.experiments.balance_run import with_plans
     from analysis.experiments.report import analyze_runs
 
     if html is not None and Path(html).suffix.lower() not in (".html", ".htm"):
@@ -420,9 +422,9 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
                  compensation=compensation, sets=sets, rules=rules, seed=seed)
     if play:
         with playing_on(backend, scheduler):
-            result = bal.balance(p, jobs=jobs, log=log)
+            result = play_balance(p, jobs=jobs, log=log)
     else:
-        result = bal.with_plans(p, bal.analyze(p), {})
+        result = with_plans(p, bal.analyze(p), {})
     if html is not None:
         from analysis.render.balance import write_balance
 
@@ -475,6 +477,7 @@ def skill(game: str, games: int, runs: Path | str, html: Path | str, *, pdf: Pat
     taken); `games` per run under `runs` (re-running resumes), played on `backend` (a
     dask cluster: "dask" and its `scheduler`); writes the HTML (and PDF) report."""
     from analysis.experiments import skill as sk
+    from analysis.experiments.skill_analysis import analyze
 
     check_outputs(html, pdf)
     if Path(html).suffix.lower() not in (".html", ".htm"):
@@ -483,7 +486,7 @@ def skill(game: str, games: int, runs: Path | str, html: Path | str, *, pdf: Pat
                 components=components, players=players, sets=sets, rules=Path(rules) if rules else None, seed=seed)
     with playing_on(backend, scheduler):
         sk.play(p, jobs=jobs, quiet=quiet)
-    result = sk.analyze(p)
+    result = analyze(p)
     from analysis.render.skill import write_skill_report  # the plotting stack: only for a report
 
     write_skill_report(result, html, pdf)

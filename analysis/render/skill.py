@@ -11,7 +11,8 @@ import numpy as np
 import seaborn as sns
 from matplotlib.ticker import PercentFormatter
 
-from analysis.experiments.skill import BUDGET, Depth, Ladder, PositionBalance, Restricted, SkillAnalysis
+from analysis.experiments.skill import BUDGET, Ladder, PositionBalance
+from analysis.experiments.skill_analysis import Depth, Restricted, SkillAnalysis
 from analysis.render import plots, templates
 from analysis.render.figure import Image, image, plt
 from analysis.render.formats import ordinal, p_is, pct, points, pvalue, rate
