@@ -164,7 +164,7 @@ def test_a_planted_position_shift_is_found_and_a_null_one_is_not(tmp_path):
     assert not shifts["c"].significant and shifts["c"].diff.low <= 0 <= shifts["c"].diff.high
     texts = [f.text for f in render_skill.ladder_findings(skill.analyze_ladder(dirs, ["a", "b", "c"]))]
     moved = [t for t in texts if t.startswith("The balance depends on skill")]
-    assert len(moved) == 1 and "acting first wins" in moved[0] and "of b mirror matches" in moved[0]
+    assert len(moved) == 1 and "the 1st player wins" in moved[0] and "of b mirror matches" in moved[0]
 
 
 # ---- skill depth ----
