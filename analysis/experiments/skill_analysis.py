@@ -9,23 +9,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from scipy import stats as sps
 
 import strategies
 from analysis import stats
+from analysis.experiments.skill import (BUDGET, FORBID, HeadToHead, Ladder, Plan, analyze_ladder, head_to_head,
+                                       tally, with_arg)
 from analysis.stats import ALPHA, Rate
 from simcore.errors import UserError
 from simcore.params import flatten
 from simcore.runner import MANIFEST
-
-if TYPE_CHECKING:
-    pass
-
-from analysis.experiments.skill import (BUDGET, FORBID, HeadToHead, Ladder, Plan, analyze_ladder, head_to_head,
-                                       tally, with_arg)
 
 __all__ = ["DepthStep", "Depth", "analyze_depth", "summed_excess", "Importance", "Restricted",
            "analyze_restricted", "SkillAnalysis", "analyze"]
