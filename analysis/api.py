@@ -1,5 +1,7 @@
-"""chocosim from Python: the jobs of the command line (run, compare, sweep, report) as
-functions returning polars frames, for designers who script experiments in a notebook.
+"""chocosim from Python: every job of the command line (run, results, summary, play,
+report, balance, compare, sweep, skill, tune_bot, tune_rules) as a function returning
+its result (polars frames and a verdict), for designers who script experiments in a
+notebook; `words` gives a result's verdict in the reports' words.
 
     from analysis import api
     base = api.run("fabryka", ["heuristic", "heuristic"], games=20_000, out="runs/base")
@@ -17,34 +19,53 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
+import importlib
 import inspect
+import json
 import math
 import numbers
 import re
+import threading
 import types
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 import strategies
-from analysis import compare as cmp
-from analysis import sweep as sw
-from analysis.cli_lists import each_once, param_name
-from analysis.sequential import Precision, until_precise
-from analysis.summary import scan_run
-from simcore.errors import ArgumentError, UserError
+from analysis.options import each_once, param_name
+from analysis.render.formats import count, ordinal
+from analysis.summary import Summary, scan_run, summarize
+from simcore.errors import ArgumentError, UserError, check_output
 from simcore.params import Params, parse_set
+from simcore.play import Trace, play_game
 from simcore.registry import GameSpec, get_game
 from simcore.runner import RunResult, playing_on, rotation_size
 from simcore.runner import run as run_games
 
-__all__ = ["RunOutcome", "run", "results", "CompareOutcome", "compare", "compare_rules",
-           "parse_variant", "sweep", "report", "seat_balance", "run_params", "comparison_table", "balance"]
+if TYPE_CHECKING:
+    from analysis.experiments.balance import BalanceResult
+    from analysis.experiments.compare import Comparison
+    from analysis.experiments.report import RunsReport
+    from analysis.experiments.skill_analysis import SkillAnalysis
+    from analysis.experiments.sweep import SweepResult
+    from analysis.experiments.tune import BotTuning, RuleTuning
+    from analysis.sequential import Precision
+
+# Each job imports its experiment when it runs: the statistics stack under them (scipy,
+# statsmodels) takes seconds to load, which `summary`, `results` and `play` must not pay,
+# and the plotting stack loads only for a job that writes a report. The defaults below
+# that an experiment defines are written out for the same reason (a test checks them).
+DEFAULT_MARGIN = 1.0  # analysis.experiments.compare.DEFAULT_MARGIN
+MIN_EFFECT = 0.02  # analysis.metrics.MIN_EFFECT
+
+__all__ = ["RunOutcome", "run", "results", "summary", "play", "CompareOutcome", "compare", "compare_rules",
+           "parse_variant", "sweep_values", "sweep", "report", "seat_balance", "run_params", "play_params",
+           "comparison_table", "balance", "skill", "tune_bot", "tune_ranges", "tune_rules", "words", "version",
+           "check_outputs", "ordinal", "count"]
 
 
 def _fits(value: Any, hint: Any) -> bool:
@@ -82,7 +103,10 @@ def _checked(function):
     type is one line (ArgumentError, a UserError and a TypeError) naming the argument,
     not an error from deep inside."""
     signature = inspect.signature(function)
-    hints = typing.get_type_hints(function)
+    # The parameters' annotations only: a result's type may be one imported for type
+    # checkers alone (see above).
+    hints = {name: eval(p.annotation, function.__globals__) if isinstance(p.annotation, str) else p.annotation
+             for name, p in signature.parameters.items() if p.annotation is not inspect.Parameter.empty}
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -112,6 +136,7 @@ class RunOutcome:
     manifest: dict[str, Any]
     played: int  # games played by this call
     precision: Precision | None  # how a --precision run ended
+    resumed: int = 0  # games the directory held already (without precision)
 
 
 def _lineup(game: str, seats: Sequence[str]):
@@ -139,9 +164,12 @@ def run(game: str, seats: Sequence[str] | str, games: int, out: Path | str, *, s
 def run_params(spec: GameSpec, params: Params, seats: list[str], games: int, out: Path | str, *,
                precision: float | None = None, seating: str = "rotate", **runner: Any) -> RunOutcome:
     """run() for a game and params already built (the CLI's run command)."""
+    from analysis.experiments import compare as cmp
+    from analysis.sequential import until_precise
+
     played = 0
 
-    def play(n: int) -> RunResult:
+    def play_round(n: int) -> RunResult:
         nonlocal played
         if precision is not None:  # a round never asks for fewer games than the run holds
             n = max(n, held_games(out))
@@ -151,9 +179,9 @@ def run_params(spec: GameSpec, params: Params, seats: list[str], games: int, out
         return r
 
     if precision is None:
-        result = play(games)
-        return RunOutcome(Path(out), result.manifest, played, None)
-    done = until_precise(play, lambda: _estimates(cmp.describe_run(cmp.open_info(out), seat_balance)),
+        result = play_round(games)
+        return RunOutcome(Path(out), result.manifest, played, None, result.resumed)
+    done = until_precise(play_round, lambda: _estimates(cmp.describe_run(cmp.open_info(out), seat_balance)),
                          precision, games, rotation_size(len(seats), seating))
     done = dataclasses.replace(done, games=max(done.games, held_games(out)))  # the games measured
     return RunOutcome(Path(out), cmp.open_info(out).manifest, played, done)
@@ -182,7 +210,7 @@ def results(run_dir: Path | str, lazy: bool = False) -> pl.DataFrame | pl.LazyFr
 
 @dataclass(frozen=True)
 class CompareOutcome:
-    comparisons: list[cmp.Comparison]
+    comparisons: list[Comparison]
     table: pl.DataFrame  # variant, group, metric, unit, base, variant_value, change, low, high, q, ...
     verdicts: list[str]
     base: Path
@@ -190,7 +218,7 @@ class CompareOutcome:
     precision: Precision | None = None
 
 
-def comparison_table(comparisons: list[cmp.Comparison]) -> pl.DataFrame:
+def comparison_table(comparisons: list[Comparison]) -> pl.DataFrame:
     rows = []
     for c in comparisons:
         for r in c.rows:
@@ -206,21 +234,29 @@ def comparison_table(comparisons: list[cmp.Comparison]) -> pl.DataFrame:
 
 @_checked
 def compare(base: Path | str, variants: Sequence[Path | str], *, paired: bool = True,
-            margin: float = cmp.DEFAULT_MARGIN, html: Path | str | None = None,
+            margin: float = DEFAULT_MARGIN, html: Path | str | None = None,
             pdf: Path | str | None = None) -> CompareOutcome:
     """Compare run directories, each variant against `base` (paired on game seeds unless
     paired=False); write the HTML (and PDF) report when asked."""
-    _check_outputs(html, pdf)
+    from analysis.experiments import compare as cmp
+    check_outputs(html, pdf)
+    # Loaded here, as in every job that writes a report: the plotting stack takes a
+    # second or two, which a job that only plays would pay.
+    from analysis.render.compare import verdicts, write_compare
+
     comparisons = cmp.compare_runs(base, variants, paired=paired, margin=margin)
     if html is not None:
-        cmp.write_compare(comparisons, html, pdf, margin)
+        write_compare(comparisons, html, pdf, margin)
     return CompareOutcome(comparisons, comparison_table(comparisons),
-                          [v for c in comparisons for v in c.verdicts], Path(base), [Path(v) for v in variants])
+                          [v for c in comparisons for v in verdicts(c)], Path(base), [Path(v) for v in variants])
 
 
-def _check_outputs(html: Path | str | None, pdf: Path | str | None) -> None:
-    from analysis.report import check_outputs
-    check_outputs(html, pdf)
+def check_outputs(html: Path | str | None, pdf: Path | str | None = None) -> None:
+    """Refuse an HTML or PDF path that cannot be a file before any game is played."""
+    if html is not None:
+        check_output(html, "-o")
+    if pdf is not None:
+        check_output(pdf, "--pdf")
 
 
 def slug(text: str) -> str:
@@ -248,7 +284,7 @@ def parse_variant(text: str) -> tuple[str, Path | None, dict[str, Any]]:
 @_checked
 def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: Sequence[str], *,
                   runs: Path | str = "runs", seed: int = 0, seating: str = "rotate", jobs: int | None = None,
-                  margin: float = cmp.DEFAULT_MARGIN, precision: float | None = None,
+                  margin: float = DEFAULT_MARGIN, precision: float | None = None,
                   html: Path | str | None = None, pdf: Path | str | None = None,
                   quiet: bool = True, backend: str = "auto", scheduler: str | None = None) -> CompareOutcome:
     """Play the rulebook (the base) and every variant on the same seeds under
@@ -256,12 +292,15 @@ def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: S
     With `precision`, play in rounds until every position's win-rate change of every
     variant is within ±precision points (95% confidence sequence), `games` the cap.
     Every run plays on `backend` (a dask cluster: "dask" and its `scheduler` address)."""
+    from analysis.experiments import compare as cmp
+    from analysis.sequential import until_precise
+
     spec = get_game(game)
     seats = strategies.split_specs(seats) if isinstance(seats, str) else list(seats)
     if not variants:
         raise UserError("compare GAME needs at least one --variant (key=value or a .toml file)")
     cmp.check_margin(margin)  # before any game is played
-    _check_outputs(html, pdf)
+    check_outputs(html, pdf)
     parsed = [parse_variant(v) for v in variants]
     base_params = spec.params(None, None, players=len(seats))
     params = [spec.params(f, s, players=len(seats)) for _, f, s in parsed]  # all checked first
@@ -299,33 +338,54 @@ def sweep(game: str, lineups: Sequence[Sequence[str] | str], vary: dict[str, Seq
           out: Path | str, *, seed: int = 0, seating: str = "rotate", rules: Path | str | None = None,
           sets: dict[str, Any] | None = None, jobs: int | None = None, precision: float | None = None,
           html: Path | str | None = None, pdf: Path | str | None = None, quiet: bool = True,
-          backend: str = "auto", scheduler: str | None = None) -> sw.SweepResult:
+          backend: str = "auto", scheduler: str | None = None) -> SweepResult:
     """A grid over params (every combination of the `vary` values) and seat lineups, a run
     directory per point under `out` (re-running finishes only what is missing), all on
     the same seeds, played on `backend` (a dask cluster: "dask" and its `scheduler`);
     returns the tidy metrics table, the neighbour comparisons and the fair points, and
     writes the HTML (and PDF) report when asked."""
+    from analysis.experiments import sweep as sw
+
     tables = [strategies.split_specs(s) if isinstance(s, str) else list(s) for s in lineups]
     name = get_game(game).name
     if precision is not None and not 0 < precision < math.inf:  # as until_precise, but before the sweep directory
         raise UserError(f"precision = {precision}: must be a positive, finite number of points")
     for t in tables:  # every bot of every lineup, before the sweep directory is made
         strategies.build_lineup(name, t)
-    _check_outputs(html, pdf)
+    check_outputs(html, pdf)
     with playing_on(backend, scheduler):
         result = sw.run_sweep(game, tables, vary, games, Path(out), seed=seed, seating=seating,
                               rules=Path(rules) if rules else None, sets=sets, jobs=jobs,
                               precision=precision, quiet=quiet)
     if html is not None:
-        sw.write_sweep(result, html, pdf)
+        from analysis.render.sweep import write_sweep  # the plotting stack: only for a report
+
+        write_sweep(result, html, pdf)
     return result
 
 
 @_checked
-def report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | None = None) -> list[Any]:
-    """The balance report of run directories (what `chocosim report` writes)."""
-    from analysis.report import write_report
-    return write_report(run_dirs, html, pdf)
+def report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | None = None,
+           min_effect: float = MIN_EFFECT) -> RunsReport:
+    """The balance report of run directories (what `chocosim report` writes): every run
+    analysed (`min_effect`: the smallest difference in win rate, a share, stated as a
+    finding besides significance) before anything is written, so bad input leaves
+    existing reports untouched."""
+    from analysis.experiments.report import analyze_runs
+
+    if not run_dirs:
+        raise UserError("no run directory given")
+    check_outputs(html, pdf)
+    # The plotting stack (matplotlib, seaborn) takes a second or two to load: it loads on
+    # a thread while the runs are analysed, which mostly waits on numpy.
+    loader = threading.Thread(target=importlib.import_module, args=("analysis.render.report",), daemon=True)
+    loader.start()
+    result = analyze_runs(run_dirs, min_effect)
+    loader.join()
+    from analysis.render.report import write_report
+
+    write_report(result, html, pdf)
+    return result
 
 
 @_checked
@@ -337,7 +397,7 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
             runs: Path | str = "runs", seed: int = 0, jobs: int | None = None,
             backend: str = "auto", scheduler: str | None = None,
             rules: Path | str | None = None, sets: dict[str, Any] | None = None,
-            log: Any = None, play: bool = True):
+            log: Any = None, play: bool = True) -> BalanceResult:
     """Turn-position balance on a skill ladder at every table size (`players` to choose):
     mirror matches of every rung, ratings from meetings of adjacent rungs, the strongest
     rung's verdict and whether it converged (the two strongest rungs agree within
@@ -350,20 +410,161 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
     cluster: "dask" and its `scheduler` address). play=False analyses the runs already
     there (e.g. to render them again) without playing."""
     from analysis.experiments import balance as bal
+    from analysis.experiments.balance_run import balance as play_balance
+    from analysis.experiments.balance_run import with_plans
+    from analysis.experiments.report import analyze_runs
 
     if html is not None and Path(html).suffix.lower() not in (".html", ".htm"):
         raise UserError(f"-o {html}: the report is HTML, allowed is a path ending in .html")
-    _check_outputs(html, pdf)
+    check_outputs(html, pdf)
     p = bal.plan(game, runs, players=players, ladder=ladder, search=search, doublings=doublings,
                  lowest=lowest, games=games, precision=precision, minutes=minutes, margin=margin,
                  compensation=compensation, sets=sets, rules=rules, seed=seed)
     if play:
         with playing_on(backend, scheduler):
-            result = bal.balance(p, jobs=jobs, log=log)
+            result = play_balance(p, jobs=jobs, log=log)
     else:
-        result = bal.with_plans(p, bal.analyze(p), {})
+        result = with_plans(p, bal.analyze(p), {})
     if html is not None:
         from analysis.render.balance import write_balance
 
-        write_balance(result, html, pdf, evidence=evidence)
+        write_balance(result, html, pdf,
+                      evidence=analyze_runs([v.top.path for v in result.sizes]) if evidence else None)
     return result
+
+
+@_checked
+def summary(run_dir: Path | str) -> Summary:
+    """The summary of a run directory from its tallies: win rates by seat, position and
+    strategy with 95% intervals, shared victories, scores, end reasons."""
+    return summarize(run_dir)
+
+
+@_checked
+def play(game: str, seats: Sequence[str] | str, *, seed: int = 0, index: int = 0,
+         rules: Path | str | None = None, sets: dict[str, Any] | None = None) -> Trace:
+    """Game `index` of a run with `seed` and seating fixed, seat i taken by the i-th spec,
+    with its full trace (.render(): text; .to_dict(): JSON values)."""
+    spec = get_game(game)
+    seats = strategies.split_specs(seats) if isinstance(seats, str) else list(seats)
+    return play_params(spec, spec.params(Path(rules) if rules else None, sets, players=len(seats)), seats,
+                       seed=seed, index=index)
+
+
+def play_params(spec: GameSpec, params: Params, seats: Sequence[str], *, seed: int = 0, index: int = 0) -> Trace:
+    """play() for a game and params already built (the CLI's play command)."""
+    return play_game(spec, params, strategies.build_lineup(spec.name, list(seats)), seed, index)
+
+
+def sweep_values(text: str) -> tuple[str, list[Any]]:
+    """A swept param, NAME=V1,V2,... (TOML values) or NAME=LOW..HIGH (every integer),
+    as (name, values)."""
+    from analysis.experiments import sweep as sw
+
+    return sw.parse_vary(text)
+
+
+@_checked
+def skill(game: str, games: int, runs: Path | str, html: Path | str, *, pdf: Path | str | None = None,
+          ladder: Sequence[str] | None = None, depth: str | None = None, doublings: int = 3,
+          restricted: str | None = None, components: Sequence[str] | None = None, players: int | None = None,
+          seed: int = 0, jobs: int | None = None, backend: str = "auto", scheduler: str | None = None,
+          rules: Path | str | None = None, sets: dict[str, Any] | None = None,
+          quiet: bool = True) -> SkillAnalysis:
+    """Skill in a game: a ladder of bots (`ladder`, weakest first) with ratings and the
+    balance at each rung, the skill depth of the search bot `depth` over `doublings`
+    of its budget, and restricted play of `restricted` (each of `components` never
+    taken); `games` per run under `runs` (re-running resumes), played on `backend` (a
+    dask cluster: "dask" and its `scheduler`); writes the HTML (and PDF) report."""
+    from analysis.experiments import skill as sk
+    from analysis.experiments.skill_analysis import analyze
+
+    check_outputs(html, pdf)
+    if Path(html).suffix.lower() not in (".html", ".htm"):
+        raise UserError(f"-o {html}: the report is HTML, allowed is a path ending in .html")
+    p = sk.plan(game, games, runs, ladder=ladder, depth=depth, doublings=doublings, restricted=restricted,
+                components=components, players=players, sets=sets, rules=Path(rules) if rules else None, seed=seed)
+    with playing_on(backend, scheduler):
+        sk.play(p, jobs=jobs, quiet=quiet)
+    result = analyze(p)
+    from analysis.render.skill import write_skill_report  # the plotting stack: only for a report
+
+    write_skill_report(result, html, pdf)
+    return result
+
+
+def tune_ranges(items: Sequence[str]) -> dict[str, tuple[int | float, int | float]]:
+    """Rule tuning's params and ranges, NAME=LOW..HIGH each (integers: an integer range)."""
+    from analysis.experiments.tune import parse_vary
+
+    return parse_vary(items)
+
+
+@_checked
+def tune_bot(game: str, bot: str, against: Sequence[str] | str, out: Path | str, *, trials: int = 40,
+             games: int = 2000, weights: Sequence[str] | None = None, players: Sequence[int] | None = None,
+             holdout_games: int | None = None, seed: int = 0, jobs: int | None = None,
+             backend: str = "threads", scheduler: str | None = None, rules: Path | str | None = None,
+             sets: dict[str, Any] | None = None, pdf: Path | str | None = None, quiet: bool = True) -> BotTuning:
+    """Search `bot`'s `weights` (default: every weight with a declared range) to maximise
+    its edge over its fair share against the field `against` ("self": the best weights
+    so far), confirm the winner on held-out seeds at each table size of `players`; the
+    study, best.json and report.html (and `pdf`) go to the tuning directory `out`
+    (re-running continues it)."""
+    # optuna takes a second to load: only a tuning job pays it.
+    from analysis.experiments import tune
+    from analysis.render.tune import write_tune_report
+
+    field = strategies.split_specs(against) if isinstance(against, str) else list(against)
+    result = tune.tune_bot(game, bot, field, out, trials=trials, games=games, weights=weights, players=players,
+                           holdout_games=holdout_games, seed=seed, jobs=jobs, rules=Path(rules) if rules else None,
+                           sets=sets, quiet=quiet, backend=backend, scheduler=scheduler)
+    write_tune_report(result, Path(out) / "report.html", Path(pdf) if pdf else None)
+    return result
+
+
+@_checked
+def tune_rules(game: str, seats: Sequence[str] | str, vary: dict[str, tuple[float, float]] | Sequence[str],
+               goals: Sequence[str], out: Path | str, *, trials: int = 40, games: int = 2000,
+               holdout_games: int | None = None, seed: int = 0, jobs: int | None = None,
+               backend: str = "threads", scheduler: str | None = None, rules: Path | str | None = None,
+               sets: dict[str, Any] | None = None, pdf: Path | str | None = None, quiet: bool = True) -> RuleTuning:
+    """Search the params in `vary` ({name: (low, high)}, or NAME=LOW..HIGH texts) for a
+    house rule meeting every goal ("position balance within X points", "game length
+    A..B turns", "REASON ends A..B%", "margin within X points"), preferring few and
+    small changes; confirm it on held-out seeds; the study, proposal.toml and
+    report.html (and `pdf`) go to `out`."""
+    from analysis.experiments import tune, tune_rules as rt  # optuna: see tune_bot
+    from analysis.render.tune import write_tune_report
+
+    table = strategies.split_specs(seats) if isinstance(seats, str) else list(seats)
+    ranges = dict(vary) if isinstance(vary, dict) else tune.parse_vary(vary)
+    result = rt.tune_rules(game, table, ranges, [rt.parse_goal(g) for g in goals], out, trials=trials,
+                             games=games, holdout_games=holdout_games, seed=seed, jobs=jobs,
+                             rules=Path(rules) if rules else None, sets=sets, quiet=quiet, backend=backend,
+                             scheduler=scheduler)
+    write_tune_report(result, Path(out) / "report.html", Path(pdf) if pdf else None)
+    return result
+
+
+def words(result: CompareOutcome | BalanceResult | BotTuning | RuleTuning) -> list[str]:
+    """A result's verdict in the reports' words, a line each: a balance (the overall
+    verdict, then each table size's headline), a comparison, or a tuning."""
+    if isinstance(result, CompareOutcome):
+        return list(result.verdicts)
+    from analysis.experiments.balance import BalanceResult
+
+    if isinstance(result, BalanceResult):
+        from analysis.render.balance import headline, overall
+
+        return [overall(result), *(headline(v, result.margin) for v in result.sizes)]
+    from analysis.render.tune import verdict
+
+    return [verdict(result)]
+
+
+def version() -> str:
+    """The installed chocosim's version, as a report states it."""
+    from analysis.render import version as installed
+
+    return installed()

@@ -35,7 +35,7 @@ __all__ = ["RunData", "open_run", "analyze", "RunAnalysis", "SeatBalance", "Stra
            "Outcomes", "Quality", "Histogram", "BASE_COLUMNS", "standings_columns",
            "component_table", "component_thresholds", "effect_columns", "feature_threshold",
            "pooled_strategies", "PositionBalance", "position_balance", "pooled_positions", "MIN_EFFECT",
-           "Breakdown", "SetupEffect", "ordinal", "LEAD_CHANGES"]
+           "Breakdown", "SetupEffect", "LEAD_CHANGES"]
 
 # The columns every results table has; all others are the game's features and interims.
 BASE_COLUMNS = ("run_id", "game", "seed", "seat", "strategy", "score", "rank", "win",
@@ -113,13 +113,6 @@ def open_run(path: Path | str, roles: FeatureRoles | None = None) -> RunData:
                    [c for c in names if not c.startswith(INTERIM_PREFIX)],
                    [c for c in names if c.startswith(INTERIM_PREFIX)], roles,
                    tuple(f"results part {part} {why}; {AGAIN}" for part, why in unproven.items()))
-
-
-def ordinal(position: int) -> str:
-    """Turn position 0 is the "1st player" (position = ordinal - 1)."""
-    n = position + 1
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix} player"
 
 
 def standings_columns(interims: list[str]) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import strategies
 from analysis import api
-from analysis.skill import skill
+from analysis.api import skill
 from simcore.errors import UserError
 from simcore.registry import games
 

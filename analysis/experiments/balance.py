@@ -24,270 +24,28 @@ per second play more). Re-running resumes and extends every run directory.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import re
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import polars as pl
 
-import strategies
 from analysis.experiments import budget
+from analysis.experiments.balance_plan import (COMPENSATION, DEFAULT_MARGIN, NEEDS, SEARCH, TUNED, Cell, Needs, Plan,
+                                               Withheld, default_ladder, plan, same_value)
 from analysis.experiments.budget import Played, existing_games, play
 from analysis.experiments.komi import Komi, estimate_komi, position_table
-from analysis.skill import BUDGET, search_budget, with_arg
+from analysis.experiments.skill import BUDGET
 from simcore.errors import UserError
-from simcore.params import Params, flatten
-from simcore.registry import GameSpec, get_game
+from simcore.params import flatten
 from simcore.runner import MANIFEST
 
-__all__ = ["SEARCH", "BUDGET", "TUNED", "DEFAULT_MARGIN", "NEEDS", "Needs", "Withheld", "Cell", "Plan", "plan",
-           "default_ladder",
-           "play", "Played", "RungResult", "Convergence", "KnobPoint", "Knob", "SizeVerdict",
-           "BalanceResult", "analyze", "convergence", "COMPENSATION"]
-
-SEARCH = "mcts"  # the search bot: the top rungs, at its default budget and doublings of it
-TUNED = "heuristic(weights=tuned)"
-BASE_RUNGS = ("random", "greedy", "heuristic")
-COMPENSATION = "compensation.points"  # every game's score bonus by turn position
-DEFAULT_MARGIN = 1.0  # points: "converged" when the top two rungs agree within it
-
-
-@dataclass(frozen=True)
-class Needs:
-    """The smallest sample behind each kind of statement the balance verdict makes. Below
-    it the verdict withholds the statement and says "too few games (N; about M needed)":
-    no advantage, no "balanced", no "converged" or "moves", no fair point, no bonus and
-    no effect size. The intervals behind the statements are asymptotic (Wilson, normal
-    paired differences) or bootstraps over games, which a handful of games cannot
-    support: a bootstrap of 20 games has few distinct resamples, and a paired change
-    whose games all agree has a zero-width normal interval whatever its sample."""
-
-    rate: int = 30  # games of a mirror: its position rates called an advantage, or balanced
-    agreement: int = 50  # paired games of the top two rungs: converged, moves, the agreement reached
-    fair_point: int = 100  # paired games at every value of a knob: its fair point, or that no value crosses
-    bonus: int = 100  # games of the strongest mirror (a bonus estimated) and of the paired run confirming it
-    reversal: int = 100  # games of a rung's mirror for its findings to count as changing with skill
-
-
-NEEDS = Needs()
-
-
-@dataclass(frozen=True)
-class Withheld:
-    """A statement the verdict does not make: too few games for it."""
-
-    kind: str  # a field of Needs
-    what: str  # what it would have said, e.g. "whether turn order matters"
-    games: int
-    needed: int
-
-Kind = Literal["mirror", "meeting", "komi", "knob"]
-
-
-# ---- the plan ----
-
-def default_ladder(game: str, players: int, *, search: str | None = SEARCH, doublings: int = 1,
-                   lowest: str | None = None) -> tuple[list[str], list[str]]:
-    """The rungs at one table size, weakest first, and notes on the rungs left out: the
-    game's random, greedy and heuristic bots, the shipped tuned heuristic where its
-    weights were validated at this size, and the search bot at its budget and
-    `doublings` doublings of it. `lowest` drops the rungs below it."""
-    bots = strategies.available(game)
-    rungs = [r for r in BASE_RUNGS if r in bots]
-    notes = []
-    if "heuristic" in bots and "tuned" in strategies.bundled_weights(game, "heuristic"):
-        if players in (strategies.validated_players(game, TUNED) or ()):
-            rungs.append(TUNED)
-        else:
-            notes.append(f"{TUNED} is left out at {players} players: its weights were not "
-                         "validated at this table size")
-    if search is not None:
-        if strategies.parse_spec(search)[0] not in bots and ":" not in search:
-            raise UserError(f"--search {search!r}: {game} has no such bot; available: {', '.join(bots)}")
-        b = search_budget(game, search, "--search")
-        rungs += [with_arg(search, BUDGET, b * 2**k) for k in range(doublings + 1)]
-    if lowest is not None:
-        if lowest not in rungs:
-            raise UserError(f"--lowest {lowest!r} is not a rung of the ladder ({', '.join(rungs)})")
-        rungs = rungs[rungs.index(lowest):]
-    return rungs, notes
-
-
-def _check_rung(game: str, spec: str, players: int) -> None:
-    try:
-        strategies.build(game, spec)
-    except UserError as e:
-        raise UserError(f"ladder rung {spec!r}: {e}") from None
-    valid = strategies.validated_players(game, spec)
-    if valid is not None and players not in valid:
-        where = ", ".join(map(str, valid)) or "no table size"
-        raise UserError(f"ladder rung {spec!r}: its weights were validated at {where} players, "
-                        f"not {players}; a balance verdict needs bots known to play well there")
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One run directory of the experiment."""
-
-    players: int
-    kind: Kind
-    specs: tuple[str, ...]
-    label: str  # the rung (mirror), "a vs b" (meeting), the bonus or knob value
-    path: Path
-    seating: str
-    sets: tuple[tuple[str, Any], ...] = ()  # param overrides on top of the plan's
-    tier: int = 2
-
-    @property
-    def unit(self) -> int:
-        """Games come in multiples of this (whole seat rotations where seats rotate)."""
-        return math.factorial(self.players) if self.seating == "rotate" else 1
-
-
-@dataclass(frozen=True)
-class Plan:
-    game: GameSpec
-    sizes: list[int]
-    ladders: dict[int, list[str]]  # per table size, weakest first
-    notes: dict[int, list[str]]
-    sets: dict[str, Any]
-    rules: Path | None
-    seed: int
-    runs_dir: Path
-    cap: int  # games per cell at most
-    precision: float  # points: a cell is done when its widest interval is within it
-    margin: float  # points: the convergence margin
-    minutes: float | None  # time budget (None: every cell plays to precision or cap)
-    compensation: bool  # estimate and confirm the komi, sweep the game's knobs
-
-    def params(self, players: int, extra: Sequence[tuple[str, Any]] = ()) -> Params:
-        return self.game.params(self.rules, {**self.sets, **dict(extra)}, players=players)
-
-    def _dir(self, players: int, name: str, extra: Sequence[tuple[str, Any]] = ()) -> Path:
-        """runs/<game>/balance/<n>p/<name>; a hash of the params and seed joins the name
-        when they are not the defaults, so a house rule or another seed is a new run. The
-        name's slug stands alone only when it says the name unambiguously (specs written
-        name(key=value, key=value)); any other spelling ("heuristic()", spaces, a path
-        as a value) adds a hash of the name, so two spec strings never share a run
-        directory: the runner, which tells runs apart by their spec strings, would
-        refuse the second."""
-        slug = re.sub(r"[^\w.=-]+", "_", name).strip("_")
-        params = self.params(players, extra)
-        readable = _READABLE.fullmatch(name) is not None
-        if params != self.game.params(players=players) or self.seed != 0 or len(slug) > 100 or not readable:
-            key = [params.model_dump(mode="json"), self.seed]
-            text = json.dumps(key if readable else [name, *key])
-            slug = f"{slug[:100]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
-        return self.runs_dir / self.game.name / "balance" / f"{players}p" / slug
-
-    def mirror(self, players: int, rung: str) -> Cell:
-        rungs = self.ladders[players]
-        tier = 0 if rung in rungs[-2:] else 2
-        return Cell(players, "mirror", (rung,) * players, rung, self._dir(players, rung),
-                    "fixed", (), tier)
-
-    def meetings(self, players: int) -> list[Cell]:
-        """Adjacent rungs head to head, seats alternating (both ways round at odd sizes);
-        seats rotate up to three players and are drawn at random beyond (players! games
-        a rotation would be too many for a slow bot)."""
-        rungs = self.ladders[players]
-        seating = "rotate" if players <= 3 else "random"
-        out = []
-        for k, (a, b) in enumerate(zip(rungs, rungs[1:])):
-            tables = [[a if s % 2 == 0 else b for s in range(players)]]
-            if players % 2:
-                tables.append([b if s % 2 == 0 else a for s in range(players)])
-            tier = 1 if k >= len(rungs) - 3 else 3
-            for t in tables:
-                out.append(Cell(players, "meeting", tuple(t), f"{b} vs {a}",
-                                self._dir(players, "-vs-".join(t)), seating, (), tier))
-        return out
-
-    def ladder_cells(self) -> list[Cell]:
-        return [c for n in self.sizes
-                for c in [*(self.mirror(n, r) for r in self.ladders[n]), *self.meetings(n)]]
-
-    def komi_cell(self, players: int, rung: str, points: Sequence[int]) -> Cell:
-        sets = ((COMPENSATION, list(points)),)
-        label = f"{COMPENSATION}={list(points)}"
-        return Cell(players, "komi", (rung,) * players, label,
-                    self._dir(players, f"{rung}-komi-{'_'.join(map(str, points))}", sets), "fixed", sets, 0)
-
-    def knob_cells(self, players: int, rung: str) -> list[Cell]:
-        out = []
-        for name, values in self.game.position_knobs.items():
-            for v in values:
-                if _same_value(self.params(players), name, v):
-                    continue  # the rulebook value: the rung's own mirror
-                sets = ((name, v),)
-                out.append(Cell(players, "knob", (rung,) * players, f"{name}={v}",
-                                self._dir(players, f"{rung}-{name}={v}", sets), "fixed", sets, 1))
-        return out
-
-
-# Names whose slug is unambiguous: word characters, ".", "=", "-", and specs' arguments
-# in their canonical form (key=value, comma and one space between them).
-_READABLE = re.compile(r"(?:[\w.=-]+|\([\w.-]+=[\w.-]+(?:, [\w.-]+=[\w.-]+)*\))+")
-
-
-def _same_value(params: Params, name: str, value: Any) -> bool:
-    return flatten(params.model_dump(mode="json")).get(name) == value
-
-
-def plan(game: str, runs_dir: Path | str = "runs", *, players: Sequence[int] | None = None,
-         ladder: Sequence[str] | None = None, search: str | None = SEARCH, doublings: int = 1,
-         lowest: str | None = None, games: int = 1_000_000, precision: float = 0.5,
-         minutes: float | None = None, margin: float = DEFAULT_MARGIN, compensation: bool = True,
-         sets: dict[str, Any] | None = None, rules: Path | str | None = None, seed: int = 0) -> Plan:
-    """Check every input and lay out the cells; nothing is played or written."""
-    spec = get_game(game)
-    rules = Path(rules) if rules is not None else None
-    sets = dict(sets or {})
-    if games < 1:
-        raise UserError(f"games = {games}: must be at least 1")
-    for name, value, ok in (("precision", precision, precision > 0), ("margin", margin, margin > 0),
-                            ("minutes", minutes, minutes is None or minutes > 0)):
-        if not (ok and (value is None or math.isfinite(value))):
-            raise UserError(f"{name} = {value}: must be a positive, finite number")
-    if doublings < 0:
-        raise UserError(f"doublings = {doublings}: must be 0 or more")
-    lo, hi = spec.players
-    sizes = sorted(set(players)) if players else list(range(max(lo, 2), hi + 1))
-    if bad := [n for n in sizes if not (lo <= n <= hi) or n < 2]:
-        allowed = f"{max(lo, 2)}" if max(lo, 2) == hi else f"{max(lo, 2)} to {hi}"
-        raise UserError(f"players = {bad[0]}: turn-position balance needs two seats or more; "
-                        f"{game} allows {allowed}")
-    if "players" in sets:
-        raise UserError("--set players=...: choose table sizes with --players")
-    ladders, notes = {}, {}
-    for n in sizes:
-        spec.params(rules, sets, players=n)  # the house rule is valid at every size
-        if ladder is not None:
-            rungs, notes[n] = list(ladder), []
-            if lowest is not None:
-                raise UserError("--lowest drops rungs of the default ladder; with --ladder, list only the rungs to play")
-        else:
-            rungs, notes[n] = default_ladder(game, n, search=search, doublings=doublings, lowest=lowest)
-        if len(set(rungs)) != len(rungs):
-            raise UserError(f"ladder = {','.join(rungs)!r}: a rung is listed twice")
-        if not rungs:
-            raise UserError("ladder: allowed is one or more strategy specs, weakest first")
-        for r in rungs:
-            _check_rung(game, r, n)
-        ladders[n] = rungs
-    if compensation:
-        for n in sizes:
-            spec.params(rules, {**sets, COMPENSATION: [0] * n}, players=n)
-    return Plan(spec, sizes, ladders, notes, sets, rules, seed, Path(runs_dir), games, precision,
-                margin, minutes, compensation)
+__all__ = ["SEARCH", "BUDGET", "TUNED", "DEFAULT_MARGIN", "COMPENSATION", "NEEDS", "Needs", "Withheld", "Cell", "Plan",
+           "plan", "default_ladder", "play", "Played", "RungResult", "Convergence", "KnobPoint", "Knob",
+           "SizeVerdict", "BalanceResult", "analyze", "convergence"]
 
 
 # ---- the analysis ----
@@ -479,7 +237,7 @@ def convergence(top: Path, second: Path, top_spec: str, second_spec: str, margin
     interval within ±margin points; still moving when a change is significant (BH over
     the positions) and its whole interval lies beyond the margin; else undecided. Fewer
     paired games than NEEDS.agreement decide nothing ("too few games")."""
-    from analysis import compare as cmp
+    from analysis.experiments import compare as cmp
 
     paired = min(existing_games(top), existing_games(second))
     if paired < NEEDS.agreement:
@@ -514,7 +272,7 @@ def _ratings(rungs: list[str], meetings: list[Path]):
     """Bradley-Terry ratings of the rungs from their meetings, the game the unit of the
     intervals (at 3+ players one game's comparisons are correlated)."""
     from analysis import stats
-    from analysis.skill import matchups_of, tally
+    from analysis.experiments.skill import matchups_of, tally
 
     m = matchups_of([tally(d) for d in meetings if d.is_dir()], rungs)
     return m, (stats.bradley_terry(m) if len(rungs) > 1 and m.games.sum() > 0 else None)
@@ -566,7 +324,7 @@ def _knob(p: Plan, players: int, rung: RungResult) -> list[Knob]:
         cells = {c.label: c for c in p.knob_cells(players, rung.spec)}
         points, wins_by_value = [], []
         for v in values:
-            path = rung.path if _same_value(base_params, name, v) else cells[f"{name}={v}"].path
+            path = rung.path if same_value(base_params, name, v) else cells[f"{name}={v}"].path
             if not (path / MANIFEST).is_file() or existing_games(path) == 0:
                 continue
             rates, games = _rates(path, players)
@@ -700,7 +458,7 @@ def analyze(p: Plan, played: Sequence[Played] = (), wall_seconds: float = 0.0, *
 def _komi(p: Plan, n: int, top: RungResult) -> Komi | None:
     """The komi estimated from the strongest rung's mirror, and its paired confirmation
     run where one was played."""
-    from analysis import compare as cmp
+    from analysis.experiments import compare as cmp
 
     table = position_table(top.path, n, p.game)
     if table.games < NEEDS.bonus:
@@ -718,195 +476,3 @@ def _komi(p: Plan, n: int, top: RungResult) -> Komi | None:
     changes = [(100 * r.change.value, 100 * r.change.low, 100 * r.change.high, r.q_value) for r in c.rows]
     balanced = all(abs(r.low - 1 / n) * 100 <= p.margin and abs(r.high - 1 / n) * 100 <= p.margin for r in rates)
     return replace(k, confirmed=rates, changes=changes, confirm_games=games, balanced=balanced)
-
-
-# ---- the whole experiment ----
-
-def balance(p: Plan, *, jobs: int | None = None, log: Callable[[str], None] | None = None) -> BalanceResult:
-    """Play the ladder (and, with compensation, the komi confirmation and knob sweeps of
-    the strongest rung at each size) within the plan's budget, then analyse. With a
-    budget (`p.minutes`, the wall time of the whole call, the analysis included), the
-    phases of `experiments.budget` spend it where the verdict is decided, and the plan
-    (what deciding each size costs, and what the budget will reach) is said before the
-    main phase; without one, every cell plays to precision or its cap."""
-    start = time.monotonic()
-    say = _Progress(log, start, None if p.minutes is None else 60 * p.minutes)
-    if p.minutes is None:
-        say.phase("ladder", f"{len(p.ladder_cells())} runs, each to ±{p.precision:g} points or {p.cap:,} games")
-        played = play(p, p.ladder_cells(), jobs=jobs)
-        if p.compensation:
-            first = analyze(p, played, full=False)
-            say.phase("compensation", "the strongest rung's score bonus and knobs, paired with it")
-            for v in first.sizes:
-                # As many games as the strongest rung's mirror, so they pair game for game.
-                played += play(p, _compensation_cells(p, v), cap=v.top.games, jobs=jobs)
-        say.phase("report", "analysis and report")
-        return with_plans(p, analyze(p, played, time.monotonic() - start), {}, played)
-    return _within_budget(p, start, say, jobs)
-
-
-# Seconds kept for the analysis and the report, at least. On a busy machine they take
-# longer: about four times as long as loading the plotting stack they need (loaded first,
-# and timed), and six times a partial analysis of the same runs (timed before the
-# compensation phase).
-REPORT_SECONDS = 10.0
-
-
-def _within_budget(p: Plan, start: float, say: _Progress, jobs: int | None) -> BalanceResult:
-    total = 60 * p.minutes
-    end = start + total
-    loading = time.monotonic()
-    import matplotlib.pyplot  # noqa: F401  (the report's; its loading time says how busy the machine is)
-
-    import analysis.report  # noqa: F401
-    # At most a third of a budget of seconds: some of it must play.
-    reserve = min(max(REPORT_SECONDS, 4 * (time.monotonic() - loading)), total / 3)
-    spender = budget.Spender(p, jobs=jobs, deadline=end - reserve)
-    ladder = p.ladder_cells()
-    pairs = {n: budget.top_pair(p, n) for n in p.sizes}
-    tops = {c.path for pair in pairs.values() for c in pair}
-
-    say.phase("pilot", f"price {len(ladder)} runs, the two strongest rungs to {budget.PILOT_PAIRS} paired games")
-    budget.pilot(spender, ladder, list(pairs.values()), budget.PILOT_SHARE * total)
-
-    weaker = [c for c in ladder if c.path not in tops]
-    floor_seconds = min(budget.FLOOR_SHARE * total, _floor_cost(spender, weaker))
-    compensation_seconds = budget.COMPENSATION_SHARE * total if p.compensation else 0.0
-    headline_seconds = end - reserve - time.monotonic() - floor_seconds - compensation_seconds
-    before = {}
-    for n, pair in pairs.items():
-        if len(pair) < 2:
-            continue  # one rung: no convergence to decide
-        pilot = budget.pair_projection(spender, n, pair)
-        reach = budget.reach(spender, pair, max(0.0, headline_seconds) / len(pairs))
-        before[n] = (pilot, reach)
-        say.line(_plan_line(n, p.margin, pilot, reach))
-
-    say.phase("floor", f"{len(weaker)} weaker rungs and meetings to {budget.FLOOR_GAMES} games each")
-    budget.floor(spender, weaker, time.monotonic() + floor_seconds)
-
-    say.phase("headline", f"the two strongest rungs at {', '.join(map(str, pairs))} players, game for game")
-    budget.headline(spender, pairs, end - reserve - compensation_seconds)
-
-    ready: list[SizeVerdict] = []
-    if p.compensation:
-        measured = time.monotonic()
-        first = analyze(p, list(spender.states.values()), full=False)
-        reserve = max(reserve, 6 * (time.monotonic() - measured))
-        spender.deadline = end - reserve
-        ready = [v for v in first.sizes if budget.headline_halfwidth(spender, v.players, pairs[v.players])
-                 <= max(budget.MEANINGFUL_HALFWIDTH, p.margin)]
-        wide = f"the headline's interval still wider than ±{max(budget.MEANINGFUL_HALFWIDTH, p.margin):g} points"
-        say.phase("compensation", f"score bonus and knobs at {', '.join(str(v.players) for v in ready)} players"
-                  if ready else f"none ({wide}): the time goes to the headline")
-        for k, v in enumerate(ready):
-            until = time.monotonic() + spender.left() / (len(ready) - k)
-            _compensate(p, spender, v, until)
-    if not p.compensation or not ready:  # the compensation's time goes to the headline
-        budget.headline(spender, pairs, end - reserve)
-    for s in spender.states.values():
-        s.stopped = s.stopped or "time"
-    say.phase("report", "analysis and report")
-    result = analyze(p, list(spender.states.values()), time.monotonic() - start)
-    return with_plans(p, result, before, list(spender.states.values()))
-
-
-def _floor_cost(spender: budget.Spender, cells: Sequence[Cell]) -> float:
-    """Seconds the floor would take at the prices the pilot measured."""
-    cost = 0.0
-    for c in cells:
-        s = spender.state(c)
-        missing = max(0, budget.FLOOR_GAMES - s.games)
-        if missing and not s.stopped:
-            per = spender.price(s)
-            cost += spender.overhead() + missing * (per if math.isfinite(per) else 0.0)
-    return cost
-
-
-def _compensation_cells(p: Plan, v: SizeVerdict) -> list[Cell]:
-    cells = p.knob_cells(v.players, v.strongest)
-    if v.komi is not None and any(v.komi.points):
-        cells.insert(0, p.komi_cell(v.players, v.strongest, v.komi.points))
-    return cells
-
-
-def _compensate(p: Plan, spender: budget.Spender, v: SizeVerdict, until: float) -> None:
-    """The score bonus's confirmation first (to the strongest rung's games, within half
-    the time), then the knobs' values, each at most the strongest rung's games (they
-    pair with it game for game)."""
-    top = spender.state(p.mirror(v.players, v.strongest))
-    cells = [spender.state(c) for c in _compensation_cells(p, v)]
-    komi = [s for s in cells if s.cell.kind == "komi"]
-    knobs = [s for s in cells if s.cell.kind == "knob"]
-    target = lambda s: top.games  # noqa: E731
-    if komi:
-        spender.fill(komi, target, time.monotonic() + spender.left(until) / (2 if knobs else 1), lambda s: top)
-    spender.fill(knobs, target, until, lambda s: top)
-
-
-def with_plans(p: Plan, result: BalanceResult, before: dict[int, tuple[budget.Projection, int | None]],
-               played: Sequence[Played] = ()) -> BalanceResult:
-    """The result with what deciding each table size costs (projected from the pilot,
-    said before, and from every paired game, priced at the CPU the games `played` in
-    this call took), and the runs that hold fewer games than their manifest asks (a run
-    killed or cut short)."""
-    state = {s.cell.path: s for s in played}
-    timed = [s.quickest for s in played if s.played]
-    overhead = min(timed) if timed else 0.0
-    plans = []
-    for v in result.sizes:
-        c = v.convergence
-        final = None
-        if c is not None:
-            pair = (v.rung(c.top).path, v.rung(c.second).path)
-            cpu = sum(state[path].cpu_per_game(overhead) if path in state and state[path].played else math.nan
-                      for path in pair)
-            final = budget.project(budget.paired_differences(*pair, v.players), p.margin, cpu)
-        pilot, reach = before.get(v.players, (None, None))
-        plans.append(budget.SizePlan(v.players, pilot, reach, final, 0 if c is None else c.games,
-                                     "" if c is None else c.state))
-    short = []
-    for r in result.runs:
-        held, asked = budget.shortfall(Path(r["path"]))
-        if held < asked:
-            short.append({**r, "games": held, "asked": asked, "missing": asked - held})
-    runs = [{**r, "cpu_seconds": state[Path(r["path"])].cpu if Path(r["path"]) in state else None}
-            for r in result.runs]
-    return replace(result, plans=plans, short=short, runs=runs,
-                   budget_seconds=None if p.minutes is None else 60 * p.minutes)
-
-
-class _Progress:
-    """One line on stderr per phase, with the overall time left and when it ends."""
-
-    def __init__(self, log: Callable[[str], None] | None, start: float, total: float | None):
-        self.log, self.start, self.total = log, start, total
-
-    def line(self, text: str) -> None:
-        if self.log:
-            self.log(text)
-
-    def phase(self, name: str, what: str) -> None:
-        elapsed = time.monotonic() - self.start
-        if self.total is None:
-            self.line(f"balance, {name}: {what} ({elapsed:.0f} s so far; no time limit)")
-            return
-        eta = datetime.now(UTC) + timedelta(seconds=max(0.0, self.total - elapsed))
-        self.line(f"balance, {name}: {what} ({elapsed:.0f} of {self.total:.0f} s; ends about "
-                  f"{eta:%H:%M:%S} UTC)")
-
-
-def _plan_line(n: int, margin: float, pilot: budget.Projection, reach: int | None) -> str:
-    points = f"±{margin:g} point" + ("" if margin == 1 else "s")
-    head = f"plan, {n} players: "
-    if not pilot.route:
-        return head + f"cannot project the games deciding {points} yet ({pilot.reason})"
-    verdict = {"converged": "converged", "moves": "moving with skill"}[pilot.route]
-    more = "more than " if pilot.capped else "about "
-    hours = "" if pilot.core_hours is None else f", {pilot.core_hours:.2g} core-hours"
-    text = head + (f"deciding at {points} ({verdict}, the pilot's change {pilot.change:+.1f} points) needs "
-            f"{more}{pilot.games:,} games at each of the two strongest rungs{hours}")
-    if reach is None:
-        return text
-    return text + (f"; this budget reaches about {reach:,}" + (" (enough)" if reach >= pilot.games else
-                                                                " (not enough)"))

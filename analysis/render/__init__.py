@@ -11,13 +11,13 @@ __all__ = ["templates", "version"]
 
 def templates(*, trim: bool = True, filters: dict[str, Any] | None = None,
               names: dict[str, Any] | None = None) -> jinja2.Environment:
-    """The Jinja environment of every report: the templates in analysis/templates,
+    """The Jinja environment of every report: the templates in analysis/render/templates,
     autoescaped, an undefined name an error (a report never prints an empty hole);
     `trim` drops the newline after a block tag. `filters` and `names` (globals) are
     what a template uses."""
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("analysis", "templates"),
+    env = jinja2.Environment(loader=jinja2.PackageLoader("analysis.render", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
                              undefined=jinja2.StrictUndefined, trim_blocks=trim, lstrip_blocks=trim)
     env.filters.update(filters or {})

@@ -3,8 +3,6 @@ table size and the evidence, as self-contained HTML (and PDF); the tidy table an
 verdict are written beside it (balance.parquet, balance.csv, verdict.json)."""
 from __future__ import annotations
 
-import base64
-import io
 import json
 import math
 from datetime import UTC, datetime
@@ -12,44 +10,28 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import seaborn as sns
+from matplotlib.ticker import PercentFormatter
 
 from analysis.experiments.balance import NEEDS, BalanceResult, Convergence, SizeVerdict, Withheld
-from analysis.render import templates, version
+from analysis.experiments.report import RunsReport
+from analysis.render import plots, templates, version
+from analysis.render.figure import data_uri, plt, svg
+from analysis.render.formats import nth, ordinal, pvalue, rate
+from analysis.render.page import print_pdf
+from analysis.render.report import render_html as render_report
 from simcore.errors import UserError, writing
 from simcore.parts import write_atomic, write_text
 
 __all__ = ["headline", "overall", "agreement", "too_few", "komi_text", "knob_text", "plan_text", "short_text",
-           "render_html", "write_balance", "ordinal", "DATA_FILES"]
+           "render_html", "write_balance", "DATA_FILES"]
 
 DATA_FILES = ("balance.parquet", "balance.csv", "verdict.json")
-
-
-def ordinal(p: int) -> str:
-    """Turn position p (0 acts first) as a player: "1st", "2nd", ..."""
-    n = p + 1
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
-def _decimals(half: float) -> int:
-    if not math.isfinite(half) or half <= 0:
-        return 1
-    return int(min(2, max(0, 1 - math.floor(math.log10(half * 100)))))
-
-
-def rate(r: Any) -> str:
-    """"51.0% (95% CI 50.9–51.1)"."""
-    d = _decimals((r.high - r.low) / 2)
-    return f"{100 * r.value:.{d}f}% (95% CI {100 * r.low:.{d}f}–{100 * r.high:.{d}f})"
 
 
 def change(c: tuple[float, float, float, float]) -> str:
     """A change in points with its interval: "+4.5 points (95% CI +3.1 to +5.9)"."""
     return f"{c[0]:+.1f} points (95% CI {c[1]:+.1f} to {c[2]:+.1f})"
-
-
-def pvalue(p: float) -> str:
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
 def _balance_word(v: SizeVerdict, margin: float) -> str:
@@ -63,7 +45,7 @@ def _balance_word(v: SizeVerdict, margin: float) -> str:
     r = rates[p]
     if r.p_value < 0.05 / n and abs(r.value - 1 / n) * 100 >= margin:
         side = "advantage" if r.value > 1 / n else "disadvantage"
-        return f"a {ordinal(p)}-player {side} of {100 * (r.value - 1 / n):+.1f} points over the fair {100 / n:.1f}%"
+        return f"a {nth(p)}-player {side} of {100 * (r.value - 1 / n):+.1f} points over the fair {100 / n:.1f}%"
     return f"turn order not shown to matter, nor balanced within {_points(margin)}"
 
 
@@ -77,7 +59,7 @@ def agreement(c: Convergence) -> str:
     games show, where an interval excludes zero)."""
     text = f"the two strongest rungs agree within ±{_up(c.agreement)} percentage points at every position"
     if (shown := c.shown_change) is not None:
-        text += (f", and the {ordinal(shown[0])} player's rate is shown to change by at least "
+        text += (f", and the {ordinal(shown[0])}'s rate is shown to change by at least "
                  f"{math.floor(10 * shown[1]) / 10:.1f}")
     return text
 
@@ -95,7 +77,7 @@ def headline(v: SizeVerdict, margin: float) -> str:
         text = (f"At {v.players} players, with {top.spec} in every seat (the strongest rung{rated}): "
                 f"{too_few(w)} to say whether turn order matters. ")
     else:
-        rates = ", ".join(f"the {ordinal(p)} player {rate(r)}" for p, r in enumerate(top.rates))
+        rates = ", ".join(f"the {ordinal(p)} {rate(r)}" for p, r in enumerate(top.rates))
         text = (f"At {v.players} players, with {top.spec} in every seat (the strongest rung{rated}; "
                 f"{top.games:,} games), {rates}: {_balance_word(v, margin)}. ")
     c = v.convergence
@@ -108,7 +90,7 @@ def headline(v: SizeVerdict, margin: float) -> str:
                        f"inside the margin of {_points(margin)}).")
     if c.state == "moves":
         p, _ = c.shown_change
-        return text + (f"Still moves with skill: against {c.second}, the {ordinal(p)} player's rate changes by "
+        return text + (f"Still moves with skill: against {c.second}, the {ordinal(p)}'s rate changes by "
                        f"{change(c.changes[p])}, its whole interval beyond {_points(margin)}.")
     return text + (f"Not yet decided at {_points(margin)} against {c.second}: {agreement(c)}; more games at the "
                    "top two rungs would decide it.")
@@ -149,13 +131,13 @@ def komi_text(v: SizeVerdict, margin: float) -> str | None:
         return None
     n = v.players
     if not any(k.points):
-        est = ", ".join(f"{e[0]:+.2f} points to the {ordinal(p)} player (95% CI {e[1]:+.2f} to {e[2]:+.2f})"
+        est = ", ".join(f"{e[0]:+.2f} points to the {ordinal(p)} (95% CI {e[1]:+.2f} to {e[2]:+.2f})"
                         for p, e in enumerate(k.estimate) if p)
         return (f"No whole-point score bonus does better than none at {n} players: the fair bonus relative to "
                 f"the 1st player, {est}, rounds to zero.")
-    est = "; ".join(f"the {ordinal(p)} player {e[0]:+.2f} points (95% CI {e[1]:+.2f} to {e[2]:+.2f})"
+    est = "; ".join(f"the {ordinal(p)} {e[0]:+.2f} points (95% CI {e[1]:+.2f} to {e[2]:+.2f})"
                     for p, e in enumerate(k.estimate) if p)
-    bonus = " and ".join(f"{b} point{'s' if b != 1 else ''} to the {ordinal(p)} player"
+    bonus = " and ".join(f"{b} point{'s' if b != 1 else ''} to the {ordinal(p)}"
                          for p, b in enumerate(k.points) if b)
     text = (f"A score bonus by turn position (komi) would equalise the positions at {n} players. Relative to "
             f"the 1st player, the fair bonus is {est}, estimated from {k.games:,} games' final scores. In whole "
@@ -224,7 +206,7 @@ def plan_text(plan: Any, margin: float) -> str:
         text = f"Deciding {n} players at {_points(margin)} cannot be projected yet ({x.reason}); {played}."
     else:
         text = (f"Deciding {n} players at {_points(margin)} needs {_projected(x)}; {played} "
-                f"(projected {word[x.route]}: the {ordinal(x.position)} player's change {x.change:+.1f} points, "
+                f"(projected {word[x.route]}: the {ordinal(x.position)}'s change {x.change:+.1f} points, "
                 f"a game's paired difference spread {x.sd:.0f} points).")
     if plan.pilot is not None and plan.pilot.route:
         reach = "" if plan.reach is None else f"; the budget was to reach about {plan.reach:,}"
@@ -244,12 +226,6 @@ def short_text(r: dict[str, Any]) -> str:
 def _figure(v: SizeVerdict) -> str:
     """Each position's win rate against the rung's rating (its place in the ladder when
     the rungs cannot be rated), with 95% intervals; dashed: the fair share."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-    from matplotlib.ticker import PercentFormatter
-
-    from analysis import plots
-
     rated = all(r.rating is not None for r in v.rungs)
     x = np.array([r.rating[0] if rated else k for k, r in enumerate(v.rungs)], dtype=float)
     fig, ax = plt.subplots(figsize=(plots.WIDTH, 3.6))
@@ -259,7 +235,7 @@ def _figure(v: SizeVerdict) -> str:
         y = np.array([r.rates[p].value for r in v.rungs])
         err = np.clip(np.vstack([y - [r.rates[p].low for r in v.rungs], [r.rates[p].high for r in v.rungs] - y]), 0, None)
         ax.errorbar(x + (p - (v.players - 1) / 2) * spread, y, yerr=err, fmt="o-", capsize=3,
-                    color=colors[p % 10], label=f"{ordinal(p)} player")
+                    color=colors[p % 10], label=ordinal(p))
     ax.axhline(1 / v.players, color="black", ls="--", lw=1)
     for k, r in enumerate(v.rungs):
         ax.annotate(r.spec, (x[k], 0), xycoords=("data", "axes fraction"), xytext=(0, 3), textcoords="offset points",
@@ -271,11 +247,7 @@ def _figure(v: SizeVerdict) -> str:
     ax.set_ylabel("win rate in the mirror match")
     ax.set_title(f"{v.players} players: win rate by turn position at each rung (95% intervals)")
     ax.legend(fontsize=8, frameon=False, ncol=min(v.players, 6), loc="upper center", bbox_to_anchor=(0.5, -0.2))
-    buf = io.StringIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode()).decode()
+    return data_uri(svg(fig))
 
 
 def render_html(result: BalanceResult, evidence: str | None = None) -> str:
@@ -290,17 +262,18 @@ def render_html(result: BalanceResult, evidence: str | None = None) -> str:
 
 
 def write_balance(result: BalanceResult, html: Path | str, pdf: Path | str | None = None, *,
-                  evidence: bool = True) -> list[Path]:
+                  evidence: RunsReport | None = None) -> list[Path]:
     """Write the report, the tidy table (parquet and CSV) and verdict.json beside it, and,
-    with `evidence`, the per-run report of each table size's strongest rung
-    (<name>-evidence.html: components, outcomes, the game's own sections). Everything
-    is rendered before anything is written. Returns the files written."""
+    with `evidence` (the analysis of each table size's strongest rung), its per-run
+    report (<name>-evidence.html: components, outcomes, the game's own sections).
+    Everything is rendered before anything is written. Returns the files written."""
     html = Path(html)
     if html.suffix.lower() not in (".html", ".htm"):
         raise UserError(f"-o {html}: the report is HTML, allowed is a path ending in .html")
     side = html.parent
-    evidence_path = html.with_name(f"{html.stem}-evidence.html") if evidence else None
+    evidence_path = html.with_name(f"{html.stem}-evidence.html") if evidence is not None else None
     text = render_html(result, evidence_path.name if evidence_path else None)
+    evidence_text = render_report(evidence) if evidence is not None else None
     verdict = json.dumps(result.verdict(), indent=2, allow_nan=False, default=str) + "\n"
     written = []
     try:
@@ -310,17 +283,13 @@ def write_balance(result: BalanceResult, html: Path | str, pdf: Path | str | Non
         write_text(side / "verdict.json", verdict)
         written += [side / f for f in DATA_FILES]
         if evidence_path is not None:
-            from analysis.report import write_report
-
-            write_report([v.top.path for v in result.sizes], evidence_path)
+            write_text(evidence_path, evidence_text)
             written.append(evidence_path)
         write_text(html, text)
         written.append(html)
     except OSError as e:
         raise UserError(f"cannot write the balance report to {side}: {e.strerror or e}") from None
     if pdf is not None:
-        from analysis.report import print_pdf
-
         with writing(pdf):
             Path(pdf).parent.mkdir(parents=True, exist_ok=True)
             print_pdf(html, Path(pdf))

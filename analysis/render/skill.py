@@ -1,26 +1,26 @@
-"""The skill report: the findings of analysis.skill in words, its figures and the
+"""The skill report: the findings of analysis.experiments.skill in words, its figures and the
 template (skill.html.j2), apart from the computation, as the balance report is."""
 from __future__ import annotations
 
-import base64
-import io
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
+import seaborn as sns
+from matplotlib.ticker import PercentFormatter
 
-from analysis.render import templates
-from analysis.skill import BUDGET, Depth, Ladder, PositionBalance, Restricted, SkillAnalysis
-
-if TYPE_CHECKING:
-    from analysis.stats import Rate
+from analysis.experiments.skill import BUDGET, Ladder, PositionBalance
+from analysis.experiments.skill_analysis import Depth, Restricted, SkillAnalysis
+from analysis.render import plots, templates
+from analysis.render.figure import Image, image, plt
+from analysis.render.formats import ordinal, p_is, pct, points, pvalue, rate
+from analysis.render.page import write_html
+from analysis.stats import ALPHA
 
 __all__ = ["Finding", "findings", "ladder_findings", "depth_findings", "restricted_findings", "ladder_section",
-           "render_html", "write_skill_report", "pct", "rate_text", "points", "pvalue", "elo_text",
-           "position_name", "balance_figure", "depth_figure", "restricted_figure", "ladder_figures"]
+           "render_html", "write_skill_report", "elo_text", "balance_figure", "depth_figure", "restricted_figure", "ladder_figures"]
 
 
 # ---- findings ----
@@ -29,31 +29,6 @@ __all__ = ["Finding", "findings", "ladder_findings", "depth_findings", "restrict
 class Finding:
     section: str  # the report section holding the evidence
     text: str
-
-
-def pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def rate_text(r: Rate) -> str:
-    return f"{pct(r.value)} (95% CI {100 * r.low:.1f}–{pct(r.high)})"
-
-
-def points(v: float, low: float, high: float) -> str:
-    return f"{100 * v:+.1f} points (95% CI {100 * low:+.1f} to {100 * high:+.1f})"
-
-
-def pvalue(p: float) -> str:
-    """As the balance report writes them: "< 0.001" below that, else three digits."""
-    if not math.isfinite(p):
-        return "n/a"
-    return "< 0.001" if p < 1e-3 else f"{p:.3g}"
-
-
-def ptext(p: float, name: str = "q") -> str:
-    """A p or q value in a sentence: "q < 0.001", "q = 0.0348"."""
-    v = pvalue(p)
-    return f"{name} {v}" if v.startswith("<") else f"{name} = {v}"
 
 
 def elo_text(e: tuple[float, float, float]) -> str:
@@ -65,30 +40,24 @@ def elo_text(e: tuple[float, float, float]) -> str:
     return f"{e[0]:+.0f} Elo (95% CI {e[1]:+.0f} to {e[2]:+.0f})"
 
 
-def position_name(p: int) -> str:
-    return "acting first" if p == 0 else f"position {p + 1}"
-
-
 def ladder_findings(ladder: Ladder) -> list[Finding]:
-    from analysis.stats import ALPHA
-
     g, share = ladder.gap, ladder.gap.share
     out = []
     if share.p_value < ALPHA and share.value > 0.5:
-        text = (f"Skill matters: {g.a} is ahead of {g.b} in {rate_text(share)} of their games, "
+        text = (f"Skill matters: {g.a} is ahead of {g.b} in {rate(share)} of their games, "
                 f"{elo_text(g.elo)}.")
     elif share.p_value < ALPHA:
         text = (f"The ladder is upside down at its ends: {g.a} is ahead of {g.b} in only "
-                f"{rate_text(share)} of their games.")
+                f"{rate(share)} of their games.")
     else:
-        text = (f"Skill does not show: {g.a} is ahead of {g.b} in {rate_text(share)} of their games, "
+        text = (f"Skill does not show: {g.a} is ahead of {g.b} in {rate(share)} of their games, "
                 "not significantly different from 50%: luck decides between these bots.")
     out.append(Finding("skill-ladder", text))
     for h, q in zip(ladder.pairs, ladder.pair_q, strict=True):
         # h.a is the rung listed higher: a significant share below 50% breaks the order.
         if q < ALPHA and h.share.value < 0.5:
             out.append(Finding("skill-ladder", f"Out of order: {h.a}, listed as stronger, is ahead of {h.b} "
-                                               f"in only {rate_text(h.share)} of their games ({ptext(q)})."))
+                                               f"in only {rate(h.share)} of their games ({p_is(q, 'q')})."))
     if ladder.balance is None:
         return out
     b = ladder.balance
@@ -96,9 +65,9 @@ def ladder_findings(ladder: Ladder) -> list[Finding]:
     for s in moved:
         r0, r1 = b.win[0][s.position], b.win[b.rungs.index(s.rung)][s.position]
         out.append(Finding("skill-balance", (
-            f"The balance depends on skill: {position_name(s.position)} wins {pct(r1.value)} of {s.rung} "
+            f"The balance depends on skill: the {ordinal(s.position)} wins {pct(r1.value)} of {s.rung} "
             f"mirror matches against {pct(r0.value)} of {b.rungs[0]} ones, "
-            f"{points(s.diff.value, s.diff.low, s.diff.high)}, {ptext(s.q_value)}.")))
+            f"{points(s.diff.value, s.diff.low, s.diff.high)}, {p_is(s.q_value, 'q')}.")))
     if not moved:
         n = len(b.shifts)
         out.append(Finding("skill-balance", (
@@ -112,7 +81,7 @@ def depth_findings(d: Depth) -> list[Finding]:
         # Not significant is not "no skill": say how far the interval reaches instead.
         first = d.steps[0].h2h
         games = int(np.sum(~np.isnan(first.per_game)))
-        verdict = (f"the first doubling is not shown to win more than half its games ({rate_text(first.share)} "
+        verdict = (f"the first doubling is not shown to win more than half its games ({rate(first.share)} "
                    f"of {games:,}); more games would say whether more thinking pays or luck decides there")
     else:
         verdict = f"each of the first {d.depth} doublings wins significantly more than half its games"
@@ -126,10 +95,10 @@ def restricted_findings(r: Restricted) -> list[Finding]:
         if c.drop[0] > 0:
             cost = points(*c.drop).lstrip("+")  # a cost needs no sign
             text = (f"{c.component} matters to {r.bot}: never taking it costs {cost} of win share "
-                    f"({ptext(c.q_value)}).")
+                    f"({p_is(c.q_value, 'q')}).")
         else:
             text = (f"{r.bot} does better never taking {c.component}: "
-                    f"{points(-c.drop[0], -c.drop[2], -c.drop[1])} of win share ({ptext(c.q_value)}); "
+                    f"{points(-c.drop[0], -c.drop[2], -c.drop[1])} of win share ({p_is(c.q_value, 'q')}); "
                     "it overvalues it.")
         out.append(Finding("skill-restricted", text))
     if not out:
@@ -149,25 +118,7 @@ def findings(a: SkillAnalysis) -> list[Finding]:
 
 # ---- figures ----
 
-@dataclass(frozen=True)
-class Figure:
-    src: str  # data: URI of the SVG
-    alt: str
-
-
-def _figure(fig, alt: str) -> Figure:
-    import matplotlib.pyplot as plt
-
-    buf = io.StringIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    return Figure("data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode()).decode(), alt)
-
-
 def _palette():
-    import seaborn as sns
-
     return sns.color_palette("colorblind")
 
 
@@ -175,12 +126,9 @@ def _errors(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray
     return np.clip(np.vstack([values - low, high - values]), 0, None)
 
 
-def balance_figure(b: PositionBalance) -> Figure:
+def balance_figure(b: PositionBalance) -> Image:
     """Win rate by position, one group per position, one bar per rung."""
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import PercentFormatter
 
-    from analysis import plots
 
     fig, ax = plt.subplots(figsize=(plots.WIDTH, 1.6 + 0.35 * b.players * len(b.rungs)))
     width = 0.8 / len(b.rungs)
@@ -191,7 +139,7 @@ def balance_figure(b: PositionBalance) -> Figure:
         ax.barh(y, v, height=width, label=rung, color=_palette()[r % 10],
                 xerr=_errors(v, np.array([x.low for x in rates]), np.array([x.high for x in rates])),
                 error_kw={"ecolor": "black", "capsize": 3, "lw": 1})
-    ax.set_yticks(np.arange(b.players) + 0.4 - width / 2, [position_name(p) for p in range(b.players)])
+    ax.set_yticks(np.arange(b.players) + 0.4 - width / 2, [ordinal(p) for p in range(b.players)])
     ax.invert_yaxis()
     ax.axvline(1 / b.players, color="black", ls="--", lw=1)
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
@@ -201,14 +149,11 @@ def balance_figure(b: PositionBalance) -> Figure:
     ax.set_title("Win rate by turn position at each rung (95% Wilson intervals)",
                  pad=8 + 14 * math.ceil(len(b.rungs) / ncol))
     ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol, frameon=False)
-    return _figure(fig, "win rate by turn position at each rung of the ladder")
+    return image(fig, "win rate by turn position at each rung of the ladder")
 
 
-def depth_figure(d: Depth) -> Figure:
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import PercentFormatter
+def depth_figure(d: Depth) -> Image:
 
-    from analysis import plots
 
     fig, ax = plt.subplots(figsize=(plots.WIDTH, 3.2))
     x = np.arange(len(d.steps))
@@ -222,14 +167,11 @@ def depth_figure(d: Depth) -> Figure:
     ax.set_xlabel(f"{BUDGET}: budget against half of it")
     ax.set_ylabel("ahead share of the doubled budget")
     ax.set_title("Skill trace: each doubling against the budget below (95% Wilson intervals)")
-    return _figure(fig, "skill trace over doubling budgets")
+    return image(fig, "skill trace over doubling budgets")
 
 
-def restricted_figure(r: Restricted) -> Figure:
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import PercentFormatter
+def restricted_figure(r: Restricted) -> Image:
 
-    from analysis import plots
 
     fig, ax = plt.subplots(figsize=(plots.WIDTH, 1.4 + 0.3 * len(r.components)))
     y = np.arange(len(r.components))
@@ -246,29 +188,23 @@ def restricted_figure(r: Restricted) -> Figure:
     ax.set_xlabel("drop in win share when never taking the component (percentage points)")
     ax.set_title(f"Restricted play: importance of each component to {r.bot} (95% paired intervals)", pad=22)
     ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
-    return _figure(fig, "importance of each component by restricted play")
+    return image(fig, "importance of each component by restricted play")
 
 
-def ladder_figures(ladder: Ladder) -> dict[str, Figure | None]:
-    from analysis import plots
-
+def ladder_figures(ladder: Ladder) -> dict[str, Image | None]:
     ratings = ladder.ratings
     return {
-        "ratings": Figure(_data_uri(plots.strategy_ratings(ratings)), "ratings of the ladder's rungs") if ratings else None,
-        "matchups": Figure(_data_uri(plots.matchup_matrix(ladder.matchups)), "head-to-head matrix of the ladder"),
+        "ratings": image(plots.strategy_ratings(ratings), "ratings of the ladder's rungs") if ratings else None,
+        "matchups": image(plots.matchup_matrix(ladder.matchups), "head-to-head matrix of the ladder"),
         "balance": balance_figure(ladder.balance) if ladder.balance else None,
     }
-
-
-def _data_uri(svg: str) -> str:
-    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
 
 
 # ---- the report ----
 
 def _environment():
-    return templates(filters={"pct": pct, "rate": rate_text, "pvalue": pvalue, "elo": elo_text},
-                     names={"points": points, "position_name": position_name})
+    return templates(filters={"pct": pct, "rate": rate, "pvalue": pvalue, "elo": elo_text},
+                     names={"points": points, "ordinal": ordinal})
 
 
 def ladder_section(ladder: Ladder) -> str:
@@ -289,6 +225,4 @@ def render_html(a: SkillAnalysis) -> str:
 
 
 def write_skill_report(a: SkillAnalysis, html: Path | str, pdf: Path | str | None = None) -> None:
-    from analysis.report import write_html
-
     write_html(html, render_html(a), pdf)  # rendered before anything is written

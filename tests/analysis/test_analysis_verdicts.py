@@ -15,10 +15,11 @@ import polars as pl
 import pytest
 
 from analysis import stats
-from analysis.findings import checks, findings
+from analysis.render.findings import checks, findings
 from analysis.metrics import analyze, component_table, pooled_positions
-from analysis.plots import rate_range, thin_labels
-from analysis.report import compare_variants, render_html
+from analysis.render.plots import rate_range, thin_labels
+from analysis.experiments.report import compare_variants, report_of
+from analysis.render.report import render_html
 from simcore.registry import FeatureRoles
 from test_report import seat, write_run
 
@@ -123,7 +124,7 @@ def test_outcome_feature_is_a_breakdown_never_a_finding(tmp_path: Path) -> None:
     (b,) = a.breakdowns
     assert b.feature == "won_flag" and b.winners[0] == 1.0 and b.others[0] == 0.0
     assert b.mean[0] == pytest.approx(0.5, abs=1e-9)  # one winner of two seats (no ties)
-    assert 'id="breakdowns-r0"' in render_html([a])
+    assert 'id="breakdowns-r0"' in render_html(report_of([a]))
 
 
 def test_zero_as_missing_is_dropped_not_read_as_a_value(tmp_path: Path) -> None:
@@ -292,7 +293,7 @@ def test_solo_run_gets_a_report(tmp_path: Path) -> None:
     texts = [f.text for f in findings(a)]
     assert texts[0].startswith("bot wins the solo game in 50")
     assert any("depends on the dealt target" in t for t in texts)
-    html = render_html([a])
+    html = render_html(report_of([a]))
     assert "A solo game" in html and "Final score distribution" not in html.split('id="outcomes-r0"')[0]
 
 
@@ -318,7 +319,7 @@ def test_runs_compared_only_as_variants_of_the_same_game_size_and_lineup(tmp_pat
     both = next(p for p in pooled if p.runs == [0, 1])
     assert both.balance.games == 600
     assert both.balance.win[0].successes == 2 * runs[0].seats.positions.win[0].successes
-    assert "turn positions over 2 table(s)" in render_html(runs[:2])
+    assert "turn positions over 2 table(s)" in render_html(report_of(runs[:2]))
 
 
 def test_rate_axis_zooms_and_labels_thin() -> None:
@@ -339,8 +340,8 @@ def test_a_strategy_that_always_wins_gets_a_finite_rating_and_the_report_says_ho
     r = run.strategies.ratings
     # 200 of 200, plus half a win each way: 200.5 of 201, centred at ±ln(401)/2.
     assert r.smoothed and r.elo[0] / stats.ELO_PER_LOGIT == pytest.approx(np.log(401) / 2)
-    assert "half a win each way" in render_html([run])
-    assert "half a win each way" not in render_html([analyze(write_run(tmp_path / "fair", ["s", "w"], two_bot_games(400)))])
+    assert "half a win each way" in render_html(report_of([run]))
+    assert "half a win each way" not in render_html(report_of([analyze(write_run(tmp_path / "fair", ["s", "w"], two_bot_games(400)))]))
 
 
 def test_a_cache_that_cannot_be_written_leaves_no_file_and_changes_no_figure(tmp_path: Path, monkeypatch) -> None:

@@ -18,6 +18,7 @@ import pytest
 
 from analysis import api
 from analysis.experiments import balance as bal
+from analysis.experiments import balance_run
 from analysis.experiments import budget
 from analysis.render.balance import headline, overall
 from simcore.batch import seeds_of_games
@@ -171,7 +172,7 @@ def test_komi_is_confirmed_by_a_paired_run_in_fabryka(tmp_path):
     first player even it out (a sweep measured 49.9%, 95% CI 49.2-50.6, at 20,000
     games). The paired run with that bonus as a house rule confirms it."""
     p = bal.plan(GAME, tmp_path / "runs", ladder=["heuristic"], games=20_000, precision=0.05)
-    r = bal.balance(p, jobs=1)  # the same games on any jobs; one thread spares the pool's cost
+    r = balance_run.balance(p, jobs=1)  # the same games on any jobs; one thread spares the pool's cost
     (v,) = r.sizes
     assert v.top.games == 20_000 and v.convergence is None
     assert v.komi.points == [2, 0]
@@ -190,7 +191,7 @@ def test_komi_is_confirmed_by_a_paired_run_in_fabryka(tmp_path):
 def test_enemy_chocolatier_says_a_score_bonus_cannot_balance_it(tmp_path):
     p = bal.plan("enemy_chocolatier", tmp_path / "runs", players=[2], ladder=["heuristic"], games=2000,
                  precision=5, compensation=True)
-    (v,) = bal.balance(p, jobs=1).sizes
+    (v,) = balance_run.balance(p, jobs=1).sizes
     assert v.komi is None and "cannot balance" in v.komi_note
     assert [k.param for k in v.knobs] == ["start_money.step"]
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from analysis.experiments import balance as bal
+from analysis.experiments import balance_run
 from analysis.render.balance import headline, overall, render_html
 from test_balance import GAME, synthetic_run
 
@@ -207,7 +208,7 @@ def test_distinct_spec_strings_get_distinct_run_directories(tmp_path):
 def test_a_ladder_of_two_spellings_of_one_bot_plays(tmp_path):
     p = bal.plan(GAME, tmp_path / "runs", ladder=["heuristic", "heuristic()"], games=200, precision=5,
                  compensation=False)
-    r = bal.balance(p, jobs=1)
+    r = balance_run.balance(p, jobs=1)
     (v,) = r.sizes
     assert [g.games for g in v.rungs] == [200, 200]
     # The same bot on the same seeds: every game the same, no change at all.

@@ -16,6 +16,7 @@ from scipy.stats import norm
 import strategies
 from analysis import api
 from analysis.experiments import balance as bal
+from analysis.experiments import balance_run
 from analysis.experiments import budget
 from analysis.render.balance import plan_text
 from helpers import cli
@@ -164,7 +165,7 @@ def test_a_time_budget_puts_the_games_on_the_two_strongest_rungs(tmp_path):
     lines = []
     p = bal.plan(GAME, tmp_path / "runs", ladder=["random", "greedy", "heuristic"], minutes=0.5,
                  precision=0.2, compensation=False)
-    r = bal.balance(p, jobs=1, log=lines.append)
+    r = balance_run.balance(p, jobs=1, log=lines.append)
     games = {v.spec: v.games for v in r.sizes[0].rungs}
     # How far the pair gets depends on the machine's load; that it is paired, past the
     # pilot, and that the weakest rung stops at the floor, does not.

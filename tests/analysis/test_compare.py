@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from analysis import api, stats
-from analysis.compare import _lead_changes, compare_runs, game_columns, open_info
+from analysis.experiments.compare import _lead_changes, compare_runs, game_columns, open_info
+from analysis.render.compare import verdicts
 from analysis.stats import Moments
 from simcore.errors import UserError
 from simcore.parts import read_part
@@ -36,8 +37,8 @@ def test_an_identical_variant_flags_nothing_and_every_interval_covers_zero(runs)
     assert c.paired and c.games == GAMES and c.label == "the same rules"
     assert c.rows and not any(r.significant for r in c.rows)
     assert all(r.change.low <= 0 <= r.change.high for r in c.rows)
-    assert c.verdicts[0].startswith("the same rules: no significant change in any of")
-    assert any("leaves seat balance unchanged within ±1.0 points" in v for v in c.verdicts)
+    assert verdicts(c)[0].startswith("the same rules: no significant change in any of")
+    assert any("leaves seat balance unchanged within ±1.0 points" in v for v in verdicts(c))
 
 
 def test_a_null_variant_on_other_seeds_flags_nothing_unpaired(runs):
@@ -53,7 +54,7 @@ def test_three_rounds_shorten_the_game_with_the_right_sign(runs):
     # A round is hand_size + 1 = 6 turns per player, 12 in all, fewer when a game
     # ends early on white chocolate.
     assert -12 < turns.change.value < -9
-    assert c.verdicts[0].startswith("rounds = 3 shortens the game by")
+    assert verdicts(c)[0].startswith("rounds = 3 shortens the game by")
 
 
 def test_the_paired_interval_is_narrower_than_the_unpaired_one_on_correlated_runs(runs):

@@ -10,7 +10,7 @@ import pytest
 
 from analysis import stats
 from analysis.metrics import _Tally, _tally_pairs, analyze, effect_columns
-from analysis.skill import RunTally, _game_moments, matchups_of
+from analysis.experiments.skill import RunTally, _game_moments, matchups_of
 from simcore.batch import seed_of_game
 
 

@@ -14,11 +14,13 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from analysis.cli_report import report_command
-from analysis.compare import describe_run, open_info
+from analysis.cli.report import report_command
+from analysis.experiments.compare import describe_run, open_info
 from analysis.metrics import analyze, pooled_strategies
 from analysis import stats
-from analysis.report import SECTIONS, compare_variants, render_html, write_report
+from analysis.api import report as write_report
+from analysis.experiments.report import compare_variants, report_of
+from analysis.render.report import SECTIONS, render_html
 from simcore.batch import seed_of_game
 from simcore.errors import UserError
 
@@ -275,7 +277,7 @@ def test_one_strategy_report_has_no_matchups(tmp_path: Path) -> None:
     a = analyze(write_run(tmp_path / "solo", ["random"], games))
     assert a.strategies.names == ["random"] and a.strategies.ratings is None
     assert a.strategies.skill_edge is None
-    html = render_html([a])
+    html = render_html(report_of([a]))
     assert "One strategy played every seat" in html
     assert all(f'id="{sid}-r0"' in html for sid in SECTIONS)
 

@@ -1,4 +1,4 @@
-"""Skill experiments (analysis/skill.py): planted ladders, position shifts, skill traces
+"""Skill experiments (analysis/experiments/skill.py): planted ladders, position shifts, skill traces
 and component importances on synthetic results are recovered with intervals covering
 the truth; null effects are not reported; the command plays real games, resumes, and
 refuses bad input with one line and exit code 2."""
@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 from scipy import stats as sps
 
-from analysis import skill
+from analysis.experiments import skill, skill_analysis
 from analysis.render import skill as render_skill
-from analysis.report import find_chromium
+from analysis.render.page import find_chromium
 from analysis.stats import ELO_PER_LOGIT
 from simcore.errors import UserError
 from helpers import cli
@@ -164,7 +164,7 @@ def test_a_planted_position_shift_is_found_and_a_null_one_is_not(tmp_path):
     assert not shifts["c"].significant and shifts["c"].diff.low <= 0 <= shifts["c"].diff.high
     texts = [f.text for f in render_skill.ladder_findings(skill.analyze_ladder(dirs, ["a", "b", "c"]))]
     moved = [t for t in texts if t.startswith("The balance depends on skill")]
-    assert len(moved) == 1 and "acting first wins" in moved[0] and "of b mirror matches" in moved[0]
+    assert len(moved) == 1 and "the 1st player wins" in moved[0] and "of b mirror matches" in moved[0]
 
 
 # ---- skill depth ----
@@ -183,7 +183,7 @@ def planted_depth(tmp_path: Path, games: int = 4000) -> tuple[list[Path], list[s
 
 def test_planted_skill_trace_gives_its_depth_and_summed_excess(tmp_path):
     dirs, specs, budgets = planted_depth(tmp_path)
-    d = skill.analyze_depth(dirs, specs, budgets)
+    d = skill_analysis.analyze_depth(dirs, specs, budgets)
     assert [s.budget for s in d.steps] == budgets[1:]
     for s, p in zip(d.steps, DEPTH_SHARES):
         assert s.h2h.share.low <= p <= s.h2h.share.high
@@ -199,7 +199,7 @@ def test_depth_counts_doublings_only_while_they_stay_significant(tmp_path):
     specs = [f"mcts(iterations={b})" for b in (4, 8, 16)]
     dirs = [write_run(tmp_path / "a", [specs[1], specs[0]], head_to_head_wins(rng, 3000, 0.5)),
             write_run(tmp_path / "b", [specs[2], specs[1]], head_to_head_wins(rng, 3000, 0.7))]
-    d = skill.analyze_depth(dirs, specs, [4, 8, 16])
+    d = skill_analysis.analyze_depth(dirs, specs, [4, 8, 16])
     assert [s.significant for s in d.steps] == [False, True]
     assert d.depth == 0
     text = render_skill.depth_findings(d)[0].text
@@ -218,7 +218,7 @@ def test_summed_excess_interval_covers_the_truth_under_shared_seeds():
         z = rng.standard_normal(games)
         latent = rho * z + math.sqrt(1 - rho**2) * rng.standard_normal((len(shares), games))
         outcomes = (sps.norm.cdf(latent) < shares[:, None]).astype(float)
-        _, low, high = skill.summed_excess(list(outcomes))
+        _, low, high = skill_analysis.summed_excess(list(outcomes))
         covered += low <= truth <= high
     assert 0.93 <= covered / reps <= 0.97
 
@@ -250,7 +250,7 @@ def planted_restricted(tmp_path: Path, drops: dict[str, float], games: int = 300
 def test_planted_component_importance_is_found_and_a_worthless_one_is_not(tmp_path):
     drops = {"white": 0.3, "nuts": 0.04, "paper": 0.0, "decoy": -0.05}
     mirror, runs = planted_restricted(tmp_path, drops)
-    r = skill.analyze_restricted(mirror, runs, "heuristic")
+    r = skill_analysis.analyze_restricted(mirror, runs, "heuristic")
     by = {c.component: c for c in r.components}
     assert [c.component for c in r.components] == ["white", "nuts", "paper", "decoy"]  # largest drop first
     for c, drop in drops.items():
@@ -259,7 +259,7 @@ def test_planted_component_importance_is_found_and_a_worthless_one_is_not(tmp_pa
     assert not by["paper"].significant and by["paper"].drop == (0.0, 0.0, 0.0)
     assert by["white"].share.low <= 0.2 <= by["white"].share.high
     texts = [f.text for f in render_skill.restricted_findings(r)]
-    assert any(re.match(r"white matters to heuristic: never taking it costs (29|30)\.\d points", t) for t in texts)
+    assert any(re.match(r"white matters to heuristic: never taking it costs (29|30)(\.\d+)? percentage points", t) for t in texts)
     assert any(t.startswith("heuristic does better never taking decoy") for t in texts)
     assert not any("paper" in t for t in texts)
 
@@ -274,15 +274,15 @@ def test_paired_drop_interval_covers_the_truth():
         noise = rng.random(300) < 0.2  # a restricted game goes its own way at times
         mirror = (u < 0.5).astype(float)
         restricted = np.where(noise, rng.random(300) < 0.4, u < 0.4).astype(float)
-        (_, low, high), _ = skill._paired(mirror - restricted)
+        (_, low, high), _ = skill_analysis._paired(mirror - restricted)
         covered += low <= drop <= high
     assert 0.93 <= covered / reps <= 0.97
 
 
 def test_paired_difference_has_an_exact_answer_when_every_game_agrees():
-    assert skill._paired(np.zeros(10)) == ((0.0, 0.0, 0.0), 1.0)
-    assert skill._paired(np.ones(10)) == ((1.0, 1.0, 1.0), 0.0)
-    (mean, low, high), p = skill._paired(np.array([1.0, 0.0, 1.0, 0.0]))
+    assert skill_analysis._paired(np.zeros(10)) == ((0.0, 0.0, 0.0), 1.0)
+    assert skill_analysis._paired(np.ones(10)) == ((1.0, 1.0, 1.0), 0.0)
+    (mean, low, high), p = skill_analysis._paired(np.array([1.0, 0.0, 1.0, 0.0]))
     assert mean == 0.5 and low < 0 < 1 < high and 0.05 < p < 1
 
 
@@ -349,8 +349,8 @@ def test_skill_command_plays_reports_and_resumes(tmp_path, capsys):
     assert runs == ["heuristic-vs-heuristic-600", "random-vs-heuristic-600", "random-vs-random-600"]
     p = skill.plan("fabryka", 600, tmp_path / "runs", ladder=["random", "heuristic"])
     assert skill.play(p, jobs=1, quiet=True) == 0  # re-running resumes: nothing to play again
-    first = skill.analyze(p)
-    again = skill.analyze(p)
+    first = skill_analysis.analyze(p)
+    again = skill_analysis.analyze(p)
     assert first.ladder.gap.share == again.ladder.gap.share
     try:
         find_chromium()
@@ -406,7 +406,7 @@ def test_restricted_play_of_fabryka_finds_white_decisive_and_an_absent_kind_wort
     p = skill.plan("fabryka", 1000, tmp_path, ladder=["random", "heuristic"], restricted="heuristic",
                    components=["white", "pink"], sets={"white_to_win": 1, "deck.pink": 0, "deck.almonds": 9})
     skill.play(p, jobs=1, quiet=True)
-    r = skill.analyze(p).restricted
+    r = skill_analysis.analyze(p).restricted
     by = {c.component: c for c in r.components}
     assert by["white"].significant and by["white"].drop[1] > 0.3
     assert by["white"].share.high < 0.15
@@ -424,7 +424,7 @@ def test_skill_depth_of_the_search_bot_on_fabryka(tmp_path):
                    depth="mcts(iterations=8, rollout=0, tuned=0)", doublings=1)
     assert p.depth == ["mcts(iterations=8, rollout=0, tuned=0)", "mcts(iterations=16, rollout=0, tuned=0)"]
     skill.play(p, jobs=1, quiet=True)
-    d = skill.analyze(p).depth
+    d = skill_analysis.analyze(p).depth
     assert [s.budget for s in d.steps] == [16] and d.depth == 1
     assert d.steps[0].h2h.share.low > 0.55
     assert d.excess[0] == pytest.approx(d.steps[0].h2h.share.value - 0.5)

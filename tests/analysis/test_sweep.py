@@ -11,7 +11,8 @@ import pytest
 
 from analysis import api, stats
 from analysis.summary import scan_run
-from analysis.sweep import Point, _fair_points, figures, parse_vary
+from analysis.experiments.sweep import Point, _fair_points, parse_vary
+from analysis.render.sweep import figures
 from simcore.errors import UserError
 from helpers import cli
 

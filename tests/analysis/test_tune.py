@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 import strategies
-from analysis import tune
+from analysis.experiments import study as tuning_study
+from analysis.experiments import tune, tune_rules
+from analysis.render.tune import verdict
 from helpers import cli
 
 
@@ -24,14 +26,14 @@ def test_search_finds_a_known_optimum():
     # In memory: the search ends on the same best trial as on tune's SQLite study (the
     # sampler is seeded per trial and reads only the finished ones) in a 30th of the CPU
     # time; the storage, its resumption and its guards have tests of their own below.
-    study = optuna.create_study(directions=["maximize"], sampler=tune._sampler(3, 0))
+    study = optuna.create_study(directions=["maximize"], sampler=tuning_study._sampler(3, 0))
     space = {"x": FloatDistribution(-5, 5), "y": FloatDistribution(-5, 5)}
 
     def objective(trial):
         v = trial.params
         return [-(v["x"] - 1.5) ** 2 - (v["y"] + 2.0) ** 2]
 
-    ran = tune._search(study, 80, space, objective, lambda: "", quiet=True)
+    ran = tuning_study.search(study, 80, space, objective, lambda: "", quiet=True)
     assert ran == 80
     best = study.best_trial.params
     assert abs(best["x"] - 1.5) < 0.5 and abs(best["y"] + 2.0) < 0.5
@@ -92,7 +94,7 @@ def test_held_out_check_says_not_better_when_the_weight_does_nothing(tmp_path):
     assert not result.better
     h = result.holdout[0]
     assert h["low"] <= 0.5 <= h["high"]
-    assert "NOT shown better" in tune.verdict(result)
+    assert "NOT shown better" in verdict(result)
 
 
 def test_tune_validates_and_records_every_table_size_it_tuned_at(tmp_path, capsys):
@@ -129,8 +131,8 @@ def test_held_out_validation_finds_where_the_shipped_enemy_weights_hold():
     partial = tune.BotTuning(game="enemy_chocolatier", bot="heuristic", out=Path("x"), space={},
                              defaults=defaults, best=weights, best_value=0.0, trials=[], importances={},
                              holdout=checks, field={}, better=False)
-    assert "at some table sizes only" in tune.verdict(partial)
-    assert "best.json is validated at 2 players, and only there" in tune.verdict(partial)
+    assert "at some table sizes only" in verdict(partial)
+    assert "best.json is validated at 2 players, and only there" in verdict(partial)
     record = tune.weights_record("enemy_chocolatier", "heuristic", weights, checks)
     assert [v["players"] for v in record["validation"]] == [2, 5]  # kept where it failed, too
 
@@ -138,10 +140,10 @@ def test_held_out_validation_finds_where_the_shipped_enemy_weights_hold():
 def test_rule_tuning_proposes_the_round_count_a_length_goal_needs(tmp_path):
     """Fabryka's length is 12 decisions a round (fewer when white chocolate ends it), so a
     30..40-turn game needs rounds = 3; set_points cannot move it and stays as printed."""
-    result = tune.tune_rules("fabryka", ["heuristic", "heuristic"],
-                             {"rounds": (1, 6), "set_points": (3, 8)},
-                             [tune.parse_goal("game length 30..40 turns")], tmp_path / "r",
-                             trials=12, games=400, jobs=2, quiet=True)
+    result = tune_rules.tune_rules("fabryka", ["heuristic", "heuristic"],
+                                   {"rounds": (1, 6), "set_points": (3, 8)},
+                                   [tune_rules.parse_goal("game length 30..40 turns")], tmp_path / "r",
+                                   trials=12, games=400, jobs=2, quiet=True)
     assert result.proposal == {"rounds": 3}
     assert result.met and result.confirmed[0]["sure"]
     assert 30 <= result.confirmed[0]["value"] <= 36
@@ -152,12 +154,12 @@ def test_rule_tuning_proposes_the_round_count_a_length_goal_needs(tmp_path):
 
 
 def test_goals_parse_and_measure():
-    g = tune.parse_goal("Game length 40..50 turns")
+    g = tune_rules.parse_goal("Game length 40..50 turns")
     assert (g.metric, g.low, g.high) == ("length", 40, 50)
     assert g.loss(38) == 2 and g.loss(45) == 0 and g.loss(51.5) == 1.5
-    g = tune.parse_goal("position balance within 1 point")
+    g = tune_rules.parse_goal("position balance within 1 point")
     assert (g.metric, g.low, g.high) == ("position_balance", 0, 1)
-    g = tune.parse_goal("white_chocolate ends 5..10%")
+    g = tune_rules.parse_goal("white_chocolate ends 5..10%")
     assert (g.metric, g.reason, g.low, g.high) == ("end_share", "white_chocolate", 5, 10)
 
 
@@ -174,7 +176,7 @@ def test_a_tuning_directory_is_not_reused_for_another_tuning(tmp_path, capsys):
 
 def test_a_file_that_cannot_be_written_keeps_the_old_one_and_leaves_no_temp(tmp_path, monkeypatch):
     path = tmp_path / "best.json"
-    tune._write_json(path, {"trial": 1})
+    tuning_study.write_json(path, {"trial": 1})
     write_text = Path.write_text
 
     def disk_full(self, *args, **kwargs):
@@ -183,7 +185,7 @@ def test_a_file_that_cannot_be_written_keeps_the_old_one_and_leaves_no_temp(tmp_
 
     monkeypatch.setattr(Path, "write_text", disk_full)
     with pytest.raises(tune.UserError, match=f"^cannot write {path}: No space left on device$"):
-        tune._write_json(path, {"trial": 2})
+        tuning_study.write_json(path, {"trial": 2})
     assert [p.name for p in tmp_path.iterdir()] == ["best.json"]
     assert json.loads(path.read_text()) == {"trial": 1}
 

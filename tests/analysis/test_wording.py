@@ -8,10 +8,11 @@ import re
 import numpy as np
 from test_game_level import one_bot_run
 
-from analysis.findings import count, position_findings, pvalue
+from analysis.experiments.report import report_of
+from analysis.render.findings import position_findings
+from analysis.render.formats import count, pvalue
 from analysis.metrics import analyze, position_balance
-from analysis.render import skill as render_skill
-from analysis.report import render_html
+from analysis.render.report import render_html
 
 
 def test_the_position_finding_names_only_the_pairs_the_tests_separate() -> None:
@@ -28,9 +29,8 @@ def test_the_position_finding_names_only_the_pairs_the_tests_separate() -> None:
 
 
 def test_tiny_p_values_read_as_below_a_thousandth_and_win_counts_as_counts() -> None:
-    for fmt in (pvalue, render_skill.pvalue):
-        assert fmt(4.52e-161) == "< 0.001" and fmt(0.0) == "< 0.001"
-        assert fmt(0.0012) == "0.0012" and fmt(0.5) == "0.5"
+    assert pvalue(4.52e-161) == "< 0.001" and pvalue(0.0) == "< 0.001"
+    assert pvalue(0.0012) == "0.0012" and pvalue(0.5) == "0.5"
     assert count(45724.0) == "45,724" and count(45724.5) == "45,724.5"
 
 
@@ -38,13 +38,13 @@ def test_the_report_says_what_a_seat_is_and_writes_counts_and_p_values_plainly(t
     # 2,000 games, seat 0 wins 1,500: p vs fair far below 0.001; no git revision recorded.
     games = [[(0 if s == int(g >= 1500) else 1, float(s == int(g >= 1500)), s) for s in range(2)]
              for g in range(2000)]
-    rotated = render_html([analyze(one_bot_run(tmp_path / "rot", games, seating="rotate"))])
+    rotated = render_html(report_of([analyze(one_bot_run(tmp_path / "rot", games, seating="rotate"))]))
     assert "seat 0 takes the first spec" not in rotated
     assert "Seating was rotate: the specs of <code>--seats</code> moved between seats" in rotated
     assert '<td class="num">1,500</td>' in rotated and "1,500.0" not in rotated
     assert "&lt; 0.001" in rotated and not re.search(r"\d\.\d+e-\d", rotated)
     assert "<th>git_revision</th><td><code>unknown</code>" in rotated
-    fixed = render_html([analyze(one_bot_run(tmp_path / "fix", games))])
+    fixed = render_html(report_of([analyze(one_bot_run(tmp_path / "fix", games))]))
     assert "Seating was fixed: seat <i>i</i> held the <i>i</i>-th spec" in fixed
 
 

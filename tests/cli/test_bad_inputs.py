@@ -226,7 +226,7 @@ def test_ctrl_c_says_how_to_resume(tmp_path, capsys, monkeypatch, command):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    for module in ("analysis.api", "analysis.sweep", "analysis.skill", "analysis.experiments.budget"):
+    for module in ("analysis.api", "analysis.experiments.sweep", "analysis.experiments.skill", "analysis.experiments.budget"):
         __import__(module)
         for name, value in list(vars(sys.modules[module]).items()):
             if value is simcore.runner.run:  # the runner as each experiment imported it

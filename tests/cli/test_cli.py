@@ -8,6 +8,7 @@ import re
 import polars as pl
 import pytest
 
+import analysis.api
 import analysis.cli
 import strategies
 from analysis.summary import summarize
@@ -154,7 +155,7 @@ def test_an_interrupted_run_says_how_to_resume(capsys, tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(analysis.cli, "run_games", interrupted)
+    monkeypatch.setattr(analysis.api, "run_games", interrupted)
     code, out, err = cli(capsys, *RUN, "--out", str(tmp_path / "r"))
     assert code == 130 and out == ""
     assert err == (f"chocosim: interrupted; the finished parts are kept in {tmp_path / 'r'}: "

@@ -296,7 +296,7 @@ def test_a_counter_beyond_int16_is_one_line_naming_it_and_the_game(tmp_path):
         run(spec, spec.params(sets=RICH), seats, functools.partial(strategies.build_lineup, spec.name, seats),
             tmp_path / "r", n_games=8, jobs=1, quiet=True)
     assert not list((tmp_path / "r").glob("part-*"))  # nothing half-written
-    from analysis import tune
+    from analysis.experiments import tune
     with pytest.raises(UserError, match="does not fit the int16"):  # rule tuning explores such params
         tune.play(spec, spec.params(sets=RICH), seats, 8, seed=1)
 

@@ -6,18 +6,16 @@ Descriptive rates (how often games end a certain way) are findings with their in
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
 from analysis import stats
-from analysis.metrics import PositionBalance, RunAnalysis, ordinal
-from analysis.stats import Rate
+from analysis.metrics import PositionBalance, RunAnalysis
+from analysis.render.formats import decimals, nth, ordinal, p_is, pct, points, rate
 
-__all__ = ["Finding", "findings", "checks", "pct", "rate_text", "points", "pp", "pvalue", "count", "position_findings",
-           "leader_checkpoint"]
+__all__ = ["Finding", "findings", "checks", "pp", "position_findings", "leader_checkpoint"]
 
 MAX_COMPONENT_FINDINGS = 5
 MAX_MATCHUP_FINDINGS = 5
@@ -29,49 +27,11 @@ class Finding:
     text: str  # one sentence, numbers included
 
 
-def _decimals(half_width: float) -> int:
-    """Enough decimals (of a percentage) to show the interval, no more."""
-    if not math.isfinite(half_width) or half_width <= 0:
-        return 1
-    return int(min(2, max(0, 1 - math.floor(math.log10(half_width * 100)))))
-
-
-def pct(x: float, decimals: int = 1) -> str:
-    return f"{100 * x:.{decimals}f}%"
-
-
-def rate_text(r: Rate) -> str:
-    """"51.03% (95% CI 50.94–51.12%)"."""
-    d = _decimals((r.high - r.low) / 2)
-    return f"{pct(r.value, d)} (95% CI {100 * r.low:.{d}f}–{pct(r.high, d)})"
-
-
-def points(diff: float, low: float, high: float) -> str:
-    """A difference of rates in percentage points with its interval."""
-    d = _decimals((high - low) / 2)
-    return f"{100 * diff:+.{d}f} percentage points, 95% CI {100 * low:+.{d}f} to {100 * high:+.{d}f}"
-
-
 def pp(diff: float, low: float, high: float) -> str:
-    """points() for a table cell whose header names the unit: "+1.23 (+0.50 to +1.96)"."""
-    d = _decimals((high - low) / 2)
+    """A difference of rates for a table cell whose header names the unit (percentage
+    points): "+1.23 (+0.50 to +1.96)"."""
+    d = decimals((high - low) / 2)
     return f"{100 * diff:+.{d}f} ({100 * low:+.{d}f} to {100 * high:+.{d}f})"
-
-
-def pvalue(p: float) -> str:
-    """A p or q value for a table: "< 0.001" below that (a million-game run makes p
-    values like 4.52e-161, whose digits mean nothing to a reader), else three digits."""
-    return "< 0.001" if p < 1e-3 else f"{p:.3g}"
-
-
-def count(x: float) -> str:
-    """A count of wins: whole ("45,724", not "45,724.0"), with one decimal only when
-    shared victories made it fractional."""
-    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
-
-
-def _p(p: float, name: str = "p") -> str:
-    return f"{name} < 0.001" if p < 0.001 else f"{name} = {p:.3f}"
 
 
 def _confounded(a: RunAnalysis) -> str:
@@ -87,19 +47,19 @@ def position_findings(pb: PositionBalance, section: str, where: str = "") -> tup
     the 2nd player's rate is the 1st's complement: the 1st is named alone."""
     n, fair = pb.players, 1 / pb.players
     at = f" at {n} players{where}"
-    test = f"χ² = {pb.chi2:.1f}, df = {n - 1}, {_p(pb.p_value)}"
+    test = f"χ² = {pb.chi2:.1f}, df = {n - 1}, {p_is(pb.p_value)}"
     q = stats.benjamini_hochberg(np.array([r.p_value if r.p_value is not None else 1.0 for r in pb.win]))
     named = [i for i in range(n) if q[i] < stats.ALPHA][: 1 if n == 2 else n]
     if pb.p_value >= stats.ALPHA or not named:
         first = pb.win[0]
         return [], [f"Every turn position wins equally often within chance{at} ({test}; "
-                    f"the {ordinal(0)} wins {rate_text(first)} against a fair {pct(fair)})."]
+                    f"the {ordinal(0)} wins {rate(first)} against a fair {pct(fair)})."]
     named.sort(key=lambda i: -abs(pb.win[i].value - fair))
     top, rest = named[0], named[1:]
-    others = "".join(f"; the {ordinal(i)} {rate_text(pb.win[i])} ({_p(q[i], 'q')})" for i in rest)
+    others = "".join(f"; the {ordinal(i)} {rate(pb.win[i])} ({p_is(q[i], 'q')})" for i in rest)
     edge = "advantage" if pb.win[top].value > fair else "disadvantage"
-    return [Finding(section, f"The {ordinal(top)} wins {rate_text(pb.win[top])}{at} against a fair "
-                             f"{pct(fair)}: a turn-order {edge} ({_p(q[top], 'q')}){others}"
+    return [Finding(section, f"The {ordinal(top)} wins {rate(pb.win[top])}{at} against a fair "
+                             f"{pct(fair)}: a turn-order {edge} ({p_is(q[top], 'q')}){others}"
                              f"{_separated(pb, test)}.")], []
 
 
@@ -110,7 +70,7 @@ def _separated(pb: PositionBalance, test: str) -> str:
     if pb.players == 2:
         return f" ({test})"
     pairs = [(i, j) for i, j, _, qv in pb.pairs if qv < stats.ALPHA]
-    short = [ordinal(i).removesuffix(" player") for i in range(pb.players)]
+    short = [nth(i) for i in range(pb.players)]
     if not pairs:
         which = "no pair of positions differs significantly on its own"
     elif len(pairs) == len(pb.pairs):
@@ -132,9 +92,9 @@ def _seat_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
     found, checked = position_findings(s.positions, "seat-balance")
     if s.seat_is_position:
         return found, checked  # each seat always held its own position: one view
-    test = f"χ² = {s.chi2:.1f}, df = {a.run.players - 1}, {_p(s.p_value)}"
+    test = f"χ² = {s.chi2:.1f}, df = {a.run.players - 1}, {p_is(s.p_value)}"
     if s.p_value < stats.ALPHA:
-        uneven = [f"seat {i} {rate_text(r)}" for i, r in enumerate(s.win)
+        uneven = [f"seat {i} {rate(r)}" for i, r in enumerate(s.win)
                   if r.p_value is not None and r.p_value < stats.ALPHA]
         found.append(Finding("seat-balance", f"Physical seats do not win equally often ({test}): "
                              f"{'; '.join(uneven)} against a fair {pct(1 / a.run.players)}{_confounded(a)}."))
@@ -160,7 +120,7 @@ def _matchup_findings(a: RunAnalysis) -> list[Finding]:
         if r.value < 0.5:
             i, j, r = j, i, m.rate(j, i)
         found.append(Finding("strategies", f"{m.names[i]} finishes ahead of {m.names[j]} in "
-                             f"{rate_text(r)} of their meetings ({_p(qv, 'q')})."))
+                             f"{rate(r)} of their meetings ({p_is(qv, 'q')})."))
     return found[:MAX_MATCHUP_FINDINGS]
 
 
@@ -169,11 +129,11 @@ def _strategy_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
     found, checked = [], []
     if st.skill_edge is not None:
         best, worst, r = st.skill_edge
-        text = f"Skill: the strongest bot, {best}, finishes ahead of the weakest, {worst}, in {rate_text(r)} of their meetings"
+        text = f"Skill: the strongest bot, {best}, finishes ahead of the weakest, {worst}, in {rate(r)} of their meetings"
         if r.p_value is not None and r.p_value < stats.ALPHA:
             found.append(Finding("strategies", f"{text}."))
         else:
-            checked.append(f"{text}; not significantly different from 50% ({_p(r.p_value or 1.0)}).")
+            checked.append(f"{text}; not significantly different from 50% ({p_is(r.p_value or 1.0)}).")
     found.extend(_matchup_findings(a))
     return found, checked
 
@@ -195,7 +155,7 @@ def _component_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
         found.append(Finding("components",
                              f"Players{within} who had {what} ({pct(r['share'])} of players) won "
                              f"{pct(r['win_with'])} of games against {pct(r['win_without'])} for those without: "
-                             f"{points(r['diff'], r['diff_low'], r['diff_high'])}; {_p(r['q_value'], 'q')}. "
+                             f"{points(r['diff'], r['diff_low'], r['diff_high'])}; {p_is(r['q_value'], 'q')}. "
                              f"An association, not necessarily a cause."))
         if len(found) == MAX_COMPONENT_FINDINGS:
             break
@@ -219,12 +179,12 @@ def _component_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
 def _setup_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
     found, checked = [], []
     for e in a.setup:
-        test = f"χ² = {e.chi2:.1f}, df = {len(e.values) - 1}, {_p(e.q_value, 'q')}"
+        test = f"χ² = {e.chi2:.1f}, df = {len(e.values) - 1}, {p_is(e.q_value, 'q')}"
         if e.q_value < stats.ALPHA:
             lo, hi = int(np.argmin([r.value for r in e.win])), int(np.argmax([r.value for r in e.win]))
             found.append(Finding("setup", f"The win rate depends on the dealt {e.feature} ({test}): from "
-                                 f"{rate_text(e.win[lo])} with {e.feature} = {e.values[lo]} to "
-                                 f"{rate_text(e.win[hi])} with {e.feature} = {e.values[hi]}."))
+                                 f"{rate(e.win[lo])} with {e.feature} = {e.values[lo]} to "
+                                 f"{rate(e.win[hi])} with {e.feature} = {e.values[hi]}."))
         else:
             checked.append(f"Every dealt {e.feature} wins equally often within chance ({test}).")
     return found, checked
@@ -234,7 +194,7 @@ def _solo_findings(a: RunAnalysis) -> list[Finding]:
     if not a.solo:
         return []
     st = a.strategies
-    found = [Finding("strategies", f"{name} wins the solo game in {rate_text(r)} of games.")
+    found = [Finding("strategies", f"{name} wins the solo game in {rate(r)} of games.")
              for name, r in zip(st.names, st.win)]
     for b in a.breakdowns:
         if b.feature in ("objectives_met", "target_met"):
@@ -247,11 +207,11 @@ def _outcome_findings(a: RunAnalysis) -> list[Finding]:
     found = []
     if len(o.end_reasons) > 1:
         for reason, r in o.end_reasons:
-            found.append(Finding("outcomes", f"{rate_text(r)} of games end by {reason}."))
+            found.append(Finding("outcomes", f"{rate(r)} of games end by {reason}."))
     if o.shared.successes > 0:
-        found.append(Finding("outcomes", f"{rate_text(o.shared)} of games end in a shared victory."))
+        found.append(Finding("outcomes", f"{rate(o.shared)} of games end in a shared victory."))
     if o.close.n:
-        found.append(Finding("outcomes", f"{rate_text(o.close)} of games with a sole winner are decided "
+        found.append(Finding("outcomes", f"{rate(o.close)} of games with a sole winner are decided "
                              f"by at most {o.close_margin} point{'s' if o.close_margin > 1 else ''}."))
     return found
 
@@ -271,14 +231,14 @@ def _quality_findings(a: RunAnalysis) -> list[Finding]:
     if q is None:
         return []
     found = [Finding("game-quality", f"The eventual winner was behind at some checkpoint in "
-                     f"{rate_text(q.winner_trailed)} of games with a sole winner.")]
+                     f"{rate(q.winner_trailed)} of games with a sole winner.")]
     c = leader_checkpoint(a)
     if c is not None and len(q.checkpoints) > 1:
         tied = q.tied[c]
-        ties = (f"; in the other {rate_text(tied)} of games two or more players were tied for the lead"
+        ties = (f"; in the other {rate(tied)} of games two or more players were tied for the lead"
                 if tied.successes else "")
         found.append(Finding("game-quality", f"The sole leader after {q.checkpoints[c]} goes on to win "
-                             f"{rate_text(q.leader_wins[c])} of the games it leads{ties}."))
+                             f"{rate(q.leader_wins[c])} of the games it leads{ties}."))
     mean, low, high = q.lead_changes.mean()
     found.append(Finding("game-quality", f"The lead changes hands {mean:.2f} times a game on average "
                          f"(95% CI {low:.2f}–{high:.2f}), counting the final result over all games."))

@@ -14,14 +14,12 @@ found by interpolation with a bootstrap interval (analysis.stats.zero_crossing).
 from __future__ import annotations
 
 import functools
-import io
 import itertools
 import json
-import math
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,8 +28,8 @@ import numpy as np
 import polars as pl
 
 import strategies
-from analysis import compare as cmp
 from analysis import stats
+from analysis.experiments import compare as cmp
 from analysis.sequential import Precision, until_precise
 from analysis.summary import scan_run
 from simcore.errors import UserError, writing
@@ -41,8 +39,8 @@ from simcore.registry import GameSpec, get_game
 from simcore.runner import MANIFEST, rotation_size
 from simcore.runner import run as run_games
 
-__all__ = ["Point", "SweepResult", "parse_vary", "check_vary", "grid", "run_sweep", "write_sweep",
-           "render_sweep", "SWEEP_MANIFEST", "NEIGHBOUR_KEYS", "SMALL_POINT"]
+__all__ = ["Point", "SweepResult", "parse_vary", "check_vary", "grid", "run_sweep", "numeric",
+           "SWEEP_MANIFEST", "NEIGHBOUR_KEYS", "SMALL_POINT"]
 
 SWEEP_MANIFEST = "sweep.json"
 # Metrics compared paired between neighbouring points.
@@ -75,7 +73,6 @@ class SweepResult:
     fair_points: pl.DataFrame  # lineup, param, position, at (other params), x, low, high, method
     seconds: float = 0.0
     played: int = 0
-    figures: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _show(v: Any) -> str:
@@ -259,7 +256,7 @@ def _cell(v: Any) -> Any:
     return _show(v) if isinstance(v, list | dict) else v
 
 
-def _numeric(values: Sequence[Any]) -> bool:
+def numeric(values: Sequence[Any]) -> bool:
     return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
 
 
@@ -330,7 +327,7 @@ def _fair_points(params: list[str], points: list[Point], table: pl.DataFrame) ->
         return pl.DataFrame()
     for lineup, name, at, line in _lines(params, points):
         xs = [p.values[name] for p in line]
-        if not _numeric(xs):
+        if not numeric(xs):
             continue
         order = np.argsort(xs)
         line = [line[i] for i in order]
@@ -370,114 +367,3 @@ def analyse(game: str, params: list[str], points: list[Point], out: Path) -> Swe
     result = SweepResult(out, game, params, points, table, _neighbours(params, points),
                          _fair_points(params, points, table))
     return result
-
-
-# ---- report ----
-
-PLOTTED = (("pos", "win rate by turn position (%)"), ("turns", "game length (turns)"),
-           ("score", "mean score"), ("margin", "margin between first and second"),
-           ("lead_changes", "lead changes per game"), ("shared", "shared victories (%)"))
-
-
-def _svg(fig) -> str:
-    import matplotlib.pyplot as plt
-    buf = io.StringIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="svg")
-    plt.close(fig)
-    svg = re.sub(r"^.*?<svg", "<svg", buf.getvalue(), flags=re.S)
-    return re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
-
-
-def figures(result: SweepResult) -> list[tuple[str, str]]:
-    """(caption, inline SVG): each metric against each param with 95% bands, and a
-    heatmap of the first player's advantage over two params."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    plt.rcParams["svg.fonttype"] = "none"
-
-    t = result.table
-    out = []
-    if t.height == 0:
-        return out
-    for lineup in t["lineup"].unique(maintain_order=True):
-        lt = t.filter(pl.col("lineup") == lineup)
-        for name in result.params:
-            others = [k for k in result.params if k != name]
-            xs_all = lt[name].unique(maintain_order=True).to_list()
-            numeric = _numeric(xs_all)
-            shown = [(key, title) for key, title in PLOTTED
-                     if lt.filter(pl.col("metric").str.starts_with(key)).height]
-            fig, axes = plt.subplots(len(shown), 1, figsize=(7.6, 2.1 * len(shown)), squeeze=False)
-            for ax, (key, title) in zip(axes[:, 0], shown):
-                sel = lt.filter(pl.col("metric").str.starts_with(key) if key == "pos" else pl.col("metric") == key)
-                group_cols = ["metric", *others]
-                for (_, *rest), g in sel.group_by(group_cols, maintain_order=True):
-                    g = g.sort(name)
-                    x = g[name].to_list() if numeric else list(range(g.height))
-                    label = g["label"][0] if key == "pos" else None
-                    if rest:
-                        label = ", ".join(filter(None, [label, ", ".join(f"{k}={v}" for k, v in zip(others, rest))]))
-                    ax.plot(x, g["value"].to_list(), marker="o", ms=3, label=label)
-                    ax.fill_between(x, g["low"].to_list(), g["high"].to_list(), alpha=0.2)
-                if key == "pos":
-                    ax.axhline(sel["fair"][0], color="#888", lw=0.8, ls="--")
-                ax.set_ylabel(title, fontsize=8)
-                if not numeric:
-                    ax.set_xticks(range(len(xs_all)), [str(v) for v in xs_all])
-                if ax.get_legend_handles_labels()[0]:
-                    ax.legend(fontsize=7)
-            axes[-1, 0].set_xlabel(name)
-            fig.suptitle(f"{lineup}: metrics against {name} (95% bands)", fontsize=10)
-            out.append((f"{lineup}: every metric against {name}, with 95% interval bands", _svg(fig)))
-        if len(result.params) == 2:
-            a, b = result.params
-            sel = lt.filter(pl.col("metric") == "pos0")
-            xa = sel[a].unique(maintain_order=True).to_list()
-            xb = sel[b].unique(maintain_order=True).to_list()
-            grid_ = np.full((len(xb), len(xa)), np.nan)
-            for r in sel.iter_rows(named=True):
-                grid_[xb.index(r[b]), xa.index(r[a])] = r["value"] - r["fair"]
-            fig, ax = plt.subplots(figsize=(7.6, 1.2 + 0.5 * len(xb)))
-            lim = np.nanmax(np.abs(grid_)) or 1.0
-            im = ax.imshow(grid_, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto", origin="lower")
-            ax.set_xticks(range(len(xa)), [str(v) for v in xa])
-            ax.set_yticks(range(len(xb)), [str(v) for v in xb])
-            ax.set_xlabel(a)
-            ax.set_ylabel(b)
-            for (i, j), v in np.ndenumerate(grid_):
-                if math.isfinite(v):
-                    ax.text(j, i, f"{v:+.1f}", ha="center", va="center", fontsize=7)
-            fig.colorbar(im, ax=ax, label="first-player advantage (points)")
-            ax.set_title(f"{lineup}: first player's win rate minus the fair share", fontsize=10)
-            out.append((f"{lineup}: first-player advantage over {a} and {b}", _svg(fig)))
-    return out
-
-
-def render_sweep(result: SweepResult) -> str:
-    from analysis.render import templates
-
-    env = templates(trim=False)
-    key = result.table.filter(pl.col("group").is_in(["seat balance", "length", "scores", "quality", "outcomes"])) \
-        if result.table.height else result.table
-    return env.get_template("sweep.html.j2").render(
-        r=result, figures=figures(result),
-        refused=[p for p in result.points if p.refused],
-        precision=[p for p in result.points if p.precision],
-        columns=key.columns, rows=[[_fmt(v) for v in row] for row in key.rows()],
-        fair=result.fair_points.to_dicts() if result.fair_points.height else [],
-        neighbours=[r for r in result.neighbours.to_dicts() if r["q"] < stats.ALPHA] if result.neighbours.height else [],
-        created=datetime.now(UTC).isoformat(timespec="seconds"))
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:,.2f}" if math.isfinite(v) else ("∞" if v > 0 else "−∞" if v < 0 else "–")
-    return "–" if v is None else str(v)
-
-
-def write_sweep(result: SweepResult, html: Path | str, pdf: Path | str | None = None) -> None:
-    from analysis.report import write_html
-
-    write_html(html, render_sweep(result), pdf)

@@ -1,5 +1,5 @@
-"""`chocosim tune`: a plain function with typer annotations that the CLI registers; the
-tuner itself (optuna, the statistics) is imported only when the command runs."""
+"""`chocosim tune`: a plain function with typer annotations that the CLI registers; it
+calls analysis.api's tune_bot or tune_rules, imported when the command runs."""
 from __future__ import annotations
 
 import sys
@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from analysis.cli_lists import each_once, param_name, seat_specs, set_overrides, split_list
+from analysis.options import each_once, param_name, seat_specs, set_overrides, split_list
 from simcore.errors import UserError
 
 __all__ = ["tune_command"]
@@ -50,7 +50,7 @@ def tune_command(
     seats: Annotated[str, typer.Option(
         "--seats", help="Rule tuning: the lineup that plays every candidate.")] = "heuristic,heuristic",
     trials: Annotated[int, typer.Option("--trials", min=1, help="Candidates in the study, in all.")] = 40,
-    n_games: Annotated[int, typer.Option("--games", min=1, help="Games per candidate and table.")] = 2000,
+    games: Annotated[int, typer.Option("--games", min=1, help="Games per candidate and table.")] = 2000,
     holdout: Annotated[int | None, typer.Option(
         "--holdout-games", min=1, help="Games per table on fresh seeds for the winner (default: 2 x --games).")] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the search games.")] = 0,
@@ -66,7 +66,7 @@ def tune_command(
 ) -> None:
     """Tune a bot's weights against a field, or (with --vary and --goal) a game's params
     toward a designer's goals; confirm the winner on held-out seeds; write a report."""
-    from analysis import tune
+    from analysis import api
 
     sets = set_overrides(set_)
     rules_mode = bool(vary or goal)
@@ -74,24 +74,23 @@ def tune_command(
     goals = each_once("--goal", goal, what="goal", key=lambda g: " ".join(g.lower().split()))
     try:
         if rules_mode:
-            result = tune.tune_rules(
-                game, seat_specs(seats), tune.parse_vary(varied),
-                [tune.parse_goal(g) for g in goals], out, trials=trials, games=n_games,
+            result = api.tune_rules(
+                game, seat_specs(seats), api.tune_ranges(varied), goals, out, trials=trials, games=games,
                 holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file, sets=sets, quiet=quiet,
-                backend=backend, scheduler=scheduler)
+                backend=backend, scheduler=scheduler, pdf=pdf)
         else:
             sizes = _sizes(players) if players is not None else None
-            result = tune.tune_bot(
-                game, bot, seat_specs(against, "--against"), out, trials=trials, games=n_games,
+            result = api.tune_bot(
+                game, bot, seat_specs(against, "--against"), out, trials=trials, games=games,
                 weights=split_list("--weights", weights, what="weight names", example="wait,deny")
                 if weights is not None else None,
                 players=sizes, holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file,
-                sets=sets, quiet=quiet, backend=backend, scheduler=scheduler)
+                sets=sets, quiet=quiet, backend=backend, scheduler=scheduler, pdf=pdf)
     except KeyboardInterrupt:
         print(f"chocosim: interrupted; the finished trials are kept in {out}: run the same "
               "command again to continue", file=sys.stderr)
         raise typer.Exit(130) from None
-    tune.write_tune_report(result, out / "report.html", pdf)
-    print(tune.verdict(result))
+    for line in api.words(result):
+        print(line)
     written = "best.json" if not rules_mode else "proposal.toml"
     _console.print(f"{result.ran} trial(s) run now; {out / written}, {out / 'report.html'}", soft_wrap=True)

@@ -1,7 +1,6 @@
 """`chocosim compare`, `chocosim sweep` and `chocosim skill`: plain functions with typer annotations that
-the CLI registers, like analysis/cli_report.py, so they can be tested without the CLI.
-The experiments (and the statistics stack under them) are imported only when a command
-runs, so the CLI starts fast."""
+the CLI registers, like analysis/cli/report.py, so they can be tested without the CLI.
+Each calls its job in analysis.api, imported when the command runs (see analysis.cli)."""
 from __future__ import annotations
 
 import math
@@ -12,10 +11,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from analysis.cli_lists import each_once, param_name, seat_specs, set_overrides, split_list
+from analysis.options import each_once, param_name, seat_specs, set_overrides, split_list
 from simcore.errors import UserError
 from simcore.pygame import is_reference
-from simcore.registry import games
+from simcore.registry import games as registered_games
 from simcore.parts import MANIFEST
 from simcore.runner import BACKENDS, SEATINGS
 
@@ -54,8 +53,8 @@ def compare_command(
     variant: Annotated[list[str] | None, typer.Option(
         "--variant", help="With GAME: a house rule, key=value[;key=value...] or a .toml file; repeatable.")] = None,
     seats: Annotated[str | None, typer.Option("--seats", help="With GAME: one strategy spec per seat.")] = None,
-    n_games: Annotated[int, typer.Option("--games", min=1, help="With GAME: games per run (the cap with --precision).")] = 100_000,
-    runs_dir: Annotated[Path, typer.Option("--runs", help="With GAME: where the runs go (re-running resumes or extends them).")] = Path("runs"),
+    games: Annotated[int, typer.Option("--games", min=1, help="With GAME: games per run (the cap with --precision).")] = 100_000,
+    runs: Annotated[Path, typer.Option("--runs", help="With GAME: where the runs go (re-running resumes or extends them).")] = Path("runs"),
     seed: SeedOpt = 0,
     jobs: JobsOpt = None,
     precision: PrecisionOpt = None,
@@ -75,7 +74,7 @@ def compare_command(
     first = targets[0]
     # A game's name, unless a run directory goes by it here (a designer's package folder
     # named as its game is not one).
-    playing = (first in games() or is_reference(first)) and not (Path(first) / MANIFEST).is_file()
+    playing = (first in registered_games() or is_reference(first)) and not (Path(first) / MANIFEST).is_file()
     if playing:
         if len(targets) > 1:
             raise UserError(f"compare {first}: with a game name the variants go in --variant, "
@@ -84,8 +83,8 @@ def compare_command(
             raise UserError(f"compare {first}: --seats is needed to play the game")
         if unpaired:
             raise UserError("--unpaired is for run directories; the runs compare plays are always paired")
-        result = api.compare_rules(first, seat_specs(seats), n_games, each_once("--variant", variant, what="house rule"),
-                                   runs=runs_dir, seed=seed, jobs=jobs, margin=margin,
+        result = api.compare_rules(first, seat_specs(seats), games, each_once("--variant", variant, what="house rule"),
+                                   runs=runs, seed=seed, jobs=jobs, margin=margin,
                                    precision=precision, html=out, pdf=pdf, quiet=quiet,
                                    backend=backend.value, scheduler=scheduler)
         if result.precision:
@@ -110,7 +109,7 @@ def sweep_command(
         "--vary", help="A swept param: NAME=V1,V2,... (TOML values) or NAME=LOW..HIGH (every integer); "
         "repeatable, the grid is every combination.")],
     seats: Annotated[list[str], typer.Option("--seats", help="A lineup, one spec per seat; repeatable.")],
-    n_games: Annotated[int, typer.Option("--games", min=1, help="Games per point (the cap with --precision).")] = 100_000,
+    games: Annotated[int, typer.Option("--games", min=1, help="Games per point (the cap with --precision).")] = 100_000,
     pdf: PdfOpt = None,
     sweep_dir: Annotated[Path | None, typer.Option(
         "--dir", help="The sweep directory (default: runs/sweep-GAME-NAMES); re-running finishes what is missing.")] = None,
@@ -127,14 +126,14 @@ def sweep_command(
     """Sweep params over a grid (and lineups), every point on the same game seeds; writes
     the tidy metrics table, the plots and the fair points."""
     from analysis import api
-    from analysis.sweep import parse_vary
+
     if seating not in SEATINGS:
         raise UserError(f"seating = {seating!r}: allowed are {', '.join(SEATINGS)}")
-    grid = dict(parse_vary(v) for v in each_once("--vary", vary, what="param", key=param_name))
+    grid = dict(api.sweep_values(v) for v in each_once("--vary", vary, what="param", key=param_name))
     sets = set_overrides(set_)
     where = sweep_dir or Path("runs") / f"sweep-{game}-{'-'.join(grid)}"
     lineups = [seat_specs(s) for s in each_once("--seats", seats, what="lineup", key=lambda s: ",".join(seat_specs(s)))]
-    result = api.sweep(game, lineups, grid, n_games, where, seed=seed,
+    result = api.sweep(game, lineups, grid, games, where, seed=seed,
                        seating=seating, rules=rules, sets=sets, jobs=jobs, precision=precision,
                        html=out, pdf=pdf, quiet=quiet, backend=backend.value, scheduler=scheduler)
     for p in result.points:
@@ -161,8 +160,8 @@ def _split_ladder(text: str) -> list[str]:
 def skill_command(
     game: Annotated[str, typer.Argument(help="A game name (`chocosim games` lists them).")],
     out: Annotated[Path, typer.Option("-o", "--out", help="The HTML report to write.")],
-    n_games: Annotated[int, typer.Option("--games", min=1, help="Games per run (each pairing, mirror match, "
-                                         "doubling and component), rounded up to whole seat rotations.")] = 2_000,
+    games: Annotated[int, typer.Option("--games", min=1, help="Games per run (each pairing, mirror match, "
+                                       "doubling and component), rounded up to whole seat rotations.")] = 2_000,
     ladder: Annotated[str | None, typer.Option(
         "--ladder", help="The rungs, weakest first, comma-separated specs [default: random,greedy,heuristic "
         "and mcts where the game has them].", show_default=False)] = None,
@@ -179,7 +178,7 @@ def skill_command(
     pdf: Annotated[Path | None, typer.Option("--pdf", help="Also print the report to this PDF (needs Chromium).")] = None,
     players: Annotated[int | None, typer.Option("--players", min=1, help="Table size [default: the params' or the game's smallest].",
                                                 show_default=False)] = None,
-    runs_dir: Annotated[Path, typer.Option("--runs", help="Where the run directories go (re-running resumes them).")] = Path("runs"),
+    runs: Annotated[Path, typer.Option("--runs", help="Where the run directories go (re-running resumes them).")] = Path("runs"),
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Run seed, the same for every run.")] = 0,
     jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")] = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="House rules TOML.")] = None,
@@ -198,14 +197,11 @@ def skill_command(
     # None: every component; an empty value is refused by skill(), naming the components there are.
     only = split_list("--components", components, what="components of the game", example="pawns,dice") \
         if components else None if components is None else []
-    from analysis.report import check_outputs
-    from analysis.skill import skill
+    from analysis import api
 
-    check_outputs(out, pdf)
-
-    a = skill(game, n_games, runs_dir, out, pdf=pdf, jobs=jobs, backend=backend.value, scheduler=scheduler,
-              quiet=quiet, ladder=rungs, depth=depth,
-              doublings=doublings, restricted=restricted, players=players,
-              components=only, sets=sets, rules=rules, seed=seed)
+    a = api.skill(game, games, runs, out, pdf=pdf, jobs=jobs, backend=backend.value, scheduler=scheduler,
+                  quiet=quiet, ladder=rungs, depth=depth,
+                  doublings=doublings, restricted=restricted, players=players,
+                  components=only, sets=sets, rules=rules, seed=seed)
     written = f"{out}" + (f" and {pdf}" if pdf else "")
     _console.print(f"skill report of {a.title}, {len(a.runs)} runs of {a.n_games:,} games: {written}", soft_wrap=True)

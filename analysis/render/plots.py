@@ -4,22 +4,16 @@ its 95% intervals drawn; sizes grow with the number of seats, strategies or feat
 so labels never overlap."""
 from __future__ import annotations
 
-import io
 import textwrap
 
-import matplotlib
+import numpy as np
+import seaborn as sns
+from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-matplotlib.use("Agg")  # no display; must precede pyplot
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import seaborn as sns  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
-
-from analysis.metrics import (Histogram, Outcomes, PositionBalance, Quality, SeatBalance,  # noqa: E402
-                              Strategies, ordinal)
-from analysis.stats import Matchups, Rate, Ratings  # noqa: E402
+from analysis.metrics import Histogram, Outcomes, PositionBalance, Quality, SeatBalance, Strategies
+from analysis.render.figure import plt, svg
+from analysis.render.formats import ordinal
+from analysis.stats import Matchups, Rate, Ratings
 
 __all__ = ["position_wins", "seat_wins", "seat_scores", "strategy_wins", "strategy_ratings",
            "matchup_matrix", "margins", "score_distribution", "game_length", "end_reasons", "components", "leader_wins",
@@ -33,14 +27,6 @@ _LABEL_WIDTH = 28
 sns.set_theme(style="whitegrid", palette="colorblind", font_scale=0.9)
 plt.rcParams.update({"svg.fonttype": "none", "figure.dpi": 100, "axes.titleweight": "bold",
                      "axes.titlesize": 11})
-
-
-def _svg(fig: Figure) -> str:
-    buf = io.StringIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
 
 
 def _short(text: str, width: int = 18) -> str:
@@ -114,7 +100,7 @@ def position_wins(pb: PositionBalance, title: str = "Win rate by turn position")
     labels = [f"{ordinal(i)} (position {i})" for i in range(n)]
     _rate_bars(ax, labels, pb.win, _PALETTE[1], 1 / n, "win rate (shared victories count 1/k)")
     ax.set_title(f"{title} (95% Wilson intervals)", pad=14)
-    return _svg(fig)
+    return svg(fig)
 
 
 def seat_wins(s: SeatBalance, players: int) -> str:
@@ -122,7 +108,7 @@ def seat_wins(s: SeatBalance, players: int) -> str:
     _rate_bars(ax, [f"seat {i}" for i in range(players)], s.win, _PALETTE[0], 1 / players,
                "win rate (shared victories count 1/k)")
     ax.set_title("Win rate by physical seat (95% Wilson intervals)", pad=14)
-    return _svg(fig)
+    return svg(fig)
 
 
 def seat_scores(s: SeatBalance, players: int) -> str:
@@ -139,14 +125,14 @@ def seat_scores(s: SeatBalance, players: int) -> str:
     ax.set_ylabel("share of games")
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.legend(ncol=min(players, 3), fontsize=8)
-    return _svg(fig)
+    return svg(fig)
 
 
 def strategy_wins(st: Strategies, players: int) -> str:
     fig, ax = plt.subplots(figsize=(WIDTH, _height(len(st.names))))
     _rate_bars(ax, st.names, st.win, _PALETTE[2], 1 / players if players > 1 else None, "win rate")
     ax.set_title("Win rate by strategy, over all its seats (95% Wilson intervals)", pad=14)
-    return _svg(fig)
+    return svg(fig)
 
 
 def strategy_ratings(r: Ratings) -> str:
@@ -162,7 +148,7 @@ def strategy_ratings(r: Ratings) -> str:
     ax.set_xlabel("rating (Elo points: +400 = 10× the odds of winning)")
     ax.set_ylim(len(order) - 0.5, -0.5)
     ax.margins(x=0.15)
-    return _svg(fig)
+    return svg(fig)
 
 
 def matchup_matrix(m: Matchups) -> str:
@@ -183,7 +169,7 @@ def matchup_matrix(m: Matchups) -> str:
     ax.tick_params(axis="y", labelrotation=0)
     for t in ax.get_xticklabels():
         t.set_horizontalalignment("right")
-    return _svg(fig)
+    return svg(fig)
 
 
 def _hist_bars(ax, h: Histogram, color) -> None:
@@ -205,7 +191,7 @@ def margins(o: Outcomes) -> str:
     ax.set_ylim(bottom=0)  # shares from zero: a narrow band would exaggerate (or pass 100%)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.legend(fontsize=8)
-    return _svg(fig)
+    return svg(fig)
 
 
 def _histogram_with_mean(h: Histogram, color, title: str, xlabel: str) -> str:
@@ -218,7 +204,7 @@ def _histogram_with_mean(h: Histogram, color, title: str, xlabel: str) -> str:
     ax.set_ylabel("share of games")
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.legend(fontsize=8)
-    return _svg(fig)
+    return svg(fig)
 
 
 def score_distribution(o: Outcomes) -> str:
@@ -235,7 +221,7 @@ def end_reasons(o: Outcomes) -> str:
     fig, ax = plt.subplots(figsize=(WIDTH, _height(len(rates))))
     _rate_bars(ax, labels, rates, [_PALETTE[4]] * (len(rates) - 1) + [_PALETTE[5]], None, "share of games")
     ax.set_title("How games end (95% Wilson intervals)")
-    return _svg(fig)
+    return svg(fig)
 
 
 def components(table) -> str:
@@ -262,7 +248,7 @@ def components(table) -> str:
     ax.set_xlabel("difference in win rate (percentage points)")
     # Between title and axes: inside, it would hide points whichever corner it took.
     ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
-    return _svg(fig)
+    return svg(fig)
 
 
 def leader_wins(q: Quality) -> str:
@@ -283,7 +269,7 @@ def leader_wins(q: Quality) -> str:
     ax.set_xlabel("checkpoint (interim standings)")
     ax.set_ylabel("share of games")
     ax.legend(fontsize=8, loc="lower right")
-    return _svg(fig)
+    return svg(fig)
 
 
 def lead_changes(q: Quality) -> str:
@@ -299,4 +285,4 @@ def lead_changes(q: Quality) -> str:
     right.set_xlabel("checkpoint")
     for ax in (left, right):
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    return _svg(fig)
+    return svg(fig)

@@ -1,5 +1,8 @@
 """The `chocosim` command line: list games, rules and bots, play one game with a trace,
 run millions of games into a run directory, summarise it, and write balance reports.
+Every job is analysis.api's; a command parses its options, calls the job and prints.
+The api is imported when a command runs (`from analysis import api` in each): loading
+it and what it pulls in would slow `--help` and every listing.
 
 Bad input of any kind ends with one line on stderr and exit code 2 (see `main`)."""
 from __future__ import annotations
@@ -12,7 +15,7 @@ import sys
 import traceback
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -21,20 +24,20 @@ from rich.table import Column, Table
 from rich.text import Text
 
 import strategies
-from analysis.cli_experiments import Backend, compare_command, skill_command, sweep_command
-from analysis.cli_lists import seat_specs, set_overrides
-from analysis.cli_report import balance_command, report_command
-from analysis.cli_tune import tune_command
-from analysis.summary import Summary, summarize
+from analysis.cli.experiments import Backend, compare_command, skill_command, sweep_command
+from analysis.cli.report import balance_command, report_command
+from analysis.cli.tune import tune_command
+from analysis.options import seat_specs, set_overrides
 from simcore.errors import UserError
 from simcore.params import Params, flatten
-from simcore.play import play_game
 from simcore.pygame import GameFailure
 from simcore.registry import GameSpec, games, get_game
 from simcore.runner import SEATINGS, BotFailure
-from simcore.runner import run as run_games
 from simcore.state import CHECKED_BUILD
 from simcore.strategy import DecideError
+
+if TYPE_CHECKING:
+    from analysis.api import Summary
 
 app = typer.Typer(
     name="chocosim",
@@ -53,9 +56,9 @@ _debug = False
 
 def _print_version(value: bool) -> None:
     if value:
-        from analysis.render import version
+        from analysis import api
 
-        print(f"chocosim {version()}")
+        print(f"chocosim {api.version()}")
         raise typer.Exit(0)
 
 
@@ -157,8 +160,10 @@ def play(
 ) -> None:
     """Play one game, seat i taken by the i-th spec, and print its trace. It is game
     --index of `chocosim run` with the same seed, seats and --seating fixed."""
+    from analysis import api
+
     spec, params, specs = _setup(game, seats, rules, set_)
-    trace = play_game(spec, params, strategies.build_lineup(spec.name, specs), seed, index)
+    trace = api.play_params(spec, params, specs, seed=seed, index=index)
     # Plain print: rich would wrap long lines and highlight the JSON.
     print(json.dumps(trace.to_dict(), indent=1) if as_json else trace.render())
 
@@ -167,8 +172,8 @@ def play(
 def run_command(
     game: GameArg,
     seats: SeatsOpt,
-    n_games: Annotated[int, typer.Option("--games", min=1, help="Games to play.")],
-    out_dir: Annotated[Path, typer.Option(
+    games: Annotated[int, typer.Option("--games", min=1, help="Games to play.")],
+    out: Annotated[Path, typer.Option(
         "--out", help="Run directory; re-running the same command resumes it.")],
     seed: SeedOpt = 0,
     seating: Annotated[Seating, typer.Option(
@@ -197,26 +202,23 @@ def run_command(
 ) -> None:
     """Play many games in parallel into a run directory, then print the summary. A
     directory holding fewer games of the same run is extended (game i keeps its seed)."""
+    from analysis import api
+
     spec, params, specs = _setup(game, seats, rules, set_)
-    lineup = functools.partial(strategies.build_lineup, spec.name, specs)
-    runner = dict(seed=seed, seating=seating.value, jobs=jobs, backend=backend.value,
-                  scheduler=scheduler, chunk_size=chunk_size, quiet=quiet)
     try:
-        if precision is not None:
-            from analysis.api import run_params  # the statistics stack loads only when asked
-            done = run_params(spec, params, specs, n_games, out_dir, precision=precision, **runner)
-            console.print(done.precision.line(f"{spec.name} win rates by position"), soft_wrap=True)
-            _print_summary(summarize(out_dir))
-            return
-        result = run_games(spec, params, specs, lineup, out_dir, n_games=n_games, **runner)
+        done = api.run_params(spec, params, specs, games, out, precision=precision, seed=seed,
+                              seating=seating.value, jobs=jobs, backend=backend.value, scheduler=scheduler,
+                              chunk_size=chunk_size, quiet=quiet)
     except KeyboardInterrupt:
-        print(f"chocosim: interrupted; the finished parts are kept in {out_dir}: "
+        print(f"chocosim: interrupted; the finished parts are kept in {out}: "
               "run the same command again to resume", file=sys.stderr)
         raise typer.Exit(130) from None
-    resumed = f" ({result.resumed:,} were already done)" if result.resumed else ""
-    console.print(f"{spec.name}: played {result.played:,} games into {out_dir}{resumed}",
-                  soft_wrap=True)
-    _print_summary(summarize(out_dir))
+    if done.precision is not None:
+        console.print(done.precision.line(f"{spec.name} win rates by position"), soft_wrap=True)
+    else:
+        resumed = f" ({done.resumed:,} were already done)" if done.resumed else ""
+        console.print(f"{spec.name}: played {done.played:,} games into {out}{resumed}", soft_wrap=True)
+    _print_summary(api.summary(out))
 
 
 @app.command()
@@ -226,29 +228,23 @@ def summary(
 ) -> None:
     """The summary of a run directory: win rates by seat, by turn position and by
     strategy (95% intervals), shared victories, scores, end reasons."""
-    s = summarize(run_dir)
+    from analysis import api
+
+    s = api.summary(run_dir)
     if as_json:
         print(json.dumps(s.to_dict(), indent=1))
     else:
         _print_summary(s)
 
 
-def _position_label(position: int) -> str:
-    ordinal = {1: "st", 2: "nd", 3: "rd"}.get(position + 1 if position + 1 < 20 else 0, "th")
-    return f"{position} ({position + 1}{ordinal} player)"
-
-
 def _rate(rate: float, low: float, high: float) -> str:
+    """A table cell under "win rate  [95% CI]": the columns line up at two decimals."""
     return f"{100 * rate:.2f}%  [{100 * low:.2f}, {100 * high:.2f}]"
 
 
-def _wins(x: float) -> str:
-    """Whole ("45,724", not "45,724.0"), one decimal only where shared victories made it
-    fractional."""
-    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
-
-
 def _print_summary(s: Summary) -> None:
+    from analysis import api
+
     m = s.manifest
     n_games = m.get("n_games")
     done = f" of {n_games:,} (incomplete: re-run to resume)" if isinstance(n_games, int) \
@@ -261,7 +257,7 @@ def _print_summary(s: Summary) -> None:
     tables = [("seat", s.by_seat, "games", str)]
     if s.by_position is not None:
         # 0-based as in the results' position column; labelled for a reader.
-        tables.append(("position", s.by_position, "games", _position_label))
+        tables.append(("position", s.by_position, "games", lambda p: f"{p} ({api.ordinal(p)})"))
     tables.append(("strategy", s.by_strategy, "plays", str))
     if s.by_group is not None:
         tables.append((s.by_group.columns[0], s.by_group, "plays", str))
@@ -271,7 +267,7 @@ def _print_summary(s: Summary) -> None:
         table = Table(Column(key, overflow="fold"), n, "wins", Column("win rate  [95% CI]", no_wrap=True),
                       "mean score", title=title, title_justify="left")
         for r in df.iter_rows(named=True):
-            table.add_row(label(r[key]), f"{r[n]:,}", _wins(r["wins"]),
+            table.add_row(label(r[key]), f"{r[n]:,}", api.count(r["wins"]),
                           _rate(r["win_rate"], r["ci_low"], r["ci_high"]), f"{r['mean_score']:.2f}")
         console.print(table)
     d = s.draws.row(0, named=True)

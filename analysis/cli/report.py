@@ -12,8 +12,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from analysis.cli_experiments import Backend, BackendOpt, SchedulerOpt
-from analysis.cli_lists import each_once, set_overrides, split_list
+from analysis.cli.experiments import Backend, BackendOpt, SchedulerOpt
+from analysis.options import each_once, set_overrides, split_list
 from simcore.runner import keep_freed_memory
 
 __all__ = ["report_command", "balance_command"]
@@ -48,20 +48,16 @@ MinEffectOpt = Annotated[float, typer.Option(
          "needs, besides significance, to be stated as a finding.")]
 
 
-# The default is analysis.metrics.MIN_EFFECT, written out: importing it would load the
-# statistics stack into every CLI command.
+# The default is analysis.api.MIN_EFFECT, written out: the api loads when a command runs.
 def report_command(run_dirs: RunDirsArg, out: HtmlOpt, pdf: PdfOpt = None, min_effect: MinEffectOpt = 0.02) -> None:
     """Analyse run directories and write a self-contained HTML balance report (and PDF)."""
-    # Imported here: the plotting stack takes a second or two to load, which every other
-    # command (and every worker process) would pay.
-    from analysis.report import write_report
+    from analysis import api
 
     keep_freed_memory()
-    analyses = write_report(run_dirs, out, pdf, min_effect)
-    games = sum(a.games for a in analyses)
+    report = api.report(run_dirs, out, pdf, min_effect)
     written = f"{out}" + (f" and {pdf}" if pdf else "")
-    _console.print(f"report of {len(analyses)} run(s), {games:,} games: {written}", soft_wrap=True)
-    for line in (line for a in analyses for line in a.run.unproven):
+    _console.print(f"report of {len(report.analyses)} run(s), {report.games:,} games: {written}", soft_wrap=True)
+    for line in (line for a in report.analyses for line in a.run.unproven):
         _console.print(f"unproven: {line}", soft_wrap=True, markup=False, highlight=False)
 
 
@@ -73,7 +69,7 @@ def balance_command(
         "--minutes", min=0.0, help="Wall time of the whole command, the report included: games go first to "
         "the two strongest rungs and the strongest rung's score bonus, the weaker rungs get a floor; "
         "0: no limit, every run plays to --precision or --games.")] = 10.0,
-    n_games: Annotated[int, typer.Option("--games", min=1, help="Games per run at most.")] = 1_000_000,
+    games: Annotated[int, typer.Option("--games", min=1, help="Games per run at most.")] = 1_000_000,
     precision: Annotated[float, typer.Option(
         "--precision", min=0.0001, help="A run stops once every win rate it measures is known within "
         "± this many points (95% confidence sequence).")] = 0.5,
@@ -96,7 +92,7 @@ def balance_command(
     evidence: Annotated[bool, typer.Option(
         "--evidence/--no-evidence", help="Also write the per-run report of the strongest rungs "
         "(<report>-evidence.html).")] = True,
-    runs_dir: Annotated[Path, typer.Option("--runs", help="Where the run directories go (re-running resumes them).")] = Path("runs"),
+    runs: Annotated[Path, typer.Option("--runs", help="Where the run directories go (re-running resumes them).")] = Path("runs"),
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Run seed.")] = 0,
     jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")] = None,
     rules: Annotated[Path | None, typer.Option("--rules", help="House rules TOML.")] = None,
@@ -121,16 +117,13 @@ def balance_command(
     started = time.monotonic() - _process_age()
     if minutes:
         minutes = max(minutes - (time.monotonic() - started) / 60, 1e-3)
-    result = api.balance(game, html=out, pdf=pdf, minutes=minutes or None, games=n_games, precision=precision,
+    result = api.balance(game, html=out, pdf=pdf, minutes=minutes or None, games=games, precision=precision,
                          players=players, ladder=rungs, lowest=lowest, search=search, doublings=doublings,
-                         margin=margin, compensation=compensation, evidence=evidence, runs=runs_dir,
+                         margin=margin, compensation=compensation, evidence=evidence, runs=runs,
                          seed=seed, jobs=jobs, backend=backend.value, scheduler=scheduler, rules=rules,
                          sets=sets, log=log)
-    from analysis.render.balance import headline, overall
-
-    typer.echo(overall(result))
-    for v in result.sizes:
-        typer.echo(headline(v, result.margin))
+    for line in api.words(result):
+        typer.echo(line)
     written = f"{out}" + (f" and {pdf}" if pdf else "")
     _console.print(f"balance report: {written}; tables and verdict beside it "
                    f"({', '.join(('balance.parquet', 'balance.csv', 'verdict.json'))}) "
