@@ -269,7 +269,7 @@ cdef class ${cls}(GameState):
     def observation(self, int seat):
         return {"board": [self.b.cell[c] for c in range(N_CELLS)], "to_move": self.b.to_move, "you": seat}
 
-    def describe_action(self, int action):
+    def describe(self, int action):
         return f"mark row {action // 3 + 1}, column {action % 3 + 1}"
 
     def to_dict(self):
@@ -295,9 +295,9 @@ def test_three_in_a_row_wins():
     state = GAME.new_state(GAME.params(players=2))
     state.new_game(0)
     for cell in (0, 3, 1, 4, 2):  # X takes the top row; O two cells of the middle one
-        state.apply_action(cell)
-    assert state.terminal and state.end_reason_name == "line"
-    assert state.result() == ([1, 0], [1, 2])
+        state.apply(cell)
+    assert state.is_terminal() and state.end_reason() == "line"
+    assert (state.scores(), state.ranks()) == ([1, 0], [1, 2])
 ''')
 
 README = Template('''\

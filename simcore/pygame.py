@@ -21,7 +21,7 @@ examples/tictactoe/):
         def observation(self, seat): ...     # what `seat` may see, JSON-serialisable
         def describe(self, action): ...      # the action in words
 
-Optional: `ranks(scores)` (default: higher score ranks better, ties share; TIE_BREAKS
+Optional: `rank(scores)` (default: higher score ranks better, ties share; TIE_BREAKS
 and WON_IN_PLAY declare what else decides, for the balance report's score bonus),
 `standing(seat)` (the score if the game stopped now: the greedy bot and interim
 standings; default 0), `features(seat)` with FEATURES (per-seat counters the analysis
@@ -30,6 +30,9 @@ reads), `interim(seat)` with INTERIM, `action_component(action)` with COMPONENTS
 `outcome_key(observer)` (what a seat saw of the last move's chance), `copy()` (default:
 a deep copy, params shared),
 `determinize(seat, rng)` (required when HIDDEN_INFORMATION is True), `render()`.
+
+A compiled state answers the same methods in Python (simcore.state.StateAPI);
+`is_terminal()` and `ranks()` come with the base class.
 
 Chance comes only from `self.chance`, a `Chance` stream seeded with the game's seed (the
 same per-game seed as a compiled game's, f(run seed, game index)), so a run gives the
@@ -189,7 +192,7 @@ class PyGame(ABC):
     FEATURE_ROLES: ClassVar[Any] = None
     POSITION_KNOBS: ClassVar[dict[str, tuple]] = {}
     BONUS_DECIDES: ClassVar[bool] = True
-    # What ranks() does beyond the points, for predicting a score bonus from recorded
+    # What rank() does beyond the points, for predicting a score bonus from recorded
     # games (simcore.registry.Victory): FEATURES that break a tie on points, in order
     # (more wins), and END_REASONS whose winner the scores do not decide.
     TIE_BREAKS: ClassVar[tuple[str, ...]] = ()
@@ -234,8 +237,10 @@ class PyGame(ABC):
         """An action in words, for traces."""
 
     # ---- optional ----
-    def ranks(self, scores: list[int]) -> list[int]:
-        """1 for the best score; equal scores share a rank (and the victory)."""
+    def rank(self, scores: list[int]) -> list[int]:
+        """Each seat's rank at the end given the final `scores` (the engine adds the
+        compensation bonus first): 1 for the best score; equal scores share a rank (and
+        the victory)."""
         return [1 + sum(o > s for o in scores) for s in scores]
 
     def standing(self, seat: int) -> int:
@@ -283,6 +288,15 @@ class PyGame(ABC):
     def phase_label(self) -> str:
         return ""
 
+    # ---- given: what a compiled state's Python face answers too ----
+    def is_terminal(self) -> bool:
+        return self.current_player() < 0
+
+    def ranks(self) -> list[int]:
+        """Each seat's rank by rank(scores()): the game's own, without the engine's
+        compensation bonus."""
+        return self.rank(self.scores())
+
 
 class GameFailure(UserError):
     """A Python game's method raised or broke the protocol: names the game, the method
@@ -315,6 +329,10 @@ def check_class(cls: Any, origin: str) -> None:
     if missing := sorted(cls.__abstractmethods__):
         raise UserError(f"game {name}: missing method {missing[0]} (every game defines "
                         f"{', '.join(sorted(PyGame.__abstractmethods__))})")
+    ranking = "from rank(scores), where a game ranks final scores"
+    for given, why in (("is_terminal", "from current_player()"), ("ranks", ranking)):
+        if getattr(cls, given) is not getattr(PyGame, given):
+            raise UserError(f"game {name}: defines {given}(), which the base class gives {why}")
     if cls.HIDDEN_INFORMATION and cls.determinize is PyGame.determinize:
         raise UserError(f"game {name}: missing method determinize (HIDDEN_INFORMATION is True)")
     for attr, names, allowed in (("TIE_BREAKS", cls.TIE_BREAKS, cls.FEATURES),

@@ -228,7 +228,7 @@ cdef class PyGameState(GameState):
             self.pos[p] = (p - self.first + n) % n
         bonus = self.params.compensation.by_position(n)
         final = [raw[p] + bonus[self.pos[p]] for p in range(n)]
-        self._ints("ranks", self._call("ranks", (final,)), n, 1, n + 1, self.rk)
+        self._ints("rank", self._call("rank", (final,)), n, 1, n + 1, self.rk)
         for p in range(n):
             self.sc[p] = final[p]
             if self.n_features:
@@ -423,7 +423,7 @@ cdef class PyGameState(GameState):
                 raise GameFailure(self.name, "observation", f"returned what is not JSON-serialisable ({e})") from None
         return seen
 
-    def describe_action(self, int action):
+    def describe(self, int action):
         self._raise_kept()
         return self._str("describe", self._call("describe", (action,)))
 

@@ -31,15 +31,15 @@ def random_playout(state, rng, max_turns=MAX_TURNS):
     each move. Returns the actions played."""
     actions = []
     state.check_invariants()
-    while not state.terminal:
+    while not state.is_terminal():
         assert len(actions) < max_turns, f"no end after {max_turns} turns"
-        legal = state.legal()
+        legal = state.legal_actions()
         assert legal, "a running game must offer at least one action"
         action = rng.choice(legal)
-        state.apply_action(action)
+        state.apply(action)
         state.check_invariants()
         actions.append(action)
-    assert state.legal() == []
+    assert state.legal_actions() == []
     return actions
 
 

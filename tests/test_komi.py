@@ -123,7 +123,7 @@ class Dice(PyGame):
     def end_reason(self):
         return "knockout" if self.knockout >= 0 else "points"
 
-    def ranks(self, scores):
+    def rank(self, scores):
         n = len(scores)
         if self.knockout >= 0:
             return [1 if s == self.knockout else 2 for s in range(n)]

@@ -243,7 +243,7 @@ cdef class AlleyCatState(GameState):
 
     END_REASONS = ("scoring", "solo_win", "solo_loss")
     # Each pending decision (observation()["decision"]) and the words every description
-    # of its answers begins with (describe_action).
+    # of its answers begins with (describe).
     DECISIONS = {
         "packet": ("take ",), "pick": ("keep ",), "place": ("place ",), "assign": ("assign the ",),
         "before the push": ("load and push the first tile", "use the "),
@@ -279,7 +279,7 @@ cdef class AlleyCatState(GameState):
         cdef AlleyCatState last = _last_built
         if last is not None and last.params is params:
             # The params are frozen: the config converted for them last time stands
-            # (clone() builds a state per copy; parsing them is most of its cost).
+            # (copy() builds a state per copy; parsing them is most of its cost).
             self.cfg = last.cfg
             self.n_players = last.n_players
             self.n_features = last.n_features
@@ -2490,7 +2490,7 @@ cdef class AlleyCatState(GameState):
             lines.append(f"    orders: {orders}  completed: {sum(v['completed'].values())}  tracks: {tracks or '-'}")
         return "\n".join(lines)
 
-    def describe_action(self, int action):
+    def describe(self, int action):
         p = self.s.to_move
         sub = self.s.sub
         names = self.part_names()

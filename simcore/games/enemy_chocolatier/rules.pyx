@@ -755,7 +755,7 @@ cdef class EnemyState(GameState):
         cdef uint64_t m = self.buyable(seat)
         return [self._nb_name(nb) for nb in range(self.cfg.n_nb) if m & bit(nb)]
 
-    def describe_action(self, int action):
+    def describe(self, int action):
         p = self.s.to_move
         if action == STOP:
             return "stop buying" + (" (earns a rain check)" if self.s.turn_buys == 0 else "")

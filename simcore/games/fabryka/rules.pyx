@@ -400,7 +400,7 @@ cdef class FabrykaState(GameState):
     def phase_label(self):
         return f"round {self.s.round + 1}"
 
-    def describe_action(self, int action):
+    def describe(self, int action):
         p = self.s.to_move
         if action == COLLECT:
             n = min(self.cfg.collect_count, self.s.belt_len)

@@ -1771,7 +1771,7 @@ cdef class ManfrediniState(GameState):
             return k
         return SPEC + SPECIALISTS.index(name)
 
-    def describe_action(self, int action):
+    def describe(self, int action):
         t = self.s.t
         p = self.s.to_move
         if t.step == ST_CARD:
