@@ -3,7 +3,7 @@
     from simcore.conformance import check_game
 
     def test_my_game_conforms():
-        check_game(MyGame)                   # a PyGame subclass, or a registered name
+        check_game(MyGame)                   # a state class (a PyGame...), or a registered name
 
 Each check plays random games through the same engine every command uses (seeded, so a
 failure replays) and raises AssertionError naming the game, the check and the seed:
@@ -24,8 +24,8 @@ import json
 from typing import Any
 
 from simcore.batch import seed_of_game
-from simcore.pygame import MOVE_LIMIT, GameFailure, PyGame
-from simcore.registry import GameSpec, get_game
+from simcore.pygame import MOVE_LIMIT, GameFailure
+from simcore.registry import GameSpec, get_game, spec_of
 
 __all__ = ["CHECKS", "check_game", "check_observation", "random_game"]
 
@@ -35,7 +35,6 @@ def _spec(game: type | str | GameSpec) -> GameSpec:
         return game
     if isinstance(game, str):
         return get_game(game)
-    from simcore.pygame import spec_of
     return spec_of(game, f"{game.__module__}:{game.__qualname__}", game.NAME or game.__name__,
                    f"{game.__module__}:{game.__qualname__}")
 
@@ -242,10 +241,11 @@ CHECKS = (check_terminates, check_same_seed, check_serialisable, check_observati
           check_determinize, check_observation_tells_moves)
 
 
-def check_game(game: type[PyGame] | str | GameSpec, games: int = 20, seed: int = 0,
+def check_game(game: type | str | GameSpec, games: int = 20, seed: int = 0,
                players: int | None = None, sets: dict[str, Any] | None = None) -> None:
-    """Run every check on `games` random games (seeds from `seed`) of `game` with its
-    default params (at `players`, with `sets` overrides). AssertionError on a failure."""
+    """Run every check on `games` random games (seeds from `seed`) of `game` (a state
+    class, compiled or a PyGame, a game name, or a GameSpec) with its default params
+    (at `players`, with `sets` overrides). AssertionError on a failure."""
     spec = _spec(game)
     params = spec.params(sets=sets, players=players)
     seeds = range(seed, seed + games)

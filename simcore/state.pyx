@@ -161,13 +161,26 @@ cdef class StateAPI:
 cdef class GameState(StateAPI):
     """Base of every game's state. Subclasses implement the nogil methods and, in Python,
     `describe`, `observation`, `render` and `to_dict`; class attributes FEATURES,
-    INTERIM, END_REASONS and INVARIANTS name what the int codes mean."""
+    INTERIM, END_REASONS and INVARIANTS name what the int codes mean. A game's metadata
+    is the class attributes a PyGame declares too (NAME ... WON_IN_PLAY, see
+    simcore.pygame.PyGame), with DEFAULTS, the TOML file of its params' defaults;
+    simcore.registry.spec_of reads them."""
 
     FEATURES = ()
     INTERIM = ()
     COMPONENTS = ()  # names of what action_component() returns, by index
     END_REASONS = ()
     INVARIANTS = ()
+    NAME = ""
+    TITLE = ""
+    PLAYERS = (2, 2)
+    PARAMS = None
+    DEFAULTS = None
+    FEATURE_ROLES = None
+    POSITION_KNOBS = {}
+    BONUS_DECIDES = True
+    TIE_BREAKS = ()
+    WON_IN_PLAY = ()
 
     cdef void reset(self, uint64_t seed) noexcept nogil:
         pass

@@ -19,7 +19,7 @@ from analysis.findings import checks, findings
 from analysis.metrics import analyze, component_table, pooled_positions
 from analysis.plots import rate_range, thin_labels
 from analysis.report import compare_variants, render_html
-from simcore.registry import FeatureRoles
+from simcore.meta import FeatureRoles
 from test_report import seat, write_run
 
 

@@ -1,5 +1,5 @@
 """The score bonus by turn position (analysis.experiments.komi): what a bonus would have
-decided, worked out with each game's own rules for the winner (simcore.registry.Victory),
+decided, worked out with each game's own rules for the winner (simcore.meta.Victory),
 against hand-built games, against the same games replayed with the bonus as a house rule,
 and the coverage of its bootstrap intervals on planted scores."""
 from __future__ import annotations
