@@ -27,7 +27,8 @@ import polars as pl
 from analysis import stats
 from analysis.stats import Difference, Matchups, Rate, Ratings
 from simcore.errors import UserError
-from simcore.registry import FeatureRoles, games as registered_games
+from simcore.meta import FeatureRoles
+from simcore.registry import games as registered_games
 from simcore.parts import AGAIN, check_part, check_parts, read_part, scan_parts, write_text
 from simcore.runner import MANIFEST
 

@@ -3,7 +3,7 @@
     from simcore.conformance import check_game
 
     def test_my_game_conforms():
-        check_game(MyGame)                   # a PyGame subclass, or a registered name
+        check_game(MyGame)                   # a state class (a PyGame...), or a registered name
 
 Each check plays random games through the same engine every command uses (seeded, so a
 failure replays) and raises AssertionError naming the game, the check and the seed:
@@ -24,8 +24,8 @@ import json
 from typing import Any
 
 from simcore.batch import seed_of_game
-from simcore.pygame import MOVE_LIMIT, GameFailure, PyGame
-from simcore.registry import GameSpec, get_game
+from simcore.pygame import MOVE_LIMIT, GameFailure
+from simcore.registry import GameSpec, get_game, spec_of
 
 __all__ = ["CHECKS", "check_game", "check_observation", "random_game"]
 
@@ -35,7 +35,6 @@ def _spec(game: type | str | GameSpec) -> GameSpec:
         return game
     if isinstance(game, str):
         return get_game(game)
-    from simcore.pygame import spec_of
     return spec_of(game, f"{game.__module__}:{game.__qualname__}", game.NAME or game.__name__,
                    f"{game.__module__}:{game.__qualname__}")
 
@@ -52,29 +51,29 @@ def random_game(spec: GameSpec, params: Any, seed: int) -> tuple[Any, list[dict[
     state.new_game(seed)
     steps = []
     try:
-        while not state.terminal:
-            legal = state.legal()
+        while not state.is_terminal():
+            legal = state.legal_actions()
             action = legal[_draw(seed, len(steps), len(legal))]
-            steps.append({"seat": state.player, "legal": legal, "action": action,
-                          "observation": state.observation(state.player)})
-            state.apply_action(action)
+            steps.append({"seat": state.current_player(), "legal": legal, "action": action,
+                          "observation": state.observation(state.current_player())})
+            state.apply(action)
     except GameFailure as e:  # what the engine refuses of a Python game, as a failed check
         raise AssertionError(f"{e} (seed {seed}, move {len(steps)})") from None
     return state, steps
 
 
 def _outcome(state: Any) -> tuple:
-    return (*state.result(), state.end_reason_name,
-            [state.feature_values(p) for p in range(state.n_players)],
-            [state.interim_scores(p) for p in range(state.n_players)])
+    return (state.scores(), state.ranks(), state.end_reason(),
+            [state.features(p) for p in range(state.n_players)],
+            [state.interim(p) for p in range(state.n_players)])
 
 
 def check_terminates(spec: GameSpec, params: Any, seeds: range) -> None:
     for seed in seeds:
         state, steps = random_game(spec, params, seed)
-        assert state.end_reason_name != MOVE_LIMIT, \
+        assert state.end_reason() != MOVE_LIMIT, \
             f"{spec.name}: a random game (seed {seed}) did not end within MAX_MOVES ({len(steps)} moves)"
-        _, ranks = state.result()
+        ranks = state.ranks()
         assert min(ranks) == 1, f"{spec.name}: nobody ranks 1 (seed {seed}): ranks {ranks}"
 
 
@@ -104,16 +103,16 @@ def _looked_at(spec: GameSpec, params: Any, seed: int, look: bool) -> tuple:
     state = spec.new_state(params)
     state.new_game(seed)
     seen: list[tuple] = []
-    while not state.terminal:
+    while not state.is_terminal():
         if look:
             for p in range(state.n_players):
                 first, second = state.observation(p), state.observation(p)
                 assert first == second, f"{spec.name}: observation({p}) gave two answers in a row (seed {seed}, " \
                                         f"move {len(seen)}): it changes the game"
-        legal = state.legal()
+        legal = state.legal_actions()
         action = legal[_draw(seed, len(seen), len(legal))]
-        seen.append((state.player, legal, action))
-        state.apply_action(action)
+        seen.append((state.current_player(), legal, action))
+        state.apply(action)
     return seen, _outcome(state)
 
 
@@ -138,16 +137,16 @@ def check_copies(spec: GameSpec, params: Any, seeds: range) -> None:
         state = spec.new_state(params)
         state.new_game(seed)
         for step in steps[:half]:
-            state.apply_action(step["action"])
-        before = [state.observation(p) for p in range(state.n_players)], state.legal(), state.player
-        other = state.clone()
+            state.apply(step["action"])
+        before = [state.observation(p) for p in range(state.n_players)], state.legal_actions(), state.current_player()
+        other = state.copy()
         for step in steps[half:]:
-            other.apply_action(step["action"])
-        after = [state.observation(p) for p in range(state.n_players)], state.legal(), state.player
+            other.apply(step["action"])
+        after = [state.observation(p) for p in range(state.n_players)], state.legal_actions(), state.current_player()
         assert before == after, f"{spec.name}: playing on a copy changed the original (seed {seed}, " \
                                 f"move {half}): copy() shares mutable state"
         for step in steps[half:]:
-            state.apply_action(step["action"])
+            state.apply(step["action"])
         assert _outcome(state) == _outcome(other), \
             f"{spec.name}: a copy and its original ended differently (seed {seed})"
 
@@ -164,11 +163,11 @@ def check_determinize(spec: GameSpec, params: Any, seeds: range) -> None:
                 world = state.determinized(seat, seed_of_game(seed, 1000 + i))
                 assert world.observation(seat) == state.observation(seat), \
                     f"{spec.name}: determinize({seat}) changed what seat {seat} sees (seed {seed}, move {i})"
-                if seat == state.player:
-                    assert world.legal() == state.legal(), \
+                if seat == state.current_player():
+                    assert world.legal_actions() == state.legal_actions(), \
                         f"{spec.name}: determinize({seat}) changed the mover's legal actions (seed {seed}, move {i})"
-                    world.apply_action(world.legal()[0])  # plays on
-            state.apply_action(step["action"])
+                    world.apply(world.legal_actions()[0])  # plays on
+            state.apply(step["action"])
 
 
 # Legal moves tried from each position by check_observation_tells_moves: all of a
@@ -178,7 +177,7 @@ SIBLINGS = 12
 
 def _view(state: Any, seat: int) -> str:
     """What `seat` has to decide on: its observation and the legal list, as one key."""
-    return json.dumps([state.observation(seat), state.legal()], sort_keys=True)
+    return json.dumps([state.observation(seat), state.legal_actions()], sort_keys=True)
 
 
 def _same_meaning(spec: GameSpec, a: Any, b: Any, where: str, played: bool) -> None:
@@ -186,19 +185,19 @@ def _same_meaning(spec: GameSpec, a: Any, b: Any, where: str, played: bool) -> N
     legal move must be described alike in both and, with `played` (the two differ
     only by that seat's own moves), played in both leave that seat the same
     observation unless it saw different chance outcomes of the move."""
-    seat = a.player
-    for action in a.legal():
-        texts = a.describe_action(action), b.describe_action(action)
+    seat = a.current_player()
+    for action in a.legal_actions():
+        texts = a.describe(action), b.describe(action)
         assert texts[0] == texts[1], \
             f"{spec.name}: seat {seat} sees the same observation and legal list {where}, yet action " \
             f"{action} means {texts[0]!r} in one and {texts[1]!r} in the other: the observation " \
             f"hides what the decision is about"
         if not played:
             continue
-        after = a.clone(), b.clone()
+        after = a.copy(), b.copy()
         for s in after:
-            s.apply_action(action)
-        if after[0].outcome_of(seat) == after[1].outcome_of(seat):
+            s.apply(action)
+        if after[0].outcome_key(seat) == after[1].outcome_key(seat):
             assert after[0].observation(seat) == after[1].observation(seat), \
                 f"{spec.name}: seat {seat} sees the same observation and legal list {where}, yet action " \
                 f"{action} leaves it two different observations with no chance outcome to tell them " \
@@ -225,9 +224,9 @@ def check_observation_tells_moves(spec: GameSpec, params: Any, seeds: range) -> 
                 sorted({legal[_draw(seed, 3000 * i + k, len(legal))] for k in range(SIBLINGS)})
             seen: dict[str, tuple[int, Any]] = {}
             for action in tried:
-                child = state.clone()
-                child.apply_action(action)
-                if child.player != seat:
+                child = state.copy()
+                child.apply(action)
+                if child.current_player() != seat:
                     continue
                 view = _view(child, seat)
                 if view in seen:
@@ -235,17 +234,18 @@ def check_observation_tells_moves(spec: GameSpec, params: Any, seeds: range) -> 
                                   f"after action {seen[view][0]} and after action {action} {where}", True)
                 else:
                     seen[view] = action, child
-            state.apply_action(step["action"])
+            state.apply(step["action"])
 
 
 CHECKS = (check_terminates, check_same_seed, check_serialisable, check_observation, check_copies,
           check_determinize, check_observation_tells_moves)
 
 
-def check_game(game: type[PyGame] | str | GameSpec, games: int = 20, seed: int = 0,
+def check_game(game: type | str | GameSpec, games: int = 20, seed: int = 0,
                players: int | None = None, sets: dict[str, Any] | None = None) -> None:
-    """Run every check on `games` random games (seeds from `seed`) of `game` with its
-    default params (at `players`, with `sets` overrides). AssertionError on a failure."""
+    """Run every check on `games` random games (seeds from `seed`) of `game` (a state
+    class, compiled or a PyGame, a game name, or a GameSpec) with its default params
+    (at `players`, with `sets` overrides). AssertionError on a failure."""
     spec = _spec(game)
     params = spec.params(sets=sets, players=players)
     seeds = range(seed, seed + games)

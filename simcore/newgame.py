@@ -72,22 +72,10 @@ setup(ext_modules=cythonize(
 INIT = Template('''\
 """$title: a compiled chocosim game (rules in rules.pyx, params in params.py, their
 defaults with sources in data/rules.toml)."""
-from pathlib import Path
-
-from simcore.registry import FeatureRoles, GameSpec
-
-from $name.params import Params
 from $name.rules import ${cls}
 
-GAME = GameSpec(
-    name="$name",
-    title="$title",
-    state_cls=${cls},
-    params_cls=Params,
-    defaults_path=Path(__file__).parent / "data" / "rules.toml",
-    players=(2, 2),
-    features=FeatureRoles(),
-)
+# The game: its state class, which declares its metadata (simcore.meta).
+GAME = ${cls}
 ''')
 
 PARAMS = Template('''\
@@ -170,6 +158,10 @@ from simcore.rng cimport Rng
 from simcore.state cimport GameState
 from simcore.strategy cimport Lineup
 
+from pathlib import Path
+
+from $name.params import Params
+
 cdef int[24] LINES = [0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 3, 6, 1, 4, 7, 2, 5, 8, 0, 4, 8, 2, 4, 6]
 
 # The batch loop compiled for this class: direct calls the C compiler inlines.
@@ -180,6 +172,12 @@ include "simcore/loop.pxi"
 
 @cython.final
 cdef class ${cls}(GameState):
+    # What the game declares about itself, as a PyGame does (simcore.meta).
+    NAME = "$name"
+    TITLE = "$title"
+    PLAYERS = (2, 2)
+    PARAMS = Params
+    DEFAULTS = Path(__file__).parent / "data" / "rules.toml"
     END_REASONS = ("line", "full board")
     FEATURES = ("centre", "corners")
     INVARIANTS = ("the marks counted are the cells marked",)
@@ -269,7 +267,7 @@ cdef class ${cls}(GameState):
     def observation(self, int seat):
         return {"board": [self.b.cell[c] for c in range(N_CELLS)], "to_move": self.b.to_move, "you": seat}
 
-    def describe_action(self, int action):
+    def describe(self, int action):
         return f"mark row {action // 3 + 1}, column {action % 3 + 1}"
 
     def to_dict(self):
@@ -283,6 +281,7 @@ cdef class ${cls}(GameState):
 TEST = Template('''\
 """$title: the conformance suite and a hand-built position."""
 from simcore.conformance import check_game
+from simcore.registry import spec_of
 
 from $name import GAME
 
@@ -292,12 +291,13 @@ def test_conforms():
 
 
 def test_three_in_a_row_wins():
-    state = GAME.new_state(GAME.params(players=2))
+    spec = spec_of(GAME)
+    state = spec.new_state(spec.params(players=2))
     state.new_game(0)
     for cell in (0, 3, 1, 4, 2):  # X takes the top row; O two cells of the middle one
-        state.apply_action(cell)
-    assert state.terminal and state.end_reason_name == "line"
-    assert state.result() == ([1, 0], [1, 2])
+        state.apply(cell)
+    assert state.is_terminal() and state.end_reason() == "line"
+    assert (state.scores(), state.ranks()) == ([1, 0], [1, 2])
 ''')
 
 README = Template('''\

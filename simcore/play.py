@@ -70,16 +70,16 @@ def _play(spec: GameSpec, params, bots, seed: int, index: int, max_turns: int) -
     trace = Trace(spec.name, seed, gseed, [b.spec for b in bots])
     last_render = None  # the phase (round, day...) last shown in full
     turn = 0
-    while not state.terminal:
+    while not state.is_terminal():
         if turn >= max_turns:
             raise RuntimeError(f"no end after {max_turns} turns")
-        p = state.player
+        p = state.current_player()
         step: dict[str, Any] = {"turn": turn + 1, "seat": p}
         phase = state.phase_label()
         if phase != last_render:
             step["state"] = state.render()
             last_render = phase
-        step["legal"] = state.legal()
+        step["legal"] = state.legal_actions()
         # As in the batch loop: a forced move is not put to a bot, except that the
         # uniform bot still makes its draw there; a restricted bot (forbid=) is asked
         # only when more than one of the actions it may play remain.
@@ -89,12 +89,12 @@ def _play(spec: GameSpec, params, bots, seed: int, index: int, max_turns: int) -
         else:
             action = bots[p].choose_action(state, rngs[p])
         step["action"] = action
-        step["action_text"] = state.describe_action(action)
-        state.apply_action(action)
+        step["action_text"] = state.describe(action)
+        state.apply(action)
         trace.steps.append(step)
         turn += 1
-    trace.scores, trace.ranks = state.result()
-    trace.end_reason = state.end_reason_name
+    trace.scores, trace.ranks = state.scores(), state.ranks()
+    trace.end_reason = state.end_reason()
     trace.final_state = state.to_dict()
     trace.final_render = state.render()
     return trace

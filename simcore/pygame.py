@@ -21,7 +21,7 @@ examples/tictactoe/):
         def observation(self, seat): ...     # what `seat` may see, JSON-serialisable
         def describe(self, action): ...      # the action in words
 
-Optional: `ranks(scores)` (default: higher score ranks better, ties share; TIE_BREAKS
+Optional: `rank(scores)` (default: higher score ranks better, ties share; TIE_BREAKS
 and WON_IN_PLAY declare what else decides, for the balance report's score bonus),
 `standing(seat)` (the score if the game stopped now: the greedy bot and interim
 standings; default 0), `features(seat)` with FEATURES (per-seat counters the analysis
@@ -30,6 +30,10 @@ reads), `interim(seat)` with INTERIM, `action_component(action)` with COMPONENTS
 `outcome_key(observer)` (what a seat saw of the last move's chance), `copy()` (default:
 a deep copy, params shared),
 `determinize(seat, rng)` (required when HIDDEN_INFORMATION is True), `render()`.
+
+A compiled state answers the same methods in Python (simcore.state.StateAPI), and a game
+of either kind declares its metadata with the same class attributes (simcore.meta).
+`is_terminal()` and `ranks()` come with the base class.
 
 Chance comes only from `self.chance`, a `Chance` stream seeded with the game's seed (the
 same per-game seed as a compiled game's, f(run seed, game index)), so a run gives the
@@ -61,6 +65,7 @@ from pydantic import BaseModel, Field
 
 from simcore import params as _params
 from simcore.errors import UserError
+from simcore.meta import FeatureRoles
 from simcore.params import ParamInfo, Params
 
 __all__ = [
@@ -73,7 +78,6 @@ __all__ = [
     "code_fingerprint",
     "load_game",
     "param",
-    "spec_of",
 ]
 
 MOVE_LIMIT = "move_limit"  # the end reason of a game stopped at MAX_MOVES
@@ -185,12 +189,12 @@ class PyGame(ABC):
     HIDDEN_INFORMATION: ClassVar[bool] = False
     MAX_MOVES: ClassVar[int] = 10_000
     # How the analysis reads the features, the knobs that equalise turn positions and
-    # whether a score bonus can change who wins (see simcore.registry.GameSpec).
+    # whether a score bonus can change who wins (see simcore.meta).
     FEATURE_ROLES: ClassVar[Any] = None
     POSITION_KNOBS: ClassVar[dict[str, tuple]] = {}
     BONUS_DECIDES: ClassVar[bool] = True
-    # What ranks() does beyond the points, for predicting a score bonus from recorded
-    # games (simcore.registry.Victory): FEATURES that break a tie on points, in order
+    # What rank() does beyond the points, for predicting a score bonus from recorded
+    # games (simcore.meta.Victory): FEATURES that break a tie on points, in order
     # (more wins), and END_REASONS whose winner the scores do not decide.
     TIE_BREAKS: ClassVar[tuple[str, ...]] = ()
     WON_IN_PLAY: ClassVar[tuple[str, ...]] = ()
@@ -234,8 +238,10 @@ class PyGame(ABC):
         """An action in words, for traces."""
 
     # ---- optional ----
-    def ranks(self, scores: list[int]) -> list[int]:
-        """1 for the best score; equal scores share a rank (and the victory)."""
+    def rank(self, scores: list[int]) -> list[int]:
+        """Each seat's rank at the end given the final `scores` (the engine adds the
+        compensation bonus first): 1 for the best score; equal scores share a rank (and
+        the victory)."""
         return [1 + sum(o > s for o in scores) for s in scores]
 
     def standing(self, seat: int) -> int:
@@ -283,6 +289,15 @@ class PyGame(ABC):
     def phase_label(self) -> str:
         return ""
 
+    # ---- given: what a compiled state's Python face answers too ----
+    def is_terminal(self) -> bool:
+        return self.current_player() < 0
+
+    def ranks(self) -> list[int]:
+        """Each seat's rank by rank(scores()): the game's own, without the engine's
+        compensation bonus."""
+        return self.rank(self.scores())
+
 
 class GameFailure(UserError):
     """A Python game's method raised or broke the protocol: names the game, the method
@@ -315,6 +330,10 @@ def check_class(cls: Any, origin: str) -> None:
     if missing := sorted(cls.__abstractmethods__):
         raise UserError(f"game {name}: missing method {missing[0]} (every game defines "
                         f"{', '.join(sorted(PyGame.__abstractmethods__))})")
+    ranking = "from rank(scores), where a game ranks final scores"
+    for given, why in (("is_terminal", "from current_player()"), ("ranks", ranking)):
+        if getattr(cls, given) is not getattr(PyGame, given):
+            raise UserError(f"game {name}: defines {given}(), which the base class gives {why}")
     if cls.HIDDEN_INFORMATION and cls.determinize is PyGame.determinize:
         raise UserError(f"game {name}: missing method determinize (HIDDEN_INFORMATION is True)")
     for attr, names, allowed in (("TIE_BREAKS", cls.TIE_BREAKS, cls.FEATURES),
@@ -348,10 +367,9 @@ def check_class(cls: Any, origin: str) -> None:
                         "(the engine's own)")
     if not isinstance(cls.POSITION_KNOBS, dict):
         raise UserError(f"game {name}: POSITION_KNOBS = {short_repr(cls.POSITION_KNOBS)}: expected a dict")
-    from simcore.registry import FeatureRoles
     if cls.FEATURE_ROLES is not None and not isinstance(cls.FEATURE_ROLES, FeatureRoles):
         raise UserError(f"game {name}: FEATURE_ROLES = {short_repr(cls.FEATURE_ROLES)}: expected None or a "
-                        "simcore.registry.FeatureRoles")
+                        "simcore.meta.FeatureRoles")
 
 
 def short_repr(value: Any, width: int = 60) -> str:
@@ -469,30 +487,3 @@ def is_reference(name: str) -> bool:
     optionally with :Class), not a name. A bare directory path is neither: commands that
     take a game or run directories read it as a run directory."""
     return ":" in name or name.endswith(".py")
-
-
-def spec_of(cls: type, origin: str, name: str, ref: str) -> Any:
-    """The GameSpec of a PyGame class; `origin` says where it came from (the entry point
-    or the reference it was loaded by), `name` the name commands know it by, `ref` the
-    reference that loads it in another process."""
-    from simcore.pygame_state import state_class
-    from simcore.registry import FeatureRoles, PyGameSpec, Victory
-
-    check_class(cls, origin)
-    defaults_of(cls.PARAMS)  # every param has its source and doc, said now
-    return PyGameSpec(
-        name=name,
-        title=cls.TITLE or cls.NAME or cls.__name__,
-        state_cls=state_class(cls),
-        params_cls=cls.PARAMS,
-        # Its defaults come from the params model (PyGameSpec.defaults); the path says
-        # where the game is written, when it is in a file (not for a notebook's class).
-        defaults_path=Path(getattr(sys.modules.get(cls.__module__), "__file__", None) or "."),
-        players=tuple(cls.PLAYERS),
-        features=cls.FEATURE_ROLES or FeatureRoles(),
-        position_knobs=dict(cls.POSITION_KNOBS),
-        bonus_decides=cls.BONUS_DECIDES,
-        victory=Victory(tuple(cls.TIE_BREAKS), tuple(cls.WON_IN_PLAY)),
-        origin=origin,
-        ref=ref,
-    )

@@ -28,6 +28,7 @@ from simcore.strategy cimport RngView
 
 from simcore import strategy as _strategy
 from simcore.errors import UserError
+from simcore.meta import DECLARED
 from simcore.pygame import GameFailure, MOVE_LIMIT, PyGame, short_repr as _short
 
 cdef enum:
@@ -41,14 +42,15 @@ __all__ = ["PyGameState", "state_class"]
 
 
 def state_class(game_cls):
-    """The GameState subclass playing `game_cls`: names read from its class attributes,
-    the engine's "move_limit" last among the end reasons."""
+    """The GameState subclass playing `game_cls`: names and metadata read from its class
+    attributes, the engine's "move_limit" last among the end reasons."""
     name = game_cls.NAME or game_cls.__name__
     for what, names, most in (("FEATURES", game_cls.FEATURES, MAX_FEATURES),
                               ("INTERIM", game_cls.INTERIM, MAX_INTERIM)):
         if len(names) > most:
             raise UserError(f"game {name}: {what} has {len(names)} names; at most {most} are supported")
     return type(f"{game_cls.__name__}State", (PyGameState,), {
+        **{attr: getattr(game_cls, attr) for attr in DECLARED},
         "GAME": game_cls,
         "FEATURES": tuple(game_cls.FEATURES),
         "INTERIM": tuple(game_cls.INTERIM),
@@ -228,7 +230,7 @@ cdef class PyGameState(GameState):
             self.pos[p] = (p - self.first + n) % n
         bonus = self.params.compensation.by_position(n)
         final = [raw[p] + bonus[self.pos[p]] for p in range(n)]
-        self._ints("ranks", self._call("ranks", (final,)), n, 1, n + 1, self.rk)
+        self._ints("rank", self._call("rank", (final,)), n, 1, n + 1, self.rk)
         for p in range(n):
             self.sc[p] = final[p]
             if self.n_features:
@@ -423,7 +425,7 @@ cdef class PyGameState(GameState):
                 raise GameFailure(self.name, "observation", f"returned what is not JSON-serialisable ({e})") from None
         return seen
 
-    def describe_action(self, int action):
+    def describe(self, int action):
         self._raise_kept()
         return self._str("describe", self._call("describe", (action,)))
 

@@ -1,94 +1,35 @@
-"""Games by name. A bundled game is a package under simcore/games/ that defines GAME, a
-GameSpec; it is found by scanning, so adding a game edits no list. A designer's game
-(simcore.pygame.PyGame) comes from outside the package: an entry point of group
+"""Games by name. A game is its state class, a compiled GameState or a PyGame subclass,
+declaring its metadata as class attributes (simcore.meta), which spec_of reads into the
+GameSpec every command uses. A bundled game is a package under simcore/games/ that
+defines GAME, its state class; it is found by scanning, so adding a game edits no list.
+A designer's game comes from outside the package: an entry point of group
 `chocosim.games` in an installed package (name = package.module:Class), or named
 directly where a game name goes (`package.module:Class`, `path/to/game.py`)."""
 from __future__ import annotations
 
-import dataclasses
 import difflib
-import fnmatch
 import importlib
 import pkgutil
-import re
-from collections.abc import Callable, Sequence
+import sys
 from dataclasses import dataclass, field
 from functools import cache
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 import simcore.games
 from simcore.errors import UserError
+from simcore.meta import FeatureRoles, Victory
 from simcore.params import ParamInfo, Params, build, read_defaults, read_rules_file
-
-
-def _matches(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
-@dataclass(frozen=True)
-class FeatureRoles:
-    """How the analysis reads a game's per-seat features, declared by the game itself
-    with shell-style name patterns (`scored_*`), so no central list names them.
-
-    A feature is, by its first matching role: positional (set by the turn position,
-    e.g. a starting amount by turn order: the position balance already says it), an
-    outcome (the result, a part of the final score or a holding at the end: shown as a
-    score breakdown, never as an effect on winning), setup (dealt before play, e.g. a
-    solo target: win rate per value), a behaviour (what the player did: timings, counts
-    of actions), or else a component (what the player took).
-    """
-
-    positional: tuple[str, ...] = ()
-    outcomes: tuple[str, ...] = ()
-    setup: tuple[str, ...] = ()
-    behaviours: tuple[str, ...] = ()
-    # 0 means "undefined for this seat" (e.g. the turn of a collect the game ended
-    # before): such rows are dropped from the feature's analysis, not read as a value.
-    zero_missing: tuple[str, ...] = ()
-    # Regular expressions with one group: features whose names give the same group
-    # carry the same information (a store's track, place and supplies) and make one
-    # finding, named by the group.
-    same_information: tuple[str, ...] = ()
-
-    def role(self, name: str) -> str:
-        for role, patterns in (("positional", self.positional), ("outcome", self.outcomes), ("setup", self.setup),
-                               ("behaviour", self.behaviours)):
-            if _matches(name, patterns):
-                return role
-        return "component"
-
-    def missing_when_zero(self, name: str) -> bool:
-        return _matches(name, self.zero_missing)
-
-    def group(self, name: str) -> str:
-        for pattern in self.same_information:
-            if m := re.fullmatch(pattern, name):
-                return m.group(1)
-        return name
-
-
-@dataclass(frozen=True)
-class Victory:
-    """How a game's winner follows from the end of play, declared by the game so that what
-    another score bonus by turn position (compensation.points) would have decided can be
-    worked out from games already played, as the game's own outcome decides them: the
-    best final score wins, the bonus included; a tie on it goes to the seat with more of
-    the first tie-break, then of the next; a tie on every one is a shared victory. A game
-    that ended by an end reason of `in_play` was won whatever the scores.
-
-    A tie-break is a per-seat feature column of the results (more wins the tie), or a
-    function of the run's params (the manifest's, as JSON) giving a key to each turn
-    position (a turn-order tie-break). What the declaration does not cover is found out
-    on the games themselves: a recorded result the declaration does not give back is
-    held as played whatever the bonus (analysis.experiments.komi)."""
-
-    tie_breaks: tuple[str | Callable[[dict[str, Any]], Sequence[int]], ...] = ()
-    in_play: tuple[str, ...] = ()  # end reasons whose winner the scores do not decide
+from simcore.pygame import PyGame, canonical, check_class, defaults_of, is_reference, load_game, short_repr
+from simcore.pygame_state import state_class
+from simcore.state import GameState
 
 
 @dataclass(frozen=True)
 class GameSpec:
+    """A game as every command uses it, read by spec_of from its declared attributes."""
+
     name: str  # registry name, e.g. "fabryka"
     title: str  # printed name
     state_cls: type  # the GameState subclass
@@ -142,7 +83,6 @@ class PyGameSpec(GameSpec):
     ref: str = ""  # package.module:Class or a path: what loads the class in any process
 
     def defaults(self) -> list[ParamInfo]:
-        from simcore.pygame import defaults_of
         return defaults_of(self.params_cls)
 
     def __reduce__(self):
@@ -156,13 +96,70 @@ GROUP = "chocosim.games"  # the entry point group of designers' games
 _named: dict[str, GameSpec] = {}
 
 
+def spec_of(cls: Any, origin: str = "bundled", name: str | None = None, ref: str = "") -> GameSpec:
+    """The GameSpec of a game's state class, compiled (a GameState subclass) or Python (a
+    PyGame subclass), read from the same declared class attributes (simcore.meta).
+    `origin` says where it came from (the entry point or the reference it was loaded
+    by), `name` the name commands know it by (default: its NAME), `ref` the reference
+    that loads a Python game in another process."""
+    if isinstance(cls, type) and issubclass(cls, PyGame):
+        check_class(cls, origin)
+        defaults_of(cls.PARAMS)  # every param has its source and doc, said now
+        kind, extra = PyGameSpec, {"ref": ref}
+        state_cls = state_class(cls)
+        # Its defaults come from the params model (PyGameSpec.defaults); the path says
+        # where the game is written, when it is in a file (not for a notebook's class).
+        defaults_path = Path(getattr(sys.modules.get(cls.__module__), "__file__", None) or ".")
+    elif isinstance(cls, type) and issubclass(cls, GameState):
+        _check_compiled(cls, origin)
+        kind, extra, state_cls, defaults_path = GameSpec, {}, cls, Path(cls.DEFAULTS)
+    else:
+        raise UserError(f"game {origin}: {short_repr(cls)} is neither a simcore.state.GameState nor a "
+                        "simcore.pygame.PyGame subclass")
+    return kind(
+        name=name or cls.NAME or cls.__name__,
+        title=cls.TITLE or cls.NAME or cls.__name__,
+        state_cls=state_cls,
+        params_cls=cls.PARAMS,
+        defaults_path=defaults_path,
+        players=tuple(cls.PLAYERS),
+        features=cls.FEATURE_ROLES or FeatureRoles(),
+        position_knobs=dict(cls.POSITION_KNOBS),
+        bonus_decides=cls.BONUS_DECIDES,
+        victory=Victory(tuple(cls.TIE_BREAKS), tuple(cls.WON_IN_PLAY)),
+        origin=origin,
+        **extra,
+    )
+
+
+def _check_compiled(cls: type, origin: str) -> None:
+    """UserError (one line) unless a compiled game declares what a spec needs: a PyGame's
+    declarations are checked by simcore.pygame.check_class."""
+    name = cls.NAME or cls.__name__
+    if not (isinstance(cls.PARAMS, type) and issubclass(cls.PARAMS, Params)):
+        raise UserError(f"game {name} ({origin}): PARAMS = {short_repr(cls.PARAMS)}: expected a "
+                        "simcore.params.Params subclass")
+    if cls.DEFAULTS is None or not Path(cls.DEFAULTS).is_file():
+        raise UserError(f"game {name} ({origin}): DEFAULTS = {short_repr(cls.DEFAULTS)}: expected the path of "
+                        "its params' defaults TOML")
+    players = cls.PLAYERS
+    if not (isinstance(players, tuple) and len(players) == 2 and all(type(n) is int for n in players)
+            and 1 <= players[0] <= players[1]):
+        raise UserError(f"game {name} ({origin}): PLAYERS = {short_repr(players)}: expected (fewest, most) "
+                        "players, two ints")
+    if cls.FEATURE_ROLES is not None and not isinstance(cls.FEATURE_ROLES, FeatureRoles):
+        raise UserError(f"game {name} ({origin}): FEATURE_ROLES = {short_repr(cls.FEATURE_ROLES)}: expected "
+                        "None or a simcore.meta.FeatureRoles")
+
+
 @cache
 def _bundled() -> dict[str, GameSpec]:
     found = {}
     for info in pkgutil.iter_modules(simcore.games.__path__):
         module = importlib.import_module(f"simcore.games.{info.name}")
-        spec = getattr(module, "GAME", None)
-        if isinstance(spec, GameSpec):
+        game = getattr(module, "GAME", None)
+        if game is not None:
+            spec = spec_of(game)
             found[spec.name] = spec
     return found
 
@@ -171,11 +168,6 @@ def _bundled() -> dict[str, GameSpec]:
 def _entry_points() -> dict[str, GameSpec]:
     """The designers' games installed with an entry point of GROUP. One that fails to
     load is left out with one line on stderr: it must not break the bundled games."""
-    import sys
-    from importlib.metadata import entry_points
-
-    from simcore.pygame import spec_of
-
     found: dict[str, GameSpec] = {}
     for ep in entry_points(group=GROUP):
         where = f"{ENTRY_POINT} {ep.name} = {ep.value}" + (f" ({ep.dist.name})" if ep.dist else "")
@@ -184,10 +176,7 @@ def _entry_points() -> dict[str, GameSpec]:
                   "left out", file=sys.stderr)
             continue
         try:
-            target = ep.load()
-            # A compiled game's package exports its GameSpec; a Python game, its class.
-            found[ep.name] = dataclasses.replace(target, name=ep.name, origin=where) \
-                if isinstance(target, GameSpec) else spec_of(target, where, name=ep.name, ref=ep.value)
+            found[ep.name] = spec_of(ep.load(), where, name=ep.name, ref=ep.value)
         except UserError as e:
             print(f"chocosim: warning: {where}: {e}; left out", file=sys.stderr)
         except Exception as e:  # a designer's package that does not import
@@ -208,8 +197,6 @@ def get_game(name: str) -> GameSpec:
     known = games()
     if name in known:
         return known[name]
-    from simcore.pygame import canonical, is_reference, load_game, spec_of
-
     if is_reference(name):
         # Known afterwards by the reference and by the game's own NAME, which the run
         # directories and manifests use (a path would not do as a directory name).

@@ -32,7 +32,14 @@ cdef enum:
     MAX_INTERIM = 64     # interim-score boundaries (rounds, days...) of any game
 
 
-cdef class GameState:
+# The Python face of every state (state.pyx): the methods a PyGame author writes, with
+# their signatures, answered from the C contract below. A base class because Cython
+# gives a class's C and Python methods one namespace: the contract keeps the names.
+cdef class StateAPI:
+    pass
+
+
+cdef class GameState(StateAPI):
     cdef readonly int n_players     # seats at the table, fixed by the params
     cdef readonly int n_features    # per-seat feature counters written by features()
     cdef readonly int n_interim     # round boundaries recorded by interim()

@@ -176,9 +176,9 @@ cdef class AlleyCatHeuristicV1(Strategy):
         if not isinstance(proto, AlleyCatState):
             raise TypeError("the alleycat heuristic plays only alleycat")
         if self.seen is None or self.seen.params is not proto.params:
-            self.seen = proto.clone()
-            self.trial = proto.clone()
-            self.step = proto.clone()
+            self.seen = proto.copy()
+            self.trial = proto.copy()
+            self.step = proto.copy()
         c = &(<AlleyCatState>proto).cfg
         for id in range(c.n_parts):
             self.part_values[id] = self.part_worth(c, id)
@@ -690,7 +690,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int legal[MAX_ACTIONS]
         cdef int n = state.legal_actions(legal), i
         cdef double taken
-        cdef AlleyCatState trial = state.clone(), step = state.clone()
+        cdef AlleyCatState trial = state.copy(), step = state.copy()
         self.prepare(state)
         self.set_currency(state, seat)
         out = []

@@ -73,7 +73,7 @@ def determinize_draws(GameState state, int seat):
     cdef DeterminizeDraws f = <DeterminizeDraws>hook_of(state, "DETERMINIZE_DRAWS", "chocosim.determinize_draws")
     cdef int claimed = f(state, seat) if f != NULL else -1
     cdef Rng dealt, counted
-    cdef GameState copy = state.clone()
+    cdef GameState copy = state.copy()
     cdef int taken = 0
     rng_seed(&dealt, 0)
     counted = dealt
@@ -98,8 +98,8 @@ cdef class GreedyStrategy(Strategy):
 
     cpdef prepare(self, GameState proto):
         if self.seen is None or type(self.seen) is not type(proto) or self.seen.params is not proto.params:
-            self.seen = proto.clone()
-            self.trial = proto.clone()
+            self.seen = proto.copy()
+            self.trial = proto.copy()
             self.after = <StandingsAfter>hook_of(proto, "STANDINGS_AFTER", "chocosim.standings_after")
             self.draws = NULL
             if self.after != NULL:

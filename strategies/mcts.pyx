@@ -394,8 +394,8 @@ cdef class MctsStrategy(Strategy):
             self.rollout_bot = guide if self.weights["rollout"] == 1 and self.guided else (
                 _heuristic_for(game, tuned) if self.weights["rollout"] == 1 else None)
             self.guide_bot = guide
-            self.scratch = proto.clone()
-            self.after = proto.clone()
+            self.scratch = proto.copy()
+            self.after = proto.copy()
             # The manifest records the heuristic in use, as it does the budget.
             self.weights["tuned"] = float(tuned)
             if not self.own_budget:

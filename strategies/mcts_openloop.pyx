@@ -164,7 +164,7 @@ cdef class OpenLoopMctsStrategy(Strategy):
 
     cpdef prepare(self, GameState proto):
         if self.scratch is None or type(self.scratch) is not type(proto) or self.scratch.params is not proto.params:
-            self.scratch = proto.clone()
+            self.scratch = proto.copy()
             self.rollout_bot = None
             if self.weights["rollout"] == 1:
                 self.rollout_bot = _heuristic_for(proto)

@@ -37,12 +37,12 @@ def digest(game: str, bot: str, players: int, seed: int) -> tuple[str, int]:
     state.new_game(seed)
     h = hashlib.sha256()
     asked = 0
-    while not state.terminal:
-        legal = state.legal()
-        action = bots[state.player].choose_action(state, rng)
+    while not state.is_terminal():
+        legal = state.legal_actions()
+        action = bots[state.current_player()].choose_action(state, rng)
         asked += len(legal) > 1
         h.update(action.to_bytes(2, "little"))
-        state.apply_action(action)
+        state.apply(action)
     return h.hexdigest()[:16], asked
 
 

@@ -52,15 +52,15 @@ def random_playout(state, rng, max_turns=MAX_TURNS):
     each move. Returns the actions played."""
     actions = []
     state.check_invariants()
-    while not state.terminal:
+    while not state.is_terminal():
         assert len(actions) < max_turns, f"no end after {max_turns} turns"
-        legal = state.legal()
+        legal = state.legal_actions()
         assert legal, "a running game must offer at least one action"
         action = rng.choice(legal)
-        state.apply_action(action)
+        state.apply(action)
         state.check_invariants()
         actions.append(action)
-    assert state.legal() == []
+    assert state.legal_actions() == []
     return actions
 
 
@@ -88,18 +88,18 @@ def described_playout(state, rng):
     names its decisions (observation()["decision"], with DECISIONS giving the words that
     begin the answers to each) must describe every action as an answer to the pending one."""
     words = getattr(type(state), "DECISIONS", None)
-    while not state.terminal:
-        legal = state.legal()
-        texts = [state.describe_action(a) for a in legal]
+    while not state.is_terminal():
+        legal = state.legal_actions()
+        texts = [state.describe(a) for a in legal]
         assert all(isinstance(t, str) and t.strip() for t in texts), texts
         same = sorted({t for t in texts if texts.count(t) > 1})
         assert not same, f"{state.phase_label()}: actions {legal} share descriptions {same}"
         if words is not None:
-            decision = state.observation(state.player)["decision"]
+            decision = state.observation(state.current_player())["decision"]
             wrong = [t for t in texts if not t.startswith(words[decision])]
             assert not wrong, f"{state.phase_label()}, decision {decision!r}: {wrong}"
-        assert state.legal() == legal
-        state.apply_action(rng.choice(legal))
+        assert state.legal_actions() == legal
+        state.apply(rng.choice(legal))
 
 
 def fab(params=None, **position):

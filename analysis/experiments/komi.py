@@ -2,7 +2,7 @@
 from the final scores of a mirror match: for the balance experiment's compensation.
 
 What a bonus would have decided is worked out game by game with the game's own rules
-for the winner (simcore.registry.Victory: the best adjusted score, then its tie-breaks,
+for the winner (simcore.meta.Victory: the best adjusted score, then its tie-breaks,
 and the end reasons the scores do not decide), checked on the games themselves: a
 recorded result those rules do not give back is held as played."""
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from simcore.parts import list_parts, read_part
-from simcore.registry import GameSpec, Victory
+from simcore.meta import Victory
+from simcore.registry import GameSpec
 
 __all__ = ["Komi", "Outcomes", "estimate_komi", "position_rates_with_bonus", "position_shares", "position_table"]
 

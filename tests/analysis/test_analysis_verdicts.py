@@ -20,7 +20,7 @@ from analysis.metrics import analyze, component_table, pooled_positions
 from analysis.render.plots import rate_range, thin_labels
 from analysis.experiments.report import compare_variants, report_of
 from analysis.render.report import render_html
-from simcore.registry import FeatureRoles
+from simcore.meta import FeatureRoles
 from test_report import seat, write_run
 
 

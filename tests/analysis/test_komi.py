@@ -1,5 +1,5 @@
 """The score bonus by turn position (analysis.experiments.komi): what a bonus would have
-decided, worked out with each game's own rules for the winner (simcore.registry.Victory),
+decided, worked out with each game's own rules for the winner (simcore.meta.Victory),
 against hand-built games, against the same games replayed with the bonus as a house rule,
 and the coverage of its bootstrap intervals on planted scores."""
 from __future__ import annotations
@@ -123,7 +123,7 @@ class Dice(PyGame):
     def end_reason(self):
         return "knockout" if self.knockout >= 0 else "points"
 
-    def ranks(self, scores):
+    def rank(self, scores):
         n = len(scores)
         if self.knockout >= 0:
             return [1 if s == self.knockout else 2 for s in range(n)]

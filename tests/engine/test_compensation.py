@@ -34,8 +34,8 @@ def play(game, n, komi=None, seed=0, actions=None, **sets):
         actions = random_playout(state, random.Random(seed))
     else:
         for a in actions:
-            state.apply_action(a)
-    assert state.terminal
+            state.apply(a)
+    assert state.is_terminal()
     return state, actions
 
 
@@ -44,8 +44,8 @@ def decided_by_points(game, n=2, keep=lambda state, w, loser: True, **sets):
     (seed, actions, winner, loser, margin, turn positions)."""
     for seed in range(400):
         state, actions = play(game, n, seed=seed, **sets)
-        scores, ranks = state.result()
-        if game == "fabryka" and state.end_reason_name != "scoring":
+        scores, ranks = state.scores(), state.ranks()
+        if game == "fabryka" and state.end_reason() != "scoring":
             continue
         if sorted(ranks) != [1, 2] or scores[0] == scores[1]:
             continue
@@ -183,13 +183,13 @@ def test_fabryka_margin_and_almond_tie_break():
     seed, actions, w, loser, m, pos = decided_by_points("fabryka", keep=more_almonds)
     assert pos == [0, 1]  # the token holder of round 1 is seat 0
     base, _ = play("fabryka", 2, seed=seed, actions=actions)
-    scores0, _ = base.result()
+    scores0 = base.scores()
     state, _ = play("fabryka", 2, komi_for(pos[loser], m + 1), seed=seed, actions=actions)
-    scores, ranks = state.result()
+    scores, ranks = state.scores(), state.ranks()
     assert scores[loser] == scores0[loser] + m + 1 and scores[w] == scores0[w]
     assert ranks[loser] == 1 and ranks[w] == 2
     state, _ = play("fabryka", 2, komi_for(pos[loser], m), seed=seed, actions=actions)
-    scores, ranks = state.result()
+    scores, ranks = state.scores(), state.ranks()
     assert scores[loser] == scores[w] and ranks[loser] == 1 and ranks[w] == 2
     assert state.standings() == base.standings()  # the standings stay the game's own
 
@@ -200,21 +200,21 @@ def test_fabryka_margin_and_almond_tie_break():
 
     seed, actions, w, loser, m, pos = decided_by_points("fabryka", keep=same_almonds)
     state, _ = play("fabryka", 2, komi_for(pos[loser], m), seed=seed, actions=actions)
-    assert state.result()[1] == [1, 1]
+    assert state.ranks() == [1, 1]
 
 
 def test_fabryka_white_chocolate_win_stands_whatever_the_bonus():
     for seed in range(2000):
         base, actions = play("fabryka", 2, seed=seed)
-        if base.end_reason_name == "white_chocolate":
+        if base.end_reason() == "white_chocolate":
             break
     else:
         raise AssertionError("no white-chocolate win in 2000 random games")
-    scores0, ranks0 = base.result()
+    scores0, ranks0 = base.scores(), base.ranks()
     loser = ranks0.index(2)
     komi = komi_for(loser, COMPENSATION_LIMIT)
     state, _ = play("fabryka", 2, komi, seed=seed, actions=actions)
-    scores, ranks = state.result()
+    scores, ranks = state.scores(), state.ranks()
     assert ranks == ranks0 and scores[loser] == scores0[loser] + COMPENSATION_LIMIT
     assert scores[loser] > scores[1 - loser]
 
@@ -228,49 +228,49 @@ def test_alleycat_margin_and_later_seat_tie_break():
     base, _ = play("alleycat", 2, seed=seed, actions=actions)
     assert base.observation(0)["start"] == pos.index(1)  # Saturday's start player
     state, _ = play("alleycat", 2, komi_for(0, m + 1), seed=seed, actions=actions)
-    scores, ranks = state.result()
-    assert ranks[loser] == 1 and scores[loser] == base.result()[0][loser] + m + 1
+    scores, ranks = state.scores(), state.ranks()
+    assert ranks[loser] == 1 and scores[loser] == base.scores()[loser] + m + 1
     state, _ = play("alleycat", 2, komi_for(0, m), seed=seed, actions=actions)
-    scores, ranks = state.result()
+    scores, ranks = state.scores(), state.ranks()
     assert scores[loser] == scores[w] and ranks[loser] == 1 and ranks[w] == 2
-    assert state.interim_scores(loser) == base.interim_scores(loser)
+    assert state.interim(loser) == base.interim(loser)
     # A loser at position 1 (Saturday's start player) loses the tie, wins with m + 1.
     seed, actions, w, loser, m, pos = decided_by_points(
         "alleycat", keep=lambda state, w, loser: state.turn_positions()[loser] == 1)
     state, _ = play("alleycat", 2, komi_for(1, m), seed=seed, actions=actions)
-    scores, ranks = state.result()
+    scores, ranks = state.scores(), state.ranks()
     assert scores[loser] == scores[w] and ranks[loser] == 2 and ranks[w] == 1
     state, _ = play("alleycat", 2, komi_for(1, m + 1), seed=seed, actions=actions)
-    assert state.result()[1][loser] == 1
+    assert state.ranks()[loser] == 1
 
 
 def test_alleycat_solo_week_is_still_decided_by_its_objectives():
     base, actions = play("alleycat", 1, seed=3)
-    scores0, ranks0 = base.result()
+    scores0, ranks0 = base.scores(), base.ranks()
     state, _ = play("alleycat", 1, [40], seed=3, actions=actions)
-    assert state.result() == ([scores0[0] + 40], ranks0)
+    assert (state.scores(), state.ranks()) == ([scores0[0] + 40], ranks0)
 
 
 def test_manfredini_margin_and_coin_tie_break():
     def coins(state, seat):
-        return state.feature_values(seat)[state.feature_names().index("coins")]
+        return state.features(seat)[state.feature_names().index("coins")]
 
     # A loser with more coins: level on points, the coins make him the winner.
     seed, actions, w, loser, m, pos = decided_by_points(
         "manfredini", keep=lambda state, w, loser: coins(state, loser) > coins(state, w))
     state, _ = play("manfredini", 2, komi_for(pos[loser], m + 1), seed=seed, actions=actions)
-    assert state.result()[1][loser] == 1
+    assert state.ranks()[loser] == 1
     state, _ = play("manfredini", 2, komi_for(pos[loser], m), seed=seed, actions=actions)
-    scores, ranks = state.result()
+    scores, ranks = state.scores(), state.ranks()
     assert scores[loser] == scores[w] and ranks[loser] == 1 and ranks[w] == 2
     # A loser with fewer coins loses the tie.
     seed, actions, w, loser, m, pos = decided_by_points(
         "manfredini", keep=lambda state, w, loser: coins(state, loser) < coins(state, w))
     state, _ = play("manfredini", 2, komi_for(pos[loser], m), seed=seed, actions=actions)
-    scores, ranks = state.result()
+    scores, ranks = state.scores(), state.ranks()
     assert scores[loser] == scores[w] and ranks[loser] == 2 and ranks[w] == 1
     state, _ = play("manfredini", 2, komi_for(pos[loser], m + 1), seed=seed, actions=actions)
-    assert state.result()[1][loser] == 1
+    assert state.ranks()[loser] == 1
 
 
 def test_enemy_chocolatier_race_winner_and_capped_draw_stand():
@@ -278,16 +278,16 @@ def test_enemy_chocolatier_race_winner_and_capped_draw_stand():
     seed, actions, w, loser, m, pos = decided_by_points("enemy_chocolatier")
     base, _ = play("enemy_chocolatier", 2, seed=seed, actions=actions)
     state, _ = play("enemy_chocolatier", 2, komi_for(pos[loser], m + 1), seed=seed, actions=actions)
-    scores, ranks = state.result()
-    assert scores[loser] == base.result()[0][loser] + m + 1 and scores[loser] > scores[w]
-    assert ranks == base.result()[1]
+    scores, ranks = state.scores(), state.ranks()
+    assert scores[loser] == base.scores()[loser] + m + 1 and scores[loser] > scores[w]
+    assert ranks == base.ranks()
     # A game stopped at the round cap is a draw, whatever the bonus.
     base, actions = play("enemy_chocolatier", 3, seed=1, **{"sim.round_cap": 1})
-    assert base.end_reason_name == "cap" and base.result()[1] == [1, 1, 1]
+    assert base.end_reason() == "cap" and base.ranks() == [1, 1, 1]
     state, _ = play("enemy_chocolatier", 3, [0, 0, 20], seed=1, actions=actions, **{"sim.round_cap": 1})
-    assert state.result()[1] == [1, 1, 1]
-    assert state.result()[0][state.turn_positions().index(2)] == \
-        base.result()[0][base.turn_positions().index(2)] + 20
+    assert state.ranks() == [1, 1, 1]
+    assert state.scores()[state.turn_positions().index(2)] == \
+        base.scores()[base.turn_positions().index(2)] + 20
 
 
 # ---- each game's turn-order knobs ----

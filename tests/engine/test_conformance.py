@@ -81,8 +81,8 @@ def case(request):
 def snapshot(state):
     """Everything the engine reports about a state through its C-level accessors."""
     seats = range(state.n_players)
-    return (state.player, state.legal(), state.standings(),
-            [state.feature_values(p) for p in seats], [state.interim_scores(p) for p in seats])
+    return (state.current_player(), state.legal_actions(), state.standings(),
+            [state.features(p) for p in seats], [state.interim(p) for p in seats])
 
 
 def ranks_ok(ranks, n):
@@ -102,12 +102,12 @@ def bot_playout(state, bots, run_seed, index=0):
     for bot in bots:
         bot.prepare(state)
     moves = 0
-    while not state.terminal:
+    while not state.is_terminal():
         assert moves < MAX_TURNS, f"no end after {MAX_TURNS} moves"
-        legal = state.legal()
-        action = bots[state.player].choose_action(state, rngs[state.player])
-        assert action in legal, f"{bots[state.player].spec} chose {action}, legal: {legal}"
-        state.apply_action(action)
+        legal = state.legal_actions()
+        action = bots[state.current_player()].choose_action(state, rngs[state.current_player()])
+        assert action in legal, f"{bots[state.current_player()].spec} chose {action}, legal: {legal}"
+        state.apply(action)
         state.check_invariants()
         moves += 1
     return moves
@@ -123,7 +123,7 @@ def positions(case, seed):
     for k in range(0, len(actions), every):
         state.new_game(seed)
         for a in actions[:k]:
-            state.apply_action(a)
+            state.apply(a)
         yield state, actions[k:]
 
 
@@ -133,10 +133,10 @@ def test_bot_games_end_with_legal_moves_and_valid_states(case):
     state = case.new_state()
     for run_seed in range(5):
         assert bot_playout(state, case.lineup(), run_seed) > 0
-        scores, ranks = state.result()
+        scores, ranks = state.scores(), state.ranks()
         assert len(scores) == len(ranks) == case.n_players
         assert ranks_ok(ranks, case.n_players)
-        assert state.end_reason_name in type(state).END_REASONS
+        assert state.end_reason() in type(state).END_REASONS
 
 
 def test_random_games_end(table):
@@ -149,8 +149,8 @@ def test_random_games_end(table):
 def test_names_match_counts(table):
     state = table.new_state()
     names, interim = state.feature_names(), state.interim_names()
-    assert len(names) == state.n_features == len(state.feature_values(0))
-    assert len(interim) == state.n_interim == len(state.interim_scores(0))
+    assert len(names) == state.n_features == len(state.features(0))
+    assert len(interim) == state.n_interim == len(state.interim(0))
     assert len(set(names)) == len(names) and len(set(interim)) == len(interim)
     # A feature named like a base column would overwrite it in the results table.
     assert not set(names) & set(BASE_COLUMNS)
@@ -194,14 +194,14 @@ def test_an_observation_tells_apart_what_the_moves_mean(game, n_players, sets):
 def test_clone_is_independent(table):
     final = None
     for state, rest in positions(table, seed=11):
-        copy = state.clone()
+        copy = state.copy()
         assert snapshot(copy) == snapshot(state)
         random_playout(copy, random.Random(len(rest)))  # play the copy out its own way
         for a in rest:  # the original still plays its own game to the same end
-            state.apply_action(a)
+            state.apply(a)
         if final is None:
-            final = snapshot(state), state.result()
-        assert (snapshot(state), state.result()) == final
+            final = snapshot(state), (state.scores(), state.ranks())
+        assert (snapshot(state), (state.scores(), state.ranks())) == final
 
 
 def test_determinized_keeps_the_game_playable(table):
@@ -210,9 +210,9 @@ def test_determinized_keeps_the_game_playable(table):
             for seed in range(3):
                 other = state.determinized(observer, seed)
                 other.check_invariants()
-                assert other.player == state.player
-                if observer == state.player:  # its own decision is what it sees
-                    assert other.legal() == state.legal()
+                assert other.current_player() == state.current_player()
+                if observer == state.current_player():  # its own decision is what it sees
+                    assert other.legal_actions() == state.legal_actions()
                 random_playout(other, random.Random(seed))
 
 
@@ -230,9 +230,9 @@ def test_determinized_keeps_what_the_observer_sees(table):
 def test_clone_to_dict_is_independent(table):
     for state, _ in positions(table, seed=3):
         before = json.dumps(state.to_dict(), sort_keys=True)
-        copy = state.clone()
+        copy = state.copy()
         assert json.dumps(copy.to_dict(), sort_keys=True) == before
-        copy.apply_action(copy.legal()[0])
+        copy.apply(copy.legal_actions()[0])
         assert json.dumps(state.to_dict(), sort_keys=True) == before
 
 
@@ -324,9 +324,9 @@ def test_game_loop_plays_as_the_generic_loop(case):
 def test_python_playout_is_reproducible(case):
     state = case.new_state()
     bot_playout(state, case.lineup(), run_seed=6)
-    first = snapshot(state), state.result()
+    first = snapshot(state), (state.scores(), state.ranks())
     bot_playout(state, case.lineup(), run_seed=6)
-    assert (snapshot(state), state.result()) == first
+    assert (snapshot(state), (state.scores(), state.ranks())) == first
 
 
 RESULT_ARRAYS = list(result_arrays(next(iter(games().values())).new_state(), 1))  # the names

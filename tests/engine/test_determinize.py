@@ -23,16 +23,16 @@ def test_worlds_keep_the_observation_invariants_and_legal_moves(game, players):
         st.new_game(seed)
         rng = random.Random(seed)
         k = 0
-        while not st.terminal:
+        while not st.is_terminal():
             if k % 13 == 0:
                 for observer in range(players):
                     w = st.determinized(observer, 100 + k)
                     w.check_invariants()
                     assert w.observation(observer) == st.observation(observer)
-                    if observer == st.player:
-                        assert w.legal() == st.legal()
+                    if observer == st.current_player():
+                        assert w.legal_actions() == st.legal_actions()
                     checked += 1
-            st.apply_action(rng.choice(st.legal()))
+            st.apply(rng.choice(st.legal_actions()))
             k += 1
     assert checked >= 4
 
@@ -61,7 +61,7 @@ def test_enemy_never_deals_a_recipe_a_players_holdings_once_completed(players):
         rng = random.Random(seed)
         seen = [set() for _ in range(players)]
         k = 0
-        while not st.terminal:
+        while not st.is_terminal():
             if k % 2 == 0:
                 for observer in range(players):
                     for s in range(players):
@@ -73,10 +73,10 @@ def test_enemy_never_deals_a_recipe_a_players_holdings_once_completed(players):
                             if s != observer:
                                 card = recipes.index([dealt[s][i] for i in INGREDIENTS])
                                 assert card not in seen[s], (seed, k, observer, s, card)
-            p = st.player
-            st.apply_action(rng.choice(st.legal()))
+            p = st.current_player()
+            st.apply(rng.choice(st.legal_actions()))
             k += 1
-            if not st.terminal:
+            if not st.is_terminal():
                 have = st.to_dict()["ingredients"][p]
                 seen[p] |= _completed(recipes, [have[c] for c in COLOURS[:4]])
                 assert sorted(seen[p]) == st.observation(p)["ruled_out"][p]
@@ -142,9 +142,9 @@ def test_manfredini_candy_only_hand_specialists_follow_the_cards_drawn_since():
     hits = draws = 0
     for seed in range(40):
         st.new_game(seed)
-        while not st.terminal and not (st.player == 0 and st.to_dict()["players"][1]["played"]):
-            st.apply_action(rng.choice(st.legal()))
-        if st.terminal:
+        while not st.is_terminal() and not (st.current_player() == 0 and st.to_dict()["players"][1]["played"]):
+            st.apply(rng.choice(st.legal_actions()))
+        if st.is_terminal():
             continue
         p1 = st.to_dict()["players"][1]
         if len(p1["played"]) != 1 or not p1["played"][0].isdigit():

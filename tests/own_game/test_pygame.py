@@ -384,14 +384,14 @@ def test_action_keys_reach_the_search_bot_and_a_bad_one_is_refused(bad):
     spec = registry.get_game(f"{bad}:Rows")
     state = spec.new_state(spec.params(players=2))
     state.new_game(0)
-    assert [state.key_of(a, 1) for a in (0, 4, 7)] == [0, 1, 2]
-    assert [state.key_of(a, 0) for a in (0, 4, 7)] == [0, 4, 7]
-    state.key_of(8, 0)
+    assert [state.action_key(a, 1) for a in (0, 4, 7)] == [0, 1, 2]
+    assert [state.action_key(a, 0) for a in (0, 4, 7)] == [0, 4, 7]
+    state.action_key(8, 0)
     with pytest.raises(GameFailure, match="action_key returned -1, outside 0..4095"):
-        state.apply_action(0)
+        state.apply(0)
     plain = registry.get_game(str(GAME_PY)).new_state(spec.params(players=2))
     plain.new_game(0)
-    assert [plain.key_of(a, 1) for a in (0, 4, 7)] == [0, 4, 7]
+    assert [plain.action_key(a, 1) for a in (0, 4, 7)] == [0, 4, 7]
 
 
 def test_outcome_keys_reach_the_search_trees(bad):
@@ -402,9 +402,9 @@ def test_outcome_keys_reach_the_search_trees(bad):
         spec = registry.get_game(ref)
         state = spec.new_state(spec.params(players=2))
         state.new_game(0)
-        state.apply_action(4)
+        state.apply(4)
         if rolls:
-            assert state.outcome_of(0) == state.outcome_of(1) in (1, 2, 3)
+            assert state.outcome_key(0) == state.outcome_key(1) in (1, 2, 3)
         bot = strategies.build(spec.name, "mcts(iterations=300, widen=0, chance=1000000)")
         bot.bind(state)
         bot.choose_action(state, RngView.seeded(1))

@@ -78,7 +78,7 @@ def test_the_search_bot_does_not_read_the_hidden_hand():
         state = spec.new_state(params)
         state.new_game(5)
         state.game.hands = [other, 1]
-        state.apply_action(1)
+        state.apply(1)
         bot = strategies.build(spec.name, "mcts(iterations=300)")
         bot.bind(state)
         choices.append([bot.choose_action(state, RngView.seeded(seed)) for seed in range(8)])

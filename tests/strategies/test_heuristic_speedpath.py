@@ -62,22 +62,22 @@ def test_standings_after_is_copy_apply_standing(game, sets):
             # Half the games greedy's own, half random: positions greedy seldom reaches.
             pick = random.Random(g).choice if g % 2 else None
             state.new_game(500 + g)
-            while not state.terminal:
-                legal = state.legal()
-                seat = state.player
+            while not state.is_terminal():
+                legal = state.legal_actions()
+                seat = state.current_player()
                 if len(legal) > 1:
                     decisions += 1
                     seen = state.determinized(seat, 1000 * g + len(legal))
                     values = standings_after(seen, seat)
-                    for a, v in zip(seen.legal(), values):
+                    for a, v in zip(seen.legal_actions(), values):
                         tried += 1
                         if v is None:
                             continue
                         answered += 1
-                        trial = seen.clone()
-                        trial.apply_action(a)
+                        trial = seen.copy()
+                        trial.apply(a)
                         assert v == trial.standings()[seat], f"{game} {players}p: action {a}"
-                    assert seen.legal() == legal
+                    assert seen.legal_actions() == legal
                     # DETERMINIZE_DRAWS: the draws determinize takes, counted (for every
                     # observer: the knowledge groups differ by seat), and the shortcut's
                     # values then read on the state itself, not a deal of it.
@@ -88,7 +88,7 @@ def test_standings_after_is_copy_apply_standing(game, sets):
                     if claimed is not None:
                         counted += 1
                         assert standings_after(state, seat) == values
-                state.apply_action(pick(legal) if pick else greedy.choose_action(state, bot_rng))
+                state.apply(pick(legal) if pick else greedy.choose_action(state, bot_rng))
     assert answered >= SHORTCUTS[game] * tried, f"answered {answered} of {tried}"
     # Manfredini counts the draws wherever no deal decides them (candy-only's late
     # specialists do), so greedy deals no copy there.
@@ -106,11 +106,11 @@ def test_determinize_draws_where_a_seat_knows_cards_only_together():
                                 (["2", "1", "8"], ["5", "4", "7"], "sorter")):
         st = _seen_then_drawn(hand1, deck1, keeps)
         pick = random.Random(keeps).choice
-        while not st.terminal:
+        while not st.is_terminal():
             for seat in (0, 1):
                 claimed, taken = determinize_draws(st, seat)
                 assert claimed == taken, f"seat {seat} at {st.to_dict()['turn']}"
-            st.apply_action(pick(st.legal()))
+            st.apply(pick(st.legal_actions()))
 
 
 def test_standings_after_a_sale_the_coin_pile_cuts_short():
@@ -121,10 +121,10 @@ def test_standings_after_a_sale_the_coin_pile_cuts_short():
     st = new(2)
     st.set_position(to_move=0, hands=[["4"], ["5"]], warehouses=[{"cacao": 1}, {}], coins=[14, 0])
     for a in (card("4"), A["to"], A["stop"]):
-        st.apply_action(a)
+        st.apply(a)
     sell = A["sell"] + GOODS.index("cacao")
-    assert st.legal() == [A["stop"], sell]
+    assert st.legal_actions() == [A["stop"], sell]
     assert standings_after(st, 0) == [14, 15]
-    trial = st.clone()
-    trial.apply_action(sell)
+    trial = st.copy()
+    trial.apply(sell)
     assert trial.standings()[0] == 15

@@ -30,7 +30,7 @@ def decisions(state, spec, seeds, game="fabryka"):
 
 def chosen_keys(state, spec, n_seeds):
     """What the bot `spec` chooses in `state` under seeds 0..n_seeds-1, by action key."""
-    return {state.key_of(a, state.player) for a in decisions(state, spec, range(n_seeds))}
+    return {state.action_key(a, state.current_player()) for a in decisions(state, spec, range(n_seeds))}
 
 
 # ---- known answers ----
@@ -42,7 +42,7 @@ def test_finds_a_win_in_one_move():
                 belt=["almonds", "almonds", "white", "pawns"],
                 collected=[{"white": 2}, {"almonds": 3}], round=4, to_move=0,
                 turns_taken=(2, 3))
-    assert COLLECT in state.legal() and len(state.legal()) == 4
+    assert COLLECT in state.legal_actions() and len(state.legal_actions()) == 4
     assert decisions(state, "mcts(iterations=200)", range(10)) == [COLLECT] * 10
 
 
@@ -54,7 +54,7 @@ def test_avoids_a_move_that_loses_at_once():
     state = fab(params, hands=[["white", "green", "yellow"], ["pawns", "dice"]],
                 belt=["biscuits"], collected=[{"biscuits": 1}, {}], round=1, to_move=0,
                 turns_taken=(3, 3), has_collected=(True, False))
-    assert state.legal() == [0, 1, 2]
+    assert state.legal_actions() == [0, 1, 2]
     chosen = decisions(state, "mcts(iterations=200)", range(10))
     assert 0 not in chosen
     # The trap is real: a random bot walks into it.
@@ -95,13 +95,13 @@ def _redealt_decisions(game, players, bot_spec):
         for k in range(0, len(actions), max(1, len(actions) // 8)):
             state.new_game(seed)
             for a in actions[:k]:
-                state.apply_action(a)
-            if len(state.legal()) < 2:
+                state.apply(a)
+            if len(state.legal_actions()) < 2:
                 continue
-            seat = state.player
+            seat = state.current_player()
             other = state.determinized(seat, 1000 + k)
             assert other.observation(seat) == state.observation(seat)
-            assert other.legal() == state.legal()
+            assert other.legal_actions() == state.legal_actions()
             pairs.append((decisions(state, bot_spec, [k], game), decisions(other, bot_spec, [k], game)))
     return pairs
 
@@ -143,16 +143,16 @@ def test_action_keys_depend_only_on_what_the_observer_sees(game, players):
         state.new_game(seed)
         rng = random.Random(seed)
         k = 0
-        while not state.terminal:
-            if k % 5 == 0 and len(state.legal()) > 1:
-                seat = state.player
-                mine = [state.key_of(a, seat) for a in state.legal()]
+        while not state.is_terminal():
+            if k % 5 == 0 and len(state.legal_actions()) > 1:
+                seat = state.current_player()
+                mine = [state.action_key(a, seat) for a in state.legal_actions()]
                 assert all(0 <= x < 4096 for x in mine)
                 for w in range(3):
                     other = state.determinized(seat, 77 * k + w)
-                    assert [other.key_of(a, seat) for a in other.legal()] == mine
+                    assert [other.action_key(a, seat) for a in other.legal_actions()] == mine
                 checked += 1
-            state.apply_action(rng.choice(state.legal()))
+            state.apply(rng.choice(state.legal_actions()))
             k += 1
     assert checked >= 4
 
@@ -163,9 +163,9 @@ def test_fabryka_keys_a_play_by_the_card_kind_not_its_hand_slot():
     state = fab(hands=[["white", "pawns", "white"], ["dice", "dice"]], belt=["almonds"],
                 collected=[{}, {}], round=1, to_move=0, turns_taken=(2, 3))
     kinds = ["white", "pawns", "white"]
-    assert [state.key_of(a, 0) for a in state.legal()] == [10, 7, 10, COLLECT]
+    assert [state.action_key(a, 0) for a in state.legal_actions()] == [10, 7, 10, COLLECT]
     # The other seat sees the same card reach the belt.
-    assert [state.key_of(a, 1) for a in state.legal()] == [10, 7, 10, COLLECT]
+    assert [state.action_key(a, 1) for a in state.legal_actions()] == [10, 7, 10, COLLECT]
     bot = bot_for(state, "mcts(iterations=300, widen=0)")
     bot.choose_action(state, RngView.seeded(1))
     keys = sorted(k for k, *_ in bot.root_children(0))
@@ -182,11 +182,11 @@ def test_manfredini_collapses_another_seats_break_room_pick():
                     warehouses=[{"sugar": 1, "cacao": 2}, {}],
                     spec_deck=["packer", "trucker", "machinist"])
     for a in (A["card"] + 1, A["to"], A["stop"], A["recruit"]):
-        st.apply_action(a)
-    picks = st.legal()
+        st.apply(a)
+    picks = st.legal_actions()
     assert sorted(picks) == sorted(A["pick"] + SPECIALISTS.index(k) for k in ("machinist", "trucker", "packer"))
-    assert [st.key_of(a, 0) for a in picks] == picks          # the picker sees the kinds
-    assert [st.key_of(a, 1) for a in picks] == [A["pick"]] * 3  # the other seat does not
+    assert [st.action_key(a, 0) for a in picks] == picks          # the picker sees the kinds
+    assert [st.action_key(a, 1) for a in picks] == [A["pick"]] * 3  # the other seat does not
 
 
 @pytest.mark.parametrize("peek,other_keys", [(0, 1), (1, 3), (2, 1)])
@@ -201,8 +201,8 @@ def test_only_the_full_oracle_tells_another_seats_hidden_pick_apart(peek, other_
                     warehouses=[{"sugar": 1, "cacao": 2}, {}],
                     spec_deck=["packer", "trucker", "machinist"])
     for a in (A["card"] + 1, A["to"], A["stop"], A["recruit"]):
-        st.apply_action(a)
-    assert st.player == 0 and len(st.legal()) == 3
+        st.apply(a)
+    assert st.current_player() == 0 and len(st.legal_actions()) == 3
     bot = bot_for(st, f"mcts(iterations=60, widen=0, peek={peek})", "manfredini")
     bot.choose_action(st, RngView.seeded(3))
     assert len(bot.root_children(0)) == 3
@@ -231,10 +231,10 @@ def _one_visit_rewards(spec, n_positions=8):
     for k in range(2, 2 + n_positions):
         state.new_game(4)
         for a in actions[:k]:
-            state.apply_action(a)
+            state.apply(a)
         bot = bot_for(state, spec)
         bot.choose_action(state, RngView.seeded(k))
-        out += [r for _, visits, r, _ in bot.root_children(state.player) if visits == 1]
+        out += [r for _, visits, r, _ in bot.root_children(state.current_player()) if visits == 1]
     return out
 
 
@@ -262,15 +262,15 @@ def _guide_positions():
         for k in range(len(actions)):
             state.new_game(seed)
             for a in actions[:k]:
-                state.apply_action(a)
-            if len(state.legal()) < 2:
+                state.apply(a)
+            if len(state.legal_actions()) < 2:
                 continue
-            keys = [{state.key_of(a, state.player) for a in decisions(state, spec, range(4))}
+            keys = [{state.action_key(a, state.current_player()) for a in decisions(state, spec, range(4))}
                     for spec in ("heuristic", "heuristic(weights=tuned)")]
             if all(len(x) == 1 for x in keys) and keys[0] != keys[1]:
                 tuned = keys[1].pop()
-                twin = sum(state.key_of(a, state.player) == tuned for a in state.legal()) > 1
-                out.append((state.clone(), keys[0].pop(), tuned, twin))
+                twin = sum(state.action_key(a, state.current_player()) == tuned for a in state.legal_actions()) > 1
+                out.append((state.copy(), keys[0].pop(), tuned, twin))
     return out
 
 
@@ -303,14 +303,14 @@ def test_widening_reaches_every_move_as_the_budget_grows():
     spec = get_game("enemy_chocolatier")
     st = spec.new_state(spec.params(players=2))
     st.new_game(1)
-    legal = st.legal()
+    legal = st.legal_actions()
     assert len(legal) > 10
     small = bot_for(st, "mcts(iterations=100)", "enemy_chocolatier")
     small.choose_action(st, RngView.seeded(2))
     big = bot_for(st, "mcts(iterations=6000, depth=4)", "enemy_chocolatier")
     big.choose_action(st, RngView.seeded(2))
-    assert len(small.root_children(st.player)) < len(legal)
-    assert sorted(k for k, *_ in big.root_children(st.player)) == sorted(legal)
+    assert len(small.root_children(st.current_player())) < len(legal)
+    assert sorted(k for k, *_ in big.root_children(st.current_player())) == sorted(legal)
 
 
 # ---- tree reuse ----
@@ -325,25 +325,26 @@ def _own_move_then_own_decision(game="manfredini"):
     for seed in range(20):
         state.new_game(seed)
         for _ in range(60):
-            if state.player < 0:
+            if state.current_player() < 0:
                 break
             a = heuristic.choose_action(state, RngView.seeded(0))
-            nxt = state.clone()
-            nxt.apply_action(a)
-            if len(state.legal()) > 1 and nxt.player == state.player and len(nxt.legal()) > 1:
+            nxt = state.copy()
+            nxt.apply(a)
+            if len(state.legal_actions()) > 1 and nxt.current_player() == state.current_player() \
+                    and len(nxt.legal_actions()) > 1:
                 return state, a
-            state.apply_action(a)
+            state.apply(a)
     raise AssertionError("no such position")
 
 
 def test_a_decision_right_after_the_bots_own_move_keeps_that_moves_subtree():
     state, _ = _own_move_then_own_decision()
-    seat = state.player
+    seat = state.current_player()
     bot = bot_for(state, "mcts(iterations=100)", "manfredini")
     a = bot.choose_action(state, RngView.seeded(1))
-    visits = {k: v for k, v, *_ in bot.root_children(seat)}[state.key_of(a, seat)]
+    visits = {k: v for k, v, *_ in bot.root_children(seat)}[state.action_key(a, seat)]
     assert bot.walks == 100 and bot.reused == 0
-    state.apply_action(a)
+    state.apply(a)
     bot.choose_action(state, RngView.seeded(2))
     # The kept subtree's visits count toward the budget; at least a quarter are new.
     assert bot.reused == 1 and bot.walks == 100 + max(100 - visits, 25)
@@ -359,7 +360,7 @@ def test_reuse_only_for_the_successor_of_the_bots_own_move():
     # Without reuse, the successor is searched afresh too.
     off = bot_for(state, "mcts(iterations=50, reuse=0)", "manfredini")
     b = off.choose_action(state, RngView.seeded(1))
-    state.apply_action(b)
+    state.apply(b)
     off.choose_action(state, RngView.seeded(2))
     assert off.reused == 0 and off.walks == 100
 

@@ -35,28 +35,28 @@ def test_outcome_keys_depend_only_on_what_the_observer_sees(game, players):
         state.new_game(seed)
         rng = random.Random(seed)
         k = 0
-        while not state.terminal:
-            mover = state.player
+        while not state.is_terminal():
+            mover = state.current_player()
             # The mover and the seat after it (all seats would triple a 4-player Alley
             # Cat game's time, and find nothing more).
             for q in sorted({mover, (mover + 1) % players}):
                 world = state.determinized(q, 1000 * seed + 10 * k + q)
-                common = [a for a in state.legal() if a in set(world.legal())]
-                if not common or (q == mover and world.legal() != state.legal()):
+                common = [a for a in state.legal_actions() if a in set(world.legal_actions())]
+                if not common or (q == mover and world.legal_actions() != state.legal_actions()):
                     continue
                 a = rng.choice(common)
-                real, other = state.clone(), world.clone()
-                real.apply_action(a)
-                other.apply_action(a)
+                real, other = state.copy(), world.copy()
+                real.apply(a)
+                other.apply(a)
                 if real.observation(q) == other.observation(q):
-                    assert real.outcome_of(q) == other.outcome_of(q), (seed, k, q)
+                    assert real.outcome_key(q) == other.outcome_key(q), (seed, k, q)
                     same += 1
-                    private += any(real.outcome_of(o) != other.outcome_of(o)
+                    private += any(real.outcome_key(o) != other.outcome_key(o)
                                    for o in range(players) if o != q)
-                elif q == mover and not real.terminal:
-                    assert real.outcome_of(q) != other.outcome_of(q), (seed, k, q)
+                elif q == mover and not real.is_terminal():
+                    assert real.outcome_key(q) != other.outcome_key(q), (seed, k, q)
                     differ += 1
-            state.apply_action(rng.choice(state.legal()))
+            state.apply(rng.choice(state.legal_actions()))
             k += 1
     assert same > 50
     if game != "enemy_chocolatier":      # the only game with no chance after the deal
@@ -71,9 +71,9 @@ def test_enemy_chocolatier_has_no_chance_after_the_deal():
     state = spec.new_state(spec.params(players=3))
     state.new_game(5)
     rng = random.Random(5)
-    while not state.terminal:
-        state.apply_action(rng.choice(state.legal()))
-        assert [state.outcome_of(q) for q in range(3)] == [0, 0, 0]
+    while not state.is_terminal():
+        state.apply(rng.choice(state.legal_actions()))
+        assert [state.outcome_key(q) for q in range(3)] == [0, 0, 0]
 
 
 def test_a_determinized_world_shows_no_outcome_until_its_next_move():
@@ -82,10 +82,10 @@ def test_a_determinized_world_shows_no_outcome_until_its_next_move():
     st = fab.new_state()
     st.set_position(hands=[["white"], []], belt=["almonds"], collected=[{}, {}], round=1,
                     to_move=0, turns_taken=(4, 6), has_collected=(False, True))
-    st.apply_action(0)
-    st.apply_action(COLLECT)        # the round ends: both seats see a new hand
-    assert st.outcome_of(0) > 0 and st.outcome_of(1) > 0
-    assert st.determinized(0, 1).outcome_of(1) == 0
+    st.apply(0)
+    st.apply(COLLECT)        # the round ends: both seats see a new hand
+    assert st.outcome_key(0) > 0 and st.outcome_key(1) > 0
+    assert st.determinized(0, 1).outcome_key(1) == 0
 
 
 # ---- the trees ----
@@ -97,7 +97,7 @@ def _fabryka_round_end():
     st = fab.new_state()
     st.set_position(hands=[["white"], []], belt=["almonds", "pawns"], collected=[{}, {}],
                     round=1, to_move=0, turns_taken=(4, 6), has_collected=(False, True))
-    assert st.legal() == [0, COLLECT]
+    assert st.legal_actions() == [0, COLLECT]
     return st
 
 
@@ -107,10 +107,10 @@ def test_a_seats_deal_splits_its_tree_by_the_hand_it_saw():
     key_of_hand = {}
     for w in range(60):
         world = st.determinized(0, w)
-        world.apply_action(0)
-        world.apply_action(COLLECT)
+        world.apply(0)
+        world.apply(COLLECT)
         hand = tuple(sorted(world.observation(0)["hand"]))
-        key_of_hand.setdefault(hand, set()).add(world.outcome_of(0))
+        key_of_hand.setdefault(hand, set()).add(world.outcome_key(0))
     assert all(len(keys) == 1 for keys in key_of_hand.values())
     assert len({k for keys in key_of_hand.values() for k in keys}) == len(key_of_hand) > 5
     # Every outcome its own node (no chance widening).
@@ -148,7 +148,7 @@ def test_another_seats_private_draw_does_not_split_a_tree():
     found = 0
     for seed in range(4):
         st = _manfredini_opening(seed)
-        seat = st.player
+        seat = st.current_player()
         bot = bot_for(st, "mcts(iterations=300)", "manfredini")
         bot.choose_action(st, RngView.seeded(seed))
         other = 1 - seat
@@ -173,24 +173,24 @@ def test_kept_subtree_follows_the_outcome_the_move_showed():
     tested = 0
     for seed in range(30):
         state.new_game(seed)
-        while not state.terminal and tested < 3:
-            if A["roll"] in state.legal() and len(state.legal()) > 1:
-                seat = state.player
+        while not state.is_terminal() and tested < 3:
+            if A["roll"] in state.legal_actions() and len(state.legal_actions()) > 1:
+                seat = state.current_player()
                 bot = bot_for(state, f"mcts(iterations=200, chance={ALL})", "manfredini")
                 a = bot.choose_action(state, RngView.seeded(1))
                 rows = bot.tree(seat)
-                move = next(i for i, r in enumerate(rows) if r[4] == 0 and r[1] == state.key_of(a, seat))
-                after = state.clone()
-                after.apply_action(a)
-                if a == A["roll"] and after.player == seat and len(after.legal()) > 1:
-                    k = after.outcome_of(seat)
+                move = next(i for i, r in enumerate(rows) if r[4] == 0 and r[1] == state.action_key(a, seat))
+                after = state.copy()
+                after.apply(a)
+                if a == A["roll"] and after.current_player() == seat and len(after.legal_actions()) > 1:
+                    k = after.outcome_key(seat)
                     assert k > 0
                     below = {r[1]: r[3] for r in rows if r[4] == move}
                     visits = below.get(-1 - k, 0)
                     bot.choose_action(after, RngView.seeded(2))
                     assert bot.reused == 1 and bot.walks == 200 + max(200 - visits, 50)
                     tested += 1
-            state.apply_action(heuristic.choose_action(state, RngView.seeded(0)))
+            state.apply(heuristic.choose_action(state, RngView.seeded(0)))
     assert tested == 3
 
 

@@ -29,11 +29,11 @@ def test_fabryka_collect_takes_the_kinds_it_would_collect():
                 round=1, to_move=0, turns_taken=(3, 5), has_collected=(False, True))
     white = state.component_names().index("white")
     almonds = state.component_names().index("almonds")
-    assert not state.takes(COLLECT, white)            # sixth from the top: stays on the belt
-    assert state.takes(COLLECT, almonds)
-    assert not state.takes(0, state.component_names().index("pink"))  # playing takes nothing
-    assert state.component_of(0) == -1
-    assert state.component_of(COLLECT) == state.component_names().index("meeples")  # the newest
+    assert not state.action_takes(COLLECT, white)            # sixth from the top: stays on the belt
+    assert state.action_takes(COLLECT, almonds)
+    assert not state.action_takes(0, state.component_names().index("pink"))  # playing takes nothing
+    assert state.action_component(0) == -1
+    assert state.action_component(COLLECT) == state.component_names().index("meeples")  # the newest
     assert bot_for(state, "random(forbid=white)").allowed(state) == [0, 1, COLLECT]
     assert bot_for(state, "random(forbid=almonds)").allowed(state) == [0, 1]
 
@@ -42,7 +42,7 @@ def test_a_forced_action_stays_playable():
     # Seat 0 has played its hand and not collected: the collect (with white) is all it has.
     state = fab(hands=[[], ["pawns"]], collected=[{}, {}], belt=["white", "dice"],
                 round=1, to_move=0, turns_taken=(5, 5), has_collected=(False, True))
-    assert state.legal() == [COLLECT]
+    assert state.legal_actions() == [COLLECT]
     assert bot_for(state, "heuristic(forbid=white)").allowed(state) == [COLLECT]
 
 
@@ -51,11 +51,11 @@ def test_enemy_chocolatier_purchase_takes_the_house_colour():
     state.new_game(3)
     names = state.component_names()
     assert names == ["pink", "brown", "tan", "red", "gray"]
-    legal = state.legal()
-    colour = {a: state.describe_action(a).split(" for ")[0].split()[-1].rstrip(")") for a in legal[:-1]}
-    assert state.describe_action(legal[-1]).startswith("stop") and state.component_of(legal[-1]) == -1
+    legal = state.legal_actions()
+    colour = {a: state.describe(a).split(" for ")[0].split()[-1].rstrip(")") for a in legal[:-1]}
+    assert state.describe(legal[-1]).startswith("stop") and state.action_component(legal[-1]) == -1
     for a, c in colour.items():
-        assert names[state.component_of(a)] == c
+        assert names[state.action_component(a)] == c
     allowed = bot_for(state, "heuristic(forbid=pink)", "enemy_chocolatier").allowed(state)
     assert allowed == [a for a in legal if colour.get(a) != "pink"]
     assert len(allowed) < len(legal)
@@ -108,10 +108,10 @@ def test_restricted_bot_never_takes_its_component_and_play_matches_the_batch(gam
         c = state.component_names().index(spec.split("forbid=")[1].rstrip(")"))
         taken = 0
         for step in trace.steps:
-            if step["seat"] == 0 and state.takes(step["action"], c):
-                assert all(state.takes(a, c) for a in step["legal"])
+            if step["seat"] == 0 and state.action_takes(step["action"], c):
+                assert all(state.action_takes(a, c) for a in step["legal"])
                 taken += 1
-            state.apply_action(step["action"])
+            state.apply(step["action"])
         assert taken <= 4
 
 

@@ -21,7 +21,7 @@ Component lists are short text so a designer can type a real card in by TOML:
 from __future__ import annotations
 
 import re
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -546,3 +546,10 @@ class AlleyCatParams(Params):
         if len(set(slots)) != len(slots) or max(slots, default=0) >= 2 * self.factory.squares:
             raise ValueError("printed parts need distinct slots of the factory")
         return self
+
+
+def final_day_order(params: dict[str, Any]) -> list[int]:
+    """Each turn position's place in the final day's turn order: the first player moves
+    one seat on each day, so the final day starts with turn position days - 1."""
+    n, days = params["players"], len(params["coal_per_day"])
+    return [(position - (days - 1)) % n for position in range(n)]

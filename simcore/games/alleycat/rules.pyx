@@ -27,9 +27,12 @@ cdef enum:
 from simcore.batchjob cimport BatchJob
 from simcore.strategy cimport Lineup
 
+from pathlib import Path
+
 from simcore.games.alleycat.params import (
     PIECES, STORES, STORE_TITLES, SIZES, EMPLOYEES, STORE_RULES, GOAL_KINDS,
-    parse_option, parse_order, parse_store, parse_card)
+    parse_option, parse_order, parse_store, parse_card, AlleyCatParams, final_day_order)
+from simcore.meta import FeatureRoles
 
 __all__ = ["AlleyCatState"]
 
@@ -241,9 +244,30 @@ cdef class AlleyCatState(GameState):
     """Chocolate Factory (Alley Cat Games), 2 to 4 players, or the Factory Manager solo
     game with 1."""
 
+    NAME = "alleycat"
+    TITLE = "Chocolate Factory (Alley Cat Games)"
+    PLAYERS = (1, 4)
+    PARAMS = AlleyCatParams
+    DEFAULTS = Path(__file__).parent / "data" / "rules.toml"
+    FEATURE_ROLES = FeatureRoles(
+        # Money by source adds up to the score (less compensation.points); the solo
+        # objectives are the result.
+        outcomes=("money_*", "stages_completed", "target_met", "demand_*_met", "objectives",
+                  "objectives_met", "failed_*"),
+        setup=("target", "demand_*"),
+        behaviours=("day*_slot", "day*_employee", "covered_*", "orders_*"),
+        # A store's track position, final place on it and supplies sold there.
+        same_information=(r"(store_.+)_(?:track|place|supplies)",),
+    )
+    # None: no amount of the rules depends on turn order (README, "Turn order").
+    POSITION_KNOBS = {}
+    # The most money; a tie goes to the seat later in the final day's turn order. The
+    # solo week is won or lost on its objectives.
+    TIE_BREAKS = (final_day_order,)
+    WON_IN_PLAY = ("solo_win", "solo_loss")
     END_REASONS = ("scoring", "solo_win", "solo_loss")
     # Each pending decision (observation()["decision"]) and the words every description
-    # of its answers begins with (describe_action).
+    # of its answers begins with (describe).
     DECISIONS = {
         "packet": ("take ",), "pick": ("keep ",), "place": ("place ",), "assign": ("assign the ",),
         "before the push": ("load and push the first tile", "use the "),
@@ -279,7 +303,7 @@ cdef class AlleyCatState(GameState):
         cdef AlleyCatState last = _last_built
         if last is not None and last.params is params:
             # The params are frozen: the config converted for them last time stands
-            # (clone() builds a state per copy; parsing them is most of its cost).
+            # (copy() builds a state per copy; parsing them is most of its cost).
             self.cfg = last.cfg
             self.n_players = last.n_players
             self.n_features = last.n_features
@@ -2490,7 +2514,7 @@ cdef class AlleyCatState(GameState):
             lines.append(f"    orders: {orders}  completed: {sum(v['completed'].values())}  tracks: {tracks or '-'}")
         return "\n".join(lines)
 
-    def describe_action(self, int action):
+    def describe(self, int action):
         p = self.s.to_move
         sub = self.s.sub
         names = self.part_names()

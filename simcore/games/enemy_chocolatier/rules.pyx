@@ -17,7 +17,10 @@ from simcore.state cimport GameState, MAX_PLAYERS
 from simcore.batchjob cimport BatchJob
 from simcore.strategy cimport Lineup
 
-from simcore.games.enemy_chocolatier.params import ABILITIES, COLOURS, INGREDIENTS
+from pathlib import Path
+
+from simcore.games.enemy_chocolatier.params import ABILITIES, COLOURS, INGREDIENTS, EnemyParams
+from simcore.meta import FeatureRoles
 
 __all__ = ["EnemyState"]
 
@@ -49,6 +52,23 @@ include "simcore/loop.pxi"
 cdef class EnemyState(GameState):
     """Enemy Chocolatier, 2 to 6 players."""
 
+    NAME = "enemy_chocolatier"
+    TITLE = "Enemy Chocolatier"
+    PLAYERS = (2, 6)
+    PARAMS = EnemyParams
+    DEFAULTS = Path(__file__).parent / "data" / "rules.toml"
+    FEATURE_ROLES = FeatureRoles(
+        positional=("start_money", "turn_order"),  # both follow from the turn order
+        # The result and what a player holds at the end (houses, income, rain checks).
+        outcomes=("won_*", "points", "money", "recipe_progress", "houses_owned", "nbhds_held",
+                  "rain_checks_held", "income_*"),
+        behaviours=("houses_*", "nbhds_*", "rain_checks_*"),
+    )
+    # Each later seat starts with this many dollars more (rulebook: 1).
+    POSITION_KNOBS = {"start_money.step": (0, 1, 2, 3)}
+    # A race to 20 points or a recipe, won during play: a bonus at the end changes no result.
+    BONUS_DECIDES = False
+    WON_IN_PLAY = ("points", "recipe", "cap")
     END_REASONS = ("points", "recipe", "cap")
     FEATURES = FEATURES
     # Restricted play: a purchase takes the colour of the house it buys (a recipe
@@ -755,7 +775,7 @@ cdef class EnemyState(GameState):
         cdef uint64_t m = self.buyable(seat)
         return [self._nb_name(nb) for nb in range(self.cfg.n_nb) if m & bit(nb)]
 
-    def describe_action(self, int action):
+    def describe(self, int action):
         p = self.s.to_move
         if action == STOP:
             return "stop buying" + (" (earns a rain check)" if self.s.turn_buys == 0 else "")

@@ -15,7 +15,10 @@ from simcore.seen cimport seen_fold, seen_mix
 from simcore.batchjob cimport BatchJob
 from simcore.strategy cimport Lineup
 
-from simcore.games.fabryka.params import KINDS, FILLINGS
+from pathlib import Path
+
+from simcore.games.fabryka.params import KINDS, FILLINGS, FabrykaParams
+from simcore.meta import FeatureRoles
 
 __all__ = ["FabrykaState"]
 
@@ -62,6 +65,24 @@ include "simcore/loop.pxi"
 cdef class FabrykaState(GameState):
     """Fabryka Czekolady, two players."""
 
+    NAME = "fabryka"
+    TITLE = "Fabryka Czekolady"
+    PLAYERS = (2, 2)
+    PARAMS = FabrykaParams
+    DEFAULTS = Path(__file__).parent / "data" / "rules.toml"
+    FEATURE_ROLES = FeatureRoles(
+        # Majorities and sets are scored at the end: parts of the final score.
+        outcomes=("majority_*", "sets"),
+        behaviours=("collect_turn_r*",),
+        # The turn of a collect the game ended before is 0: no collect, not turn 0.
+        zero_missing=("collect_turn_r*",),
+    )
+    # What the token holder of round 1 finds and what a collect takes (rulebook: 2, 5).
+    POSITION_KNOBS = {"collect_count": (3, 4, 5, 6, 7), "opening_belt": (0, 1, 2)}
+    # Three pieces of white chocolate win whatever the points; else the most points, then
+    # more Chocolate Cards with almonds, then a shared victory.
+    TIE_BREAKS = ("cards_almonds",)
+    WON_IN_PLAY = ("white_chocolate",)
     END_REASONS = ("scoring", "white_chocolate")
     # Restricted play: the card kinds. Playing a card takes nothing; a collect takes the
     # kinds of the cards it would collect.
@@ -400,7 +421,7 @@ cdef class FabrykaState(GameState):
     def phase_label(self):
         return f"round {self.s.round + 1}"
 
-    def describe_action(self, int action):
+    def describe(self, int action):
         p = self.s.to_move
         if action == COLLECT:
             n = min(self.cfg.collect_count, self.s.belt_len)

@@ -25,8 +25,11 @@ cdef enum:
     SEEN_DIE = 3 << 16      # + a die rolled by a specialist's player
     SEEN_START = 4 << 16    # + start player * 64 + the die: a half's opening rolls
 
+from pathlib import Path
+
 from simcore.games.manfredini.params import (SPECIALISTS, RECIPES, TRUCKS, VARIANTS,
-                                             PLANTATION_ABILITIES, CANDY_ABILITIES)
+                                             PLANTATION_ABILITIES, CANDY_ABILITIES, ManfrediniParams)
+from simcore.meta import FeatureRoles
 
 __all__ = ["ManfrediniState", "GOODS", "ACTION_BASES"]
 
@@ -218,6 +221,20 @@ include "simcore/loop.pxi"
 cdef class ManfrediniState(GameState):
     """Chocolate Factory (Manfredini), 2 to 4 players; variants full, plantation, candy."""
 
+    NAME = "manfredini"
+    TITLE = "Chocolate Factory (Manfredini)"
+    PLAYERS = (2, 4)
+    PARAMS = ManfrediniParams
+    DEFAULTS = Path(__file__).parent / "data" / "rules.toml"
+    FEATURE_ROLES = FeatureRoles(
+        outcomes=("scored_*", "coins", "unscored_goods"),  # the score, and its tie-breakers
+        behaviours=("recruited_*", "kept_*", "played_*", "used_*", "seat_turns"),
+    )
+    # None: no amount of the rules depends on turn order (README, "Turn order").
+    POSITION_KNOBS = {}
+    # The most points, then the most coins, then the most goods left in the other trucks
+    # and the warehouse, then a shared victory.
+    TIE_BREAKS = ("coins", "unscored_goods")
     END_REASONS = ("scoring",)
     # What restricted play can forbid (action_component): the six specialists of the
     # deck (playing or recruiting one), the space abilities and the shift change (using
@@ -1771,7 +1788,7 @@ cdef class ManfrediniState(GameState):
             return k
         return SPEC + SPECIALISTS.index(name)
 
-    def describe_action(self, int action):
+    def describe(self, int action):
         t = self.s.t
         p = self.s.to_move
         if t.step == ST_CARD:

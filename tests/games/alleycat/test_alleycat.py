@@ -26,16 +26,16 @@ def new(players=2, seed=1, **sets):
 
 
 def texts(state):
-    return [state.describe_action(a) for a in state.legal()]
+    return [state.describe(a) for a in state.legal_actions()]
 
 
 def do(state, *moves):
     """Play moves named by their description (the engine's own words)."""
     for text in moves:
-        legal = {state.describe_action(a): a for a in state.legal()}
+        legal = {state.describe(a): a for a in state.legal_actions()}
         if text not in legal:
             raise AssertionError(f"{text!r} is not legal; legal: {sorted(legal)}")
-        state.apply_action(legal[text])
+        state.apply(legal[text])
         state.check_invariants()
 
 
@@ -246,10 +246,10 @@ def test_engineer_runs_four_shifts_and_supervisor_loads_two_beans():
     state.set_seat(0, employee="engineer", belt=[[], [], [], []], store=[])
     state.enter("run", 0, start=0)
     do(state, "end the shift", "end the shift", "end the shift")
-    assert state.player == 0 and state.observation(0)["phase"] == "run"
+    assert state.current_player() == 0 and state.observation(0)["phase"] == "run"
     do(state, "end the shift")
     assert seat(state, 0)["belt"] == [["bean"]] * 4
-    assert state.player == 1
+    assert state.current_player() == 1
     state = new()
     state.set_seat(0, employee="supervisor", belt=[[], [], [], []])
     state.enter("run", 0, start=0)
@@ -332,9 +332,9 @@ def test_store_agent_supplies_another_store_after_everyone():
     state.set_seat(1, employee="miner", store=[])
     state.enter("orders", 0, start=0)
     do(state, "done with orders")
-    assert state.player == 1
+    assert state.current_player() == 1
     do(state, "done with orders")
-    assert state.player == 0
+    assert state.current_player() == 0
     # Palace A takes any one kind, Fresh Fancies A chunks, Salter's A caramel; not his own.
     assert texts(state) == ["no extra supply", "supply The Palace Boutique (Department Store Agent)",
                             "supply Fresh Fancies (Department Store Agent)",
@@ -357,15 +357,15 @@ def test_store_agent_has_no_extra_supply_on_saturday():
         return state
 
     state = saturday()
-    assert state.terminal
+    assert state.is_terminal()
     assert seat(state, 0)["tracks"]["fresh_fancies"][0] == 0
     assert state.money_parts(0)["stores"] == 0 and state.money_parts(0)["chocolate"] == 2
     # The engine's earlier reading, every day: a param.
     state = saturday(**{"employees.store_agent_saturday": True})
-    assert state.player == 0 and "supply Fresh Fancies (Department Store Agent)" in texts(state)
+    assert state.current_player() == 0 and "supply Fresh Fancies (Department Store Agent)" in texts(state)
     do(state, "supply Fresh Fancies (Department Store Agent)", "supply chunks", "supply chunks",
        "finish the supply")
-    assert state.terminal and state.money_parts(0)["stores"] == 16
+    assert state.is_terminal() and state.money_parts(0)["stores"] == 16
 
 
 def test_employee_acts_before_the_first_push():
@@ -526,7 +526,7 @@ def test_cleanup_keeps_two_chocolates_and_replaces_completed_orders():
     state.set_seat(1, store=[])
     state.enter("orders", 0, start=0)
     do(state, "done with orders", "done with orders")
-    assert state.player == 0 and texts(state) == ["keep overnight: bean", "keep overnight: cocoa",
+    assert state.current_player() == 0 and texts(state) == ["keep overnight: bean", "keep overnight: cocoa",
                                                   "keep overnight: nuts", "keep overnight: boxed"]
     do(state, "keep overnight: boxed", "keep overnight: nuts")
     me = state.observation(0)["players"][0]
@@ -571,8 +571,8 @@ def test_snake_draft_of_packets(players, order, sizes):
     turns = []
     while state.observation(0)["phase"] == "draft":
         if state.observation(0)["decision"] == "packet":
-            turns.append(state.player)
-        state.apply_action(state.legal()[-1])
+            turns.append(state.current_player())
+        state.apply(state.legal_actions()[-1])
     assert [(s - start) % players for s in turns] == order
     view = state.observation(0)
     assert all(pl["employee"] is not None for pl in view["players"])
@@ -585,9 +585,9 @@ def test_start_player_passes_and_money_ties_go_to_the_later_seat():
     first = state.observation(0)["start"]
     rng = random.Random(0)
     starts = []
-    while not state.terminal:
+    while not state.is_terminal():
         starts.append(state.observation(0)["start"])
-        state.apply_action(rng.choice(state.legal()))
+        state.apply(rng.choice(state.legal_actions()))
     days = sorted(set(starts), key=starts.index)
     assert days == [(first + d) % 3 for d in range(3)]
     assert state.observation(0)["start"] == (first + 5) % 3
@@ -599,8 +599,8 @@ def test_final_money_tie_goes_to_the_later_player_of_the_last_day():
     state.set_seat(1, coal=10, store=[], belt=[[], [], [], []])
     state.enter("orders", 0, day=6, start=0)
     do(state, "done with orders", "done with orders")
-    assert state.terminal
-    scores, ranks = state.result()
+    assert state.is_terminal()
+    scores, ranks = state.scores(), state.ranks()
     assert scores[0] == scores[1] and ranks == [2, 1]
 
 
@@ -639,9 +639,9 @@ def taken(state):
     """{description: component name (None for none)} of the legal actions."""
     names = state.component_names()
     out = {}
-    for a in state.legal():
-        k = state.component_of(a)
-        out[state.describe_action(a)] = None if k < 0 else names[k]
+    for a in state.legal_actions():
+        k = state.action_component(a)
+        out[state.describe(a)] = None if k < 0 else names[k]
     return out
 
 
@@ -683,16 +683,17 @@ def test_the_observation_shows_the_part_being_placed():
     for bot in bots:
         bot.bind(state)
     for _ in range(39):
-        legal = state.legal()
-        state.apply_action(legal[0] if len(legal) == 1 else bots[state.player].choose_action(state, rngs[state.player]))
+        legal = state.legal_actions()
+        p = state.current_player()
+        state.apply(legal[0] if len(legal) == 1 else bots[p].choose_action(state, rngs[p]))
     assert texts(state) == ["keep A1", "keep A6"]
     assert state.observation(0)["pending"] == {"packet": {"kind": "parts", "number": 2}}
     kept = {}
     for text in texts(state):
-        other = state.clone()
+        other = state.copy()
         do(other, text)
         kept[text] = other
-        assert other.legal() == [1 + s for s in range(8)]
+        assert other.legal_actions() == [1 + s for s in range(8)]
         assert all(o["pending"] == {"part": text[5:]} for o in map(other.observation, (0, 1)))
     assert kept["keep A1"].observation(0) != kept["keep A6"].observation(0)
     assert [texts(o)[0] for o in kept.values()] == ["place A1 on T1, covering Roaster",
@@ -706,7 +707,7 @@ def test_the_observation_shows_the_move_in_progress():
     state = new()
     state.set_seat(0, parts={"B1": "A1", "T1": "A5"}, coal=5, belt=[["bean"], [], [], []])
     state.enter("run", 0, start=0)
-    other = state.clone()
+    other = state.copy()
     do(state, "operate A1 on B1")
     assert state.observation(1)["pending"] == {"slot": "B1", "part": "A1", "square": 1}
     do(other, "operate A5 on T1")
@@ -778,14 +779,14 @@ def test_components_of_random_games_are_what_the_actions_take(players, sets):
     rng = random.Random(players)
     for seed in range(5):
         state.new_game(seed)
-        while not state.terminal:
-            legal = state.legal()
+        while not state.is_terminal():
+            legal = state.legal_actions()
             for a in legal:
-                k = state.component_of(a)
+                k = state.action_component(a)
                 assert -1 <= k < len(names)
-                if k >= 0 and names[k].startswith("part_") and state.describe_action(a).startswith("operate"):
-                    assert names[k][5:] in seat(state, state.player)["parts"].values()
-            state.apply_action(rng.choice(legal))
+                if k >= 0 and names[k].startswith("part_") and state.describe(a).startswith("operate"):
+                    assert names[k][5:] in seat(state, state.current_player())["parts"].values()
+            state.apply(rng.choice(legal))
 
 
 # ---- determinize: resample only what the observer cannot see ----
@@ -825,7 +826,7 @@ def test_determinize_depends_only_on_what_the_observer_sees(players, sets):
     for seed in range(3):
         state.new_game(seed)
         turn = 0
-        while not state.terminal:
+        while not state.is_terminal():
             if turn % 97 == 0 or state.observation(0)["decision"] == "replace order":
                 for p in range(players):
                     other = state.determinized(p, 1000 + turn)  # differs only where p is blind
@@ -833,12 +834,12 @@ def test_determinize_depends_only_on_what_the_observer_sees(players, sets):
                     a, b = state.determinized(p, turn), other.determinized(p, turn)
                     assert a.to_dict() == b.to_dict()
                     moves = random.Random(turn)
-                    while not a.terminal:
-                        move = moves.choice(a.legal())
-                        a.apply_action(move)
-                        b.apply_action(move)
-                    assert a.result() == b.result()
-            state.apply_action(rng.choice(state.legal()))
+                    while not a.is_terminal():
+                        move = moves.choice(a.legal_actions())
+                        a.apply(move)
+                        b.apply(move)
+                    assert (a.scores(), a.ranks()) == (b.scores(), b.ranks())
+            state.apply(rng.choice(state.legal_actions()))
             turn += 1
 
 
@@ -890,7 +891,7 @@ def test_heuristic_beats_random():
 def test_illegal_action_is_refused():
     state = new()
     with pytest.raises(IllegalAction):
-        state.apply_action(999)
+        state.apply(999)
 
 
 def test_features_record_each_day_s_part_and_employee():

@@ -49,7 +49,7 @@ def test_store_money_is_every_stores_ranking(players):
     checked = 0
     for g in range(6):
         state.new_game(40 + g)
-        while not state.terminal:
+        while not state.is_terminal():
             money, _ = state.store_money()
             seen = state.observation(0)["players"]
             for p in range(players):
@@ -58,7 +58,7 @@ def test_store_money_is_every_stores_ranking(players):
                 on = sum(seen[p]["tracks"][z][0] > 0 for z in STORES)
                 assert parts["diversity"] == (0, 0, 0, 6, 12, 24)[on]
                 checked += parts["stores"] > 0
-            state.apply_action(pick.choice(state.legal()))
+            state.apply(pick.choice(state.legal_actions()))
     assert checked > 50  # random play reaches the tracks
 
 
@@ -68,15 +68,15 @@ def test_a_clone_plays_on_as_the_original(players):
     state.new_game(7)
     pick = random.Random(players)
     for _ in range(60 * players):
-        state.apply_action(pick.choice(state.legal()))
-    twin = state.clone()
-    while not state.terminal:
-        assert twin.legal() == state.legal() and twin.player == state.player
-        assert twin.observation(state.player) == state.observation(state.player)
-        action = pick.choice(state.legal())
-        state.apply_action(action)
-        twin.apply_action(action)
-    assert twin.terminal and twin.standings() == state.standings()
+        state.apply(pick.choice(state.legal_actions()))
+    twin = state.copy()
+    while not state.is_terminal():
+        assert twin.legal_actions() == state.legal_actions() and twin.current_player() == state.current_player()
+        assert twin.observation(state.current_player()) == state.observation(state.current_player())
+        action = pick.choice(state.legal_actions())
+        state.apply(action)
+        twin.apply(action)
+    assert twin.is_terminal() and twin.standings() == state.standings()
 
 
 @pytest.mark.parametrize("players", [1, 2, 3, 4])
@@ -90,13 +90,13 @@ def test_a_chain_takes_the_value_of_the_position_it_ends_in(players):
         # Half the games the heuristic's own, half random: positions it seldom reaches.
         pick = random.Random(g).choice if g % 2 else None
         state.new_game(300 + g)
-        while not state.terminal:
-            legal = state.legal()
+        while not state.is_terminal():
+            legal = state.legal_actions()
             if len(legal) > 1:
-                for fast, plain in bot.chain_values(state, state.player):
+                for fast, plain in bot.chain_values(state, state.current_player()):
                     tried += 1
                     if fast is not None:
                         taken += 1
                         assert fast == plain
-            state.apply_action(pick(legal) if pick else bot.choose_action(state, rng))
+            state.apply(pick(legal) if pick else bot.choose_action(state, rng))
     assert taken >= 0.1 * tried, f"taken {taken} of {tried}"

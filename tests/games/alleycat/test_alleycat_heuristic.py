@@ -27,7 +27,7 @@ BOTS = ("heuristic", "heuristic_v1")
 def choice(state, spec, seed=1):
     bot = strategies.build("alleycat", spec)
     bot.prepare(state)
-    return state.describe_action(bot.choose_action(state, RngView.seeded(seed)))
+    return state.describe(bot.choose_action(state, RngView.seeded(seed)))
 
 
 def play_out(state, spec, seed=1):
@@ -35,10 +35,10 @@ def play_out(state, spec, seed=1):
     bot = strategies.build("alleycat", spec)
     bot.prepare(state)
     rng, moves = RngView.seeded(seed), []
-    while not state.terminal:
+    while not state.is_terminal():
         action = bot.choose_action(state, rng)
-        moves.append(state.describe_action(action))
-        state.apply_action(action)
+        moves.append(state.describe(action))
+        state.apply(action)
     return moves
 
 
@@ -61,11 +61,11 @@ def test_saturday_last_shift_keeps_the_pieces_of_its_order_and_wins_the_week():
     state = saturday_last_shift()
     assert play_out(state, "heuristic") == ["end the shift", "fulfil stage 1 of 2 boxed = 8",
                                             "done with orders"]
-    assert state.end_reason_name == "solo_win" and state.result() == ([8], [1])
+    assert state.end_reason() == "solo_win" and (state.scores(), state.ranks()) == ([8], [1])
     # The first heuristic valued the shift by piece weights and the orders by money.
     state = saturday_last_shift()
     assert play_out(state, "heuristic_v1")[0] == "trade boxed for coal"
-    assert state.end_reason_name == "solo_loss"
+    assert state.end_reason() == "solo_loss"
 
 
 @pytest.mark.parametrize("players", [1, 2])
@@ -95,7 +95,7 @@ def test_the_packer_doubles_the_pieces_the_first_push_would_send_out():
     bot.prepare(state)
     rng = RngView.seeded(1)
     for _ in range(2):
-        state.apply_action(bot.choose_action(state, rng))
+        state.apply(bot.choose_action(state, rng))
     assert state.observation(0)["players"][0]["store_room"] == ["boxed"] * 4
 
 
@@ -108,7 +108,7 @@ def test_the_last_orders_pay_every_stage_the_store_room_can(players):
     state.set_seat(0, money=0, store=["boxed", "boxed"], orders=[("small", 4, 1)])
     assert "fulfil stage 1 of 2 boxed = 8" in texts(state)
     moves = []
-    while state.player == 0 and not state.terminal:
+    while state.current_player() == 0 and not state.is_terminal():
         moves.append(choice(state, "heuristic"))
         do(state, moves[-1])
     assert "fulfil stage 1 of 2 boxed = 8" in moves
@@ -242,6 +242,6 @@ def test_evaluation_needs_no_prepare_and_counts_the_orders():
     prepared = strategies.build("alleycat", "heuristic")
     prepared.prepare(state)
     assert fresh.evaluation(state, 0) == prepared.evaluation(state, 0)
-    without = state.clone()
+    without = state.copy()
     without.set_seat(0, orders=[("small", 0, 1)])
     assert prepared.evaluation(state, 0) > prepared.evaluation(without, 0)

@@ -52,10 +52,10 @@ def week(targets, demands=(), initial=None, tracks=(0, 0, 0, 0, 0), money=0, sto
 def end(state):
     """Finish the week; (won, met flags per card)."""
     do(state, "done with orders")
-    assert state.terminal
+    assert state.is_terminal()
     met = [c["met"] for c in state.objectives()]
-    scores, ranks = state.result()
-    assert state.end_reason_name == ("solo_win" if ranks == [1] else "solo_loss")
+    scores, ranks = state.scores(), state.ranks()
+    assert state.end_reason() == ("solo_win" if ranks == [1] else "solo_loss")
     return ranks == [1], met
 
 
@@ -218,12 +218,12 @@ def test_display_drops_the_day_s_store_and_offers_any_card():
         assert len(texts(state)) == 2
         rng = random.Random(day)
         while obs["phase"] == "draft":
-            state.apply_action(rng.choice(state.legal()))
+            state.apply(rng.choice(state.legal_actions()))
             obs = state.observation(0)
-        while state.observation(0)["day"] == day and not state.terminal:
-            state.apply_action(state.legal()[0])
+        while state.observation(0)["day"] == day and not state.is_terminal():
+            state.apply(state.legal_actions()[0])
             state.check_invariants()
-    assert state.terminal
+    assert state.is_terminal()
 
 
 def test_store_room_keeps_six_and_there_is_no_final_scoring():
@@ -238,7 +238,7 @@ def test_store_room_keeps_six_and_there_is_no_final_scoring():
     # Money is only Corner Shop money: chocolate, coal and stores pay nothing.
     state = week("money 1", money=7, store=["boxed"] * 5, tracks=(9, 9, 0, 0, 0))
     do(state, "done with orders")
-    assert state.result()[0] == [7]
+    assert state.scores() == [7]
     assert state.money_parts(0) == {"orders": 7, "most_orders": 0, "stores": 0, "diversity": 0,
                                     "chocolate": 0, "coal": 0}
 
@@ -247,11 +247,11 @@ def test_daily_demands_are_revealed_monday_to_friday():
     state = solo(**{"solo.initial_demands": 2})
     seen = []
     rng = random.Random(1)
-    while not state.terminal:
+    while not state.is_terminal():
         day = state.observation(0)["day"]
         if not seen or seen[-1][0] != day:
             seen.append((day, len(state.objectives())))
-        state.apply_action(rng.choice(state.legal()))
+        state.apply(rng.choice(state.legal_actions()))
     # Target + 2 Initial, then one more Daily each day from Monday; none on Saturday.
     assert seen == [(1, 4), (2, 5), (3, 6), (4, 7), (5, 8), (6, 8)]
 

@@ -122,10 +122,10 @@ points = 6
     for seed in range(100):
         st.new_game(seed)
         rng = RngView.seeded(seed)
-        while not st.terminal:
-            st.apply_action(bot.choose_action(st, rng))
+        while not st.is_terminal():
+            st.apply(bot.choose_action(st, rng))
             st.check_invariants()
-        ends.add(st.end_reason_name)
+        ends.add(st.end_reason())
     assert {"points", "recipe"} <= ends
 
 
@@ -138,14 +138,14 @@ def test_setup_money_by_turn_order_recipes_and_open_inner_ring(players):
     for seed in range(40):
         st.new_game(seed)
         d = st.to_dict()
-        first = st.first
-        feats = [dict(zip(st.feature_names(), st.feature_values(p))) for p in range(players)]
+        first = st.first_player()
+        feats = [dict(zip(st.feature_names(), st.features(p))) for p in range(players)]
         for p in range(players):
             order = (p - first) % players
             assert feats[p]["turn_order"] == order
             assert feats[p]["start_money"] == 4 + order
         # The first player has already collected its $2 base income.
-        assert st.player == first and d["money"][first] == 4 + 2
+        assert st.current_player() == first and d["money"][first] == 4 + 2
         assert len({tuple(r.values()) for r in d["recipes"]}) == players
         assert sorted(d["placement"]) == [1, 2, 3, 4, 5, 6]
         placements.add(tuple(d["placement"]))
@@ -176,42 +176,42 @@ def test_closing_a_neighbourhood_opens_its_neighbours_in_the_same_turn():
     #                   1.I1 [0 0 .]     1.I2 [. . .]
     st = new_state()
     st.set_position(owners={0: 0, 1: 0, 6: 0, 7: 0, 8: 0}, money=[20, 20])
-    assert "1.O1" not in st.open_neighbourhoods() and 9 not in st.legal()
-    st.apply_action(2)                       # closes 1.I1: 1.O1 opens at once
+    assert "1.O1" not in st.open_neighbourhoods() and 9 not in st.legal_actions()
+    st.apply(2)                       # closes 1.I1: 1.O1 opens at once
     assert "1.I1" not in st.open_neighbourhoods() and "1.O1" in st.open_neighbourhoods()
-    assert 9 in st.legal() and st.player == 0
-    st.apply_action(9)                       # closes 1.O1: 1.O2 and 6.O2 open
+    assert 9 in st.legal_actions() and st.current_player() == 0
+    st.apply(9)                       # closes 1.O1: 1.O2 and 6.O2 open
     opened = set(st.open_neighbourhoods())
     assert {"1.O2", "6.O2"} <= opened and "1.O1" not in opened
     d = st.to_dict()
     assert d["closed_by"] == {"1.I1": 0, "1.O1": 0}
     assert d["money"][0] == 20 - 2 - 4       # two purchases used the limit of two
-    assert st.player == 1                    # so the turn passed
-    f = dict(zip(st.feature_names(), st.feature_values(0)))
+    assert st.current_player() == 1                    # so the turn passed
+    f = dict(zip(st.feature_names(), st.features(0)))
     assert f["nbhds_closed"] == 2 and f["income_dollars"] == 3 and f["income_points"] == 1
 
 
 def test_cannot_buy_own_house_unavailable_or_unaffordable():
     st = new_state()
     st.set_position(owners={0: 0}, money=[1, 0])
-    legal = st.legal()
+    legal = st.legal_actions()
     # $1 buys only the $1 houses of the open inner ring; house 0 is seat 0's own.
     assert set(legal) == {3, 15, 18, 30, 33, 45, 48, 60, 63, 75, 78, STOP}
     with pytest.raises(IllegalAction):
-        st.apply_action(6)                   # 1.O1 is unavailable
+        st.apply(6)                   # 1.O1 is unavailable
 
 
 def test_buying_away_costs_6_split_2_bank_4_owner():
     st = new_state()
     st.set_position(owners={3: 0}, money=[0, 10], to_move=1)
     before = bank(st)
-    st.apply_action(3)
+    st.apply(3)
     d = st.to_dict()
     assert d["money"] == [4, 4] and bank(st) == before + 2
     assert d["owners"][3] == 1
     assert d["ingredients"][0]["red"] == 0 and d["ingredients"][1]["red"] == 1
-    f0 = dict(zip(st.feature_names(), st.feature_values(0)))
-    f1 = dict(zip(st.feature_names(), st.feature_values(1)))
+    f0 = dict(zip(st.feature_names(), st.features(0)))
+    f1 = dict(zip(st.feature_names(), st.features(1)))
     assert f1["houses_bought_away"] == 1 and f0["houses_lost"] == 1
 
 
@@ -220,13 +220,13 @@ def test_buying_away_from_a_ten_dollar_houses_owner_costs_10_split_4_and_6():
     st = new_state()
     st.set_position(owners={**owned(0, (1, "O1")), 3: 0}, money=[0, 12], to_move=1)
     assert "ten_dollar_houses" in st.to_dict()["abilities"][0]
-    assert "for $10 from seat 0" in st.describe_action(3)
-    assert not set(H(1, "O1")) & set(st.legal())   # closed: no Buy Closed
+    assert "for $10 from seat 0" in st.describe(3)
+    assert not set(H(1, "O1")) & set(st.legal_actions())   # closed: no Buy Closed
     before = bank(st)
-    st.apply_action(3)
+    st.apply(3)
     assert st.to_dict()["money"][:2] == [6, 2] and bank(st) == before + 4
     # Seat 1 cannot afford a second $10 house; its $2 buys an empty one.
-    assert all(h not in st.legal() for h in H(1, "O1"))
+    assert all(h not in st.legal_actions() for h in H(1, "O1"))
 
 
 def test_buy_closed_reopens_the_neighbourhood_and_strands_its_neighbours():
@@ -239,24 +239,24 @@ def test_buy_closed_reopens_the_neighbourhood_and_strands_its_neighbours():
     assert "1.I1" in st.buyable_neighbourhoods(1) and "1.I1" not in st.buyable_neighbourhoods(0)
     assert "1.O1" in st.open_neighbourhoods()
     assert st.to_dict()["income"][0]["dollars"] == 3
-    st.apply_action(1)
+    st.apply(1)
     d = st.to_dict()
     assert "1.I1" not in d["closed_by"] and "1.I1" in d["open"]
     assert "1.O1" not in d["open"]           # no closed neighbour left
     assert d["income"][0]["dollars"] == 2    # losing a neighbourhood loses its rewards
     assert d["money"][:2] == [4, 4]
-    f0 = dict(zip(st.feature_names(), st.feature_values(0)))
+    f0 = dict(zip(st.feature_names(), st.features(0)))
     assert f0["nbhds_lost"] == 1 and f0["nbhds_held"] == 0 and f0["houses_lost"] == 1
 
 
 def test_buy_anywhere_reaches_unavailable_neighbourhoods_but_not_closed_ones():
     st = new_state()
     st.set_position(owners={**owned(1, (6, "O2")), **owned(0, (1, "I1"))}, money=[30, 30], to_move=1)
-    legal1 = set(st.legal())
+    legal1 = set(st.legal_actions())
     assert set(H(3, "O2")) <= legal1         # unavailable, reached by Buy Anywhere
     assert not set(H(1, "I1")) & legal1      # closed: Buy Anywhere is not Buy Closed
     st.set_position(owners={**owned(1, (6, "O2")), **owned(0, (1, "I1"))}, money=[30, 30], to_move=0)
-    assert not set(H(3, "O2")) & set(st.legal())
+    assert not set(H(3, "O2")) & set(st.legal_actions())
 
 
 def test_buy_closed_and_buy_anywhere_together_reach_an_isolated_closed_neighbourhood():
@@ -264,9 +264,9 @@ def test_buy_closed_and_buy_anywhere_together_reach_an_isolated_closed_neighbour
     hoods = owned(1, (5, "O2"), (6, "O2"))
     st = new_state()
     st.set_position(owners={**owned(0, (3, "O2")), **hoods}, money=[0, 30], to_move=1)
-    assert set(H(3, "O2")) <= set(st.legal())
+    assert set(H(3, "O2")) <= set(st.legal_actions())
     st.set_position(owners={**owned(0, (3, "O2")), **owned(1, (5, "O2"))}, money=[0, 30], to_move=1)
-    assert not set(H(3, "O2")) & set(st.legal())
+    assert not set(H(3, "O2")) & set(st.legal_actions())
 
 
 # ---- income and abilities ----
@@ -300,13 +300,13 @@ def test_buy_three_acts_in_the_turn_it_is_gained():
     # 1.I2 closed opens 1.O2; seat 0 owns four of its five houses and buys the fifth.
     st = new_state()
     st.set_position(owners={**owned(0, (1, "I2")), 10: 0, 11: 0, 12: 0, 13: 0}, money=[30, 0])
-    st.apply_action(14)                      # 1.O2 closed: Buy 3
-    st.apply_action(0)
-    assert st.player == 0                    # a third purchase, no rain check needed
-    assert not st.describe_action(1).endswith("rain check")
-    st.apply_action(1)
-    assert st.player == 1
-    f = dict(zip(st.feature_names(), st.feature_values(0)))
+    st.apply(14)                      # 1.O2 closed: Buy 3
+    st.apply(0)
+    assert st.current_player() == 0                    # a third purchase, no rain check needed
+    assert not st.describe(1).endswith("rain check")
+    st.apply(1)
+    assert st.current_player() == 1
+    f = dict(zip(st.feature_names(), st.features(0)))
     assert f["ability_buy3"] == 1 and f["rain_checks_spent"] == 0
 
 
@@ -315,26 +315,26 @@ def test_buy_three_acts_in_the_turn_it_is_gained():
 def test_a_turn_without_purchase_earns_a_rain_check():
     st = new_state()
     st.set_position(money=[10, 10])
-    assert st.describe_action(STOP) == "stop buying (earns a rain check)"
-    st.apply_action(STOP)
-    assert st.to_dict()["rain_checks"] == [1, 0] and st.player == 1
-    st.apply_action(0)
-    st.apply_action(STOP)                    # bought something: no rain check
+    assert st.describe(STOP) == "stop buying (earns a rain check)"
+    st.apply(STOP)
+    assert st.to_dict()["rain_checks"] == [1, 0] and st.current_player() == 1
+    st.apply(0)
+    st.apply(STOP)                    # bought something: no rain check
     assert st.to_dict()["rain_checks"] == [1, 0]
 
 
 def test_rain_checks_buy_beyond_the_limit():
     st = new_state()
     st.set_position(money=[20, 0], rain=[2, 0])
-    st.apply_action(0)
-    st.apply_action(3)
-    assert st.player == 0 and st.describe_action(15).endswith("spending a rain check")
-    st.apply_action(15)
-    st.apply_action(18)
-    assert st.player == 1                    # limit 2 + 2 rain checks used up
+    st.apply(0)
+    st.apply(3)
+    assert st.current_player() == 0 and st.describe(15).endswith("spending a rain check")
+    st.apply(15)
+    st.apply(18)
+    assert st.current_player() == 1                    # limit 2 + 2 rain checks used up
     d = st.to_dict()
     assert d["rain_checks"][0] == 0 and d["money"][0] == 20 - 4
-    f = dict(zip(st.feature_names(), st.feature_values(0)))
+    f = dict(zip(st.feature_names(), st.features(0)))
     assert f["rain_checks_spent"] == 2
 
 
@@ -363,9 +363,9 @@ def test_points_win_at_income_comes_before_a_recipe_win_in_the_same_turn():
     owners = {**recipe_short_of_one_red(), **owned(0, (2, "I2"))}
     st = new_state()
     st.set_position(owners=owners, money=[5, 5], points=[19, 0], recipes=[0, 1], begin=True)
-    assert st.terminal and st.end_reason_name == "points"
-    assert st.result()[1] == [1, 2]
-    f = dict(zip(st.feature_names(), st.feature_values(0)))
+    assert st.is_terminal() and st.end_reason() == "points"
+    assert st.ranks() == [1, 2]
+    f = dict(zip(st.feature_names(), st.features(0)))
     assert f["won_points"] == 1 and f["won_recipe"] == 0
 
 
@@ -373,11 +373,11 @@ def test_recipe_win_the_moment_the_last_ingredient_is_bought():
     owners = {**recipe_short_of_one_red(), **owned(0, (2, "I2"))}
     st = new_state()
     st.set_position(owners=owners, money=[5, 5], points=[18, 0], recipes=[0, 1], begin=True)
-    assert not st.terminal and st.to_dict()["points"][0] == 19
-    st.apply_action(3)                       # $1 red in 1.I2, one purchase still left
-    assert st.terminal and st.end_reason_name == "recipe"
-    assert st.result() == ([19, 0], [1, 2])
-    f = dict(zip(st.feature_names(), st.feature_values(0)))
+    assert not st.is_terminal() and st.to_dict()["points"][0] == 19
+    st.apply(3)                       # $1 red in 1.I2, one purchase still left
+    assert st.is_terminal() and st.end_reason() == "recipe"
+    assert (st.scores(), st.ranks()) == ([19, 0], [1, 2])
+    f = dict(zip(st.feature_names(), st.features(0)))
     assert f["won_recipe"] == 1 and f["recipe_progress"] == 19
 
 
@@ -394,8 +394,8 @@ def test_heuristic_takes_a_recipe_win_when_one_purchase_gives_it():
     st = new_state()
     st.set_position(owners=owners, money=[5, 5], recipes=[0, 1])
     bot = strategies.build("enemy_chocolatier", "heuristic")
-    st.apply_action(bot.choose_action(st, RngView.seeded(0)))   # any open red house wins
-    assert st.end_reason_name == "recipe"
+    st.apply(bot.choose_action(st, RngView.seeded(0)))   # any open red house wins
+    assert st.end_reason() == "recipe"
 
 
 def test_round_cap_ends_the_game_as_a_draw():
@@ -403,9 +403,9 @@ def test_round_cap_ends_the_game_as_a_draw():
     bot = strategies.build("enemy_chocolatier", "random")
     st.new_game(7)
     rng = RngView.seeded(1)
-    while not st.terminal:
-        st.apply_action(bot.choose_action(st, rng))
-    assert st.end_reason_name == "cap" and st.result()[1] == [1, 1, 1]
+    while not st.is_terminal():
+        st.apply(bot.choose_action(st, rng))
+    assert st.end_reason() == "cap" and st.ranks() == [1, 1, 1]
     assert st.to_dict()["round"] == 3        # two rounds played
 
 
@@ -414,16 +414,16 @@ def test_round_cap_ends_the_game_as_a_draw():
 def test_clone_is_independent_and_determinize_hides_only_other_recipes():
     st = new_state(4)
     st.new_game(3)
-    for a in (st.legal()[0], STOP):
-        st.apply_action(a)
-    copy = st.clone()
-    copy.apply_action(copy.legal()[0])
+    for a in (st.legal_actions()[0], STOP):
+        st.apply(a)
+    copy = st.copy()
+    copy.apply(copy.legal_actions()[0])
     assert copy.to_dict() != st.to_dict()
     seen = set()
     for seed in range(30):
-        d = st.determinized(st.player, seed).to_dict()
+        d = st.determinized(st.current_player(), seed).to_dict()
         mine = st.to_dict()
-        assert d["recipes"][st.player] == mine["recipes"][st.player]
+        assert d["recipes"][st.current_player()] == mine["recipes"][st.current_player()]
         assert {k: v for k, v in d.items() if k not in ("recipes", "standings")} == \
                {k: v for k, v in mine.items() if k not in ("recipes", "standings")}
         seen.add(str(d["recipes"]))
@@ -437,7 +437,7 @@ def test_heuristic_does_not_read_other_recipes():
         st.new_game(seed)
         choice = bot.choose_action(st, RngView.seeded(0))
         for k in range(5):
-            other = st.determinized(st.player, k)
+            other = st.determinized(st.current_player(), k)
             assert bot.choose_action(other, RngView.seeded(0)) == choice
 
 
@@ -494,8 +494,8 @@ def test_invariants_after_every_move_through_the_python_api(players):
         st.new_game(seed)
         st.check_invariants()
         rng = RngView.seeded(seed)
-        while not st.terminal:
-            st.apply_action(bot.choose_action(st, rng))
+        while not st.is_terminal():
+            st.apply(bot.choose_action(st, rng))
             st.check_invariants()
 
 

@@ -63,7 +63,7 @@ def finished(a, b):
 
 def collected_counts(state, seat):
     """Cards of each kind `seat` has collected, from its feature counters."""
-    values = dict(zip(state.feature_names(), state.feature_values(seat)))
+    values = dict(zip(state.feature_names(), state.features(seat)))
     return {k: values[f"cards_{k}"] for k in KINDS}
 
 
@@ -95,18 +95,18 @@ def test_rulebook_end_example_is_played_out():
                      round=4, to_move=1, turns_taken=(5, 5))
 
     for seat in (1, 0):  # empty hands, not collected: the sixth turn is a forced collect
-        assert state.player == seat and state.legal() == [COLLECT]
-        state.apply_action(COLLECT)
+        assert state.current_player() == seat and state.legal_actions() == [COLLECT]
+        state.apply(COLLECT)
         state.check_invariants()
 
-    assert state.terminal and state.end_reason_name == "scoring"
+    assert state.is_terminal() and state.end_reason() == "scoring"
     assert collected_counts(state, 0) == {k: final_a[k] for k in KINDS}
     assert collected_counts(state, 1) == {k: final_b[k] for k in KINDS}
     assert rulebook_score(final_a, final_b) == 22 and rulebook_score(final_b, final_a) == 25
-    assert state.result() == ([22, 25], [2, 1])
-    assert [state.interim_scores(p)[-1] for p in (0, 1)] == [22, 25]
+    assert (state.scores(), state.ranks()) == ([22, 25], [2, 1])
+    assert [state.interim(p)[-1] for p in (0, 1)] == [22, 25]
     names = state.feature_names()
-    a, b = (dict(zip(names, state.feature_values(p))) for p in (0, 1))
+    a, b = (dict(zip(names, state.features(p))) for p in (0, 1))
     assert [a[f"majority_{f}"] for f in FILLINGS] == [0, 0, 0, 1]
     assert [b[f"majority_{f}"] for f in FILLINGS] == [1, 1, 0, 0]
     assert (a["sets"], b["sets"]) == (2, 3)
@@ -122,10 +122,10 @@ def test_collect_takes_the_five_most_recent_cards():
                      belt=["pawns", "dice", "almonds", "biscuits", "green", "biscuits", "meeples"],
                      collected=[{}, {}], round=2, to_move=0, turns_taken=(2, 3))
     state.check_invariants()
-    state.apply_action(COLLECT)
+    state.apply(COLLECT)
     assert collected_counts(state, 0) == dict.fromkeys(KINDS, 0) | {
         "almonds": 1, "biscuits": 2, "green": 1, "meeples": 1}
-    state.apply_action(COLLECT)  # seat 1 gets what is left: the two oldest cards
+    state.apply(COLLECT)  # seat 1 gets what is left: the two oldest cards
     assert collected_counts(state, 1) == dict.fromkeys(KINDS, 0) | {"pawns": 1, "dice": 1}
     assert state.standings() == [8 + 5 + 2 - 2, -1 - 3]
 
@@ -136,39 +136,39 @@ def test_collect_from_a_short_belt_takes_all_most_recent_first():
                      belt=["biscuits", "green", "dice"], collected=[{}, {}], round=2, to_move=0,
                      turns_taken=(0, 1))
     state.check_invariants()
-    text = state.describe_action(COLLECT)
+    text = state.describe(COLLECT)
     assert "3" in text and text.index("dice") < text.index("green") < text.index("biscuits")
-    state.apply_action(COLLECT)
+    state.apply(COLLECT)
     assert collected_counts(state, 0) == dict.fromkeys(KINDS, 0) | {
         "biscuits": 1, "green": 1, "dice": 1}
     assert state.standings() == [5 + 2 - 3, 0]
     # The belt is now empty: seat 1, holding cards, may only play.
-    assert state.player == 1 and state.legal() == [0, 1, 2, 3]
+    assert state.current_player() == 1 and state.legal_actions() == [0, 1, 2, 3]
 
 
 def test_no_collect_from_an_empty_belt_while_holding_cards():
     state = laid_out(hands=[["strawberries"] * 5, ["blueberries"] * 5], belt=[],
                      collected=[{}, {}], round=1, to_move=0)
-    assert state.legal() == [0, 1, 2, 3, 4]
+    assert state.legal_actions() == [0, 1, 2, 3, 4]
     with pytest.raises(IllegalAction):
-        state.apply_action(COLLECT)
+        state.apply(COLLECT)
 
 
 def test_sixth_turn_without_a_collect_is_a_forced_collect():
     state = before_last_turn([{}, {}], belt=["almonds"])
-    assert state.player == 0 and state.legal() == [COLLECT]
+    assert state.current_player() == 0 and state.legal_actions() == [COLLECT]
     with pytest.raises(IllegalAction):
-        state.apply_action(0)
+        state.apply(0)
 
 
 def test_sixth_turn_after_a_collect_is_a_forced_play():
     state = before_last_turn([{}, {}], belt=["almonds"], hands=(["pink"], []),
                              has_collected=(True, False))
-    assert state.legal() == [0]  # a card on the belt, but the round's collect is spent
+    assert state.legal_actions() == [0]  # a card on the belt, but the round's collect is spent
     with pytest.raises(IllegalAction):
-        state.apply_action(COLLECT)
-    state.apply_action(0)
-    assert state.player == 1 and state.legal() == [COLLECT]
+        state.apply(COLLECT)
+    state.apply(0)
+    assert state.current_player() == 1 and state.legal_actions() == [COLLECT]
 
 
 @pytest.mark.parametrize("round_", [2, 4])
@@ -179,22 +179,22 @@ def test_third_white_chocolate_ends_the_game_at_once(round_):
                      belt=["biscuits", "white"],
                      collected=[{"almonds": 5, "pink": 1}, {"white": 2, "dice": 2}],
                      round=round_, to_move=1)
-    state.apply_action(COLLECT)
-    assert state.terminal and state.player == -1 and state.legal() == []
-    assert state.end_reason_name == "white_chocolate"
+    state.apply(COLLECT)
+    assert state.is_terminal() and state.current_player() == -1 and state.legal_actions() == []
+    assert state.end_reason() == "white_chocolate"
     scores = [8 + 4, 5 - 6]  # seat 1 took the biscuit: most biscuits, 2 dice
-    assert state.result() == (scores, [2, 1])
+    assert (state.scores(), state.ranks()) == (scores, [2, 1])
     for seat in (0, 1):  # rounds never reached repeat the final standing
-        assert state.interim_scores(seat)[round_ - 1:] == [scores[seat]] * (5 - round_)
+        assert state.interim(seat)[round_ - 1:] == [scores[seat]] * (5 - round_)
     with pytest.raises(IllegalAction):
-        state.apply_action(0)
+        state.apply(0)
 
 
 def test_two_white_chocolates_do_not_end_the_game():
     state = laid_out(hands=[["strawberries"] * 5, ["blueberries"] * 5], belt=["white"],
                      collected=[{}, {"white": 1}], round=2, to_move=1)
-    state.apply_action(COLLECT)
-    assert not state.terminal and state.player == 0
+    state.apply(COLLECT)
+    assert not state.is_terminal() and state.current_player() == 0
 
 
 @pytest.mark.parametrize("kind", FILLINGS)
@@ -236,8 +236,8 @@ def test_sets_of_the_four_fillings():
 ])
 def test_ranking_points_then_almonds_then_shared(a, b, scores, ranks):
     state = finished(a, b)
-    assert state.end_reason_name == "scoring"
-    assert state.result() == (scores, ranks)
+    assert state.end_reason() == "scoring"
+    assert (state.scores(), state.ranks()) == (scores, ranks)
 
 
 def test_shared_victories_split_the_win_in_the_batch_loop():
@@ -258,11 +258,11 @@ def test_turns_alternate_and_the_token_passes_each_round():
         state.new_game(seed)
         rng = random.Random(seed)
         movers: dict[str, list[int]] = {}
-        while not state.terminal:
-            movers.setdefault(state.phase_label(), []).append(state.player)
-            state.apply_action(rng.choice(state.legal()))
+        while not state.is_terminal():
+            movers.setdefault(state.phase_label(), []).append(state.current_player())
+            state.apply(rng.choice(state.legal_actions()))
         rounds = list(movers.values())
-        if state.end_reason_name == "scoring":
+        if state.end_reason() == "scoring":
             assert len(rounds) == 4 and all(len(r) == 12 for r in rounds)
         for r, seats in enumerate(rounds):
             token = r % 2  # seat 0 starts the game; the token passes every round
@@ -275,18 +275,18 @@ def test_rounds_end_on_a_forced_turn_and_record_interim_scores():
         state.new_game(seed)
         rng = random.Random(seed)
         at_round_end = []
-        while not state.terminal:
-            phase, legal = state.phase_label(), state.legal()
-            state.apply_action(rng.choice(legal))
-            if state.terminal or state.phase_label() != phase:
+        while not state.is_terminal():
+            phase, legal = state.phase_label(), state.legal_actions()
+            state.apply(rng.choice(legal))
+            if state.is_terminal() or state.phase_label() != phase:
                 at_round_end.append(state.standings())
                 # A round ends on a forced sixth turn (the last card, or the collect)
                 # that leaves both hands empty, unless white chocolate cut it short.
-                assert len(legal) == 1 or state.end_reason_name == "white_chocolate"
+                assert len(legal) == 1 or state.end_reason() == "white_chocolate"
         # A game won by white chocolate repeats its final standing for unplayed rounds.
         at_round_end += [state.standings()] * (4 - len(at_round_end))
         for seat in (0, 1):
-            assert state.interim_scores(seat) == [s[seat] for s in at_round_end]
+            assert state.interim(seat) == [s[seat] for s in at_round_end]
 
 
 def test_random_games_keep_every_invariant_through_the_python_api():
@@ -294,7 +294,7 @@ def test_random_games_keep_every_invariant_through_the_python_api():
     for seed in range(300):
         state.new_game(seed)
         actions = random_playout(state, random.Random(seed))
-        if state.end_reason_name == "scoring":
+        if state.end_reason() == "scoring":
             assert len(actions) == 48
             assert all(1 <= t <= 6 for p in (0, 1) for t in _collect_turns(state, p))
         else:
@@ -302,7 +302,7 @@ def test_random_games_keep_every_invariant_through_the_python_api():
 
 
 def _collect_turns(state, seat):
-    values = dict(zip(state.feature_names(), state.feature_values(seat)))
+    values = dict(zip(state.feature_names(), state.features(seat)))
     return [values[f"collect_turn_r{r}"] for r in range(1, 5)]
 
 
@@ -366,7 +366,7 @@ def test_house_rules_keep_every_invariant(seed, hand, rounds, belt, collect, rem
     state = SPEC.new_state(params)
     state.new_game(seed)
     actions = random_playout(state, random.Random(seed))
-    if state.end_reason_name == "scoring":
+    if state.end_reason() == "scoring":
         assert len(actions) == rounds * 2 * (hand + 1)
     else:
         assert max(collected_counts(state, p)["white"] for p in (0, 1)) >= white
@@ -377,19 +377,19 @@ def test_determinized_resamples_only_the_unseen_cards():
     state.new_game(3)
     rng = random.Random(3)
     for _ in range(7):
-        state.apply_action(rng.choice(state.legal()))
+        state.apply(rng.choice(state.legal_actions()))
     for observer in (0, 1):
-        seen = [state.standings(), state.legal(), state.player, state.interim_scores(0)]
+        seen = [state.standings(), state.legal_actions(), state.current_player(), state.interim(0)]
         for seed in range(10):
             other = state.determinized(observer, seed)
             other.check_invariants()
-            assert [other.standings(), other.legal(), other.player,
-                    other.interim_scores(0)] == seen
+            assert [other.standings(), other.legal_actions(), other.current_player(),
+                    other.interim(0)] == seen
             assert [collected_counts(other, p) for p in (0, 1)] == [
                 collected_counts(state, p) for p in (0, 1)]
-            if observer == state.player:  # its own hand is untouched
-                assert [other.describe_action(a) for a in other.legal()] == [
-                    state.describe_action(a) for a in state.legal()]
+            if observer == state.current_player():  # its own hand is untouched
+                assert [other.describe(a) for a in other.legal_actions()] == [
+                    state.describe(a) for a in state.legal_actions()]
 
 
 # ---- views, laid-out positions and reuse ----
@@ -412,8 +412,8 @@ def test_observation_and_to_dict_show_the_real_cards():
 def test_a_laid_out_collect_counts_at_the_round_end():
     state = before_last_turn([{}, {}], belt=["almonds"], hands=(["pink"], []),
                              has_collected=(True, False))
-    state.apply_action(0)
-    state.apply_action(COLLECT)  # the round ends; round 2 is dealt
+    state.apply(0)
+    state.apply(COLLECT)  # the round ends; round 2 is dealt
     assert state.phase_label() == "round 2"
     assert 1 <= _collect_turns(state, 0)[0] <= 6
     # A laid-out collect counts on the seat's last turn taken (its fifth); seat 1's
@@ -427,7 +427,7 @@ def test_determinized_shuffles_exactly_the_unseen_cards():
     state.new_game(8)
     rng = random.Random(8)
     for _ in range(5):
-        state.apply_action(rng.choice(state.legal()))
+        state.apply(rng.choice(state.legal_actions()))
 
     def unseen(d, observer):
         return Counter(d["set_aside"] + d["pile"] + d["hands"][1 - observer])
@@ -453,7 +453,7 @@ def test_new_game_forgets_the_previous_game():
     used.new_game(2)
     fresh = SPEC.new_state()
     fresh.new_game(2)
-    assert [used.interim_scores(p) for p in (0, 1)] == [fresh.interim_scores(p) for p in (0, 1)]
+    assert [used.interim(p) for p in (0, 1)] == [fresh.interim(p) for p in (0, 1)]
 
 
 def test_set_position_refuses_a_pile_too_short_for_the_rounds_left():

@@ -40,7 +40,7 @@ def move(good, truck="big", stacked=False):
 
 def play(st, *actions):
     for a in actions:
-        st.apply_action(a)
+        st.apply(a)
 
 
 
@@ -96,7 +96,7 @@ def _tied(coins, warehouses, spare):
                     trucks=[{"big": {"sugar": 3 - coins[0]}, "spare": spare[0]},
                             {"big": {"sugar": 3 - coins[1]}, "spare": spare[1]}],
                     warehouses=warehouses, coins=coins)
-    return st.result()
+    return st.scores(), st.ranks()
 
 
 def test_tie_broken_by_coins():
@@ -127,7 +127,7 @@ def test_four_card_lands_on_five_with_capacity_two():
     assert st.observation(0)["board"] == [4, 5]
     # Two goods of one kind from the piles: sugar OR cacao.
     play(st, move("sugar"))
-    assert move("cacao") not in st.legal()
+    assert move("cacao") not in st.legal_actions()
     play(st, move("sugar"))
     w = st.observation(0)["players"][0]["warehouse"]
     assert w == {"sugar": 2}
@@ -148,10 +148,10 @@ def test_two_card_removes_from_four_with_capacity_three():
     assert st.observation(0)["board"] == []
     assert st.observation(0)["players"][0]["coins"] == 2
     # Cacao cannot be shipped from the Plantation; sugar and chocolate can be mixed.
-    assert move("cacao") not in st.legal()
+    assert move("cacao") not in st.legal_actions()
     play(st, move("sugar"), move("chocolate"), move("chocolate"))
     assert st.observation(0)["players"][0]["trucks"]["big"] == {"sugar": 1, "chocolate": 2}
-    assert st.player == 1   # capacity 3 used up: the turn ended
+    assert st.current_player() == 1   # capacity 3 used up: the turn ended
 
 
 def test_wrap_around_from_eight_to_one():
@@ -168,10 +168,10 @@ def test_full_factory_forbids_to_and_empty_factory_forbids_from():
     st = new(2)
     st.set_position(board=board("o o o o o o o o"), hands=[["3"], ["1"]], coins=[0, 0])
     play(st, card("3"))
-    assert st.legal() == [A["from"]]
+    assert st.legal_actions() == [A["from"]]
     st.set_position(board=[], hands=[["3"], ["1"]], coins=[0, 0])
     play(st, card("3"))
-    assert st.legal() == [A["to"]]
+    assert st.legal_actions() == [A["to"]]
 
 
 def test_warehouse_holds_seven():
@@ -182,7 +182,7 @@ def test_warehouse_holds_seven():
     play(st, move("sugar"))
     assert st.observation(0)["players"][0]["warehouse"] == {"sugar": 4, "cacao": 3}
     # No room for more: transport ends by itself and the outlet of space 8 is offered.
-    assert st.player == 0 and st.legal() == [A["stop"], A["sell"] + GOODS.index("cacao")]
+    assert st.current_player() == 0 and st.legal_actions() == [A["stop"], A["sell"] + GOODS.index("cacao")]
 
 
 def test_one_truck_per_turn_unless_trucker():
@@ -193,20 +193,20 @@ def test_one_truck_per_turn_unless_trucker():
     st.set_position(board=board(". o . . . . . ."), hands=[["1", "trucker"], ["1"]],
                     warehouses=[{"sugar": 4}, {}], coins=[0, 0])
     play(st, card("1"), A["from"], move("sugar", "small"))
-    moves = [a for a in st.legal() if a >= A["move"]]
+    moves = [a for a in st.legal_actions() if a >= A["move"]]
     assert moves == [move("sugar", "small")]
     # With the Trucker every truck stays open (die face 1 -> the same move).
     st.set_position(board=board(". o . . . . . ."), die=1, hands=[["trucker"], ["1"]],
                     warehouses=[{"sugar": 4}, {}], coins=[0, 0])
     play(st, card("trucker"), A["keep_face"], A["from"], move("sugar", "small"))
-    assert {move("sugar", t) for t in TRUCKS} <= set(st.legal())
+    assert {move("sugar", t) for t in TRUCKS} <= set(st.legal_actions())
 
 
 def test_trucker_may_take_sugar_and_cacao():
     st = new(2)
     st.set_position(board=[], die=2, hands=[["trucker"], ["1"]], coins=[0, 0])
     play(st, card("trucker"), A["keep_face"], A["to"])   # space 2, capacity 1
-    assert {move("sugar"), move("cacao")} <= set(st.legal())
+    assert {move("sugar"), move("cacao")} <= set(st.legal_actions())
 
 
 # ---- specialists and the die ----
@@ -226,7 +226,7 @@ def test_runner_wraps_eight_to_two():
     st = new(2)
     st.set_position(board=[], die=8, hands=[["runner"], ["1"]], coins=[0, 0])
     play(st, card("runner"), A["keep_face"])
-    assert sorted(st.legal()) == [A["run"] + d for d in (-2, -1, 0, 1, 2)]
+    assert sorted(st.legal_actions()) == [A["run"] + d for d in (-2, -1, 0, 1, 2)]
     play(st, A["run"] + 2, A["to"])
     assert st.observation(0)["turn"]["space"] == 2
 
@@ -260,7 +260,7 @@ def test_space_and_capacity_on_every_board_both_ways():
                     st.set_position(board=occupied, die=die, hands=[["sorter"], ["1"]], coins=[0, 0])
                     play(st, card("sorter"), A["keep_face"], A[way])
                     # (Described before it is played: the visit may end the turn at once.)
-                    said = st.describe_action(A["to" if to else "from"])
+                    said = st.describe(A["to" if to else "from"])
                     assert f"space {tried[hits[0]]} " in said and said.endswith(f"capacity {hits[0] + 1}"), \
                         (occupied, die, way, to, said)
 
@@ -293,7 +293,7 @@ def test_packer_stacks_identical_goods_and_they_unstack_when_moved():
                     warehouses=[{"sugar": 4, "cacao": 3}, {}], coins=[0, 0])
     # Full warehouse: only a stacked sugar fits.
     play(st, card("packer"), A["keep_face"], A["to"])
-    assert move("sugar") not in st.legal() and move("sugar", stacked=True) in st.legal()
+    assert move("sugar") not in st.legal_actions() and move("sugar", stacked=True) in st.legal_actions()
     play(st, move("sugar", stacked=True))
     me = st.observation(0)["players"][0]
     assert me["warehouse"] == {"sugar": 5, "cacao": 3, "stacks": {"sugar": 1}}
@@ -306,7 +306,7 @@ def test_packer_stacks_identical_goods_and_they_unstack_when_moved():
                      trucks=[{"big": {"decorated_chocolate_peanuts": 1, "chocolate_peanuts": 1}}, {}],
                      coins=[0, 0])
     play(st2, card("packer"), A["keep_face"], A["to"])
-    legal = st2.legal()
+    legal = st2.legal_actions()
     assert move("chocolate_peanuts", "big", True) in legal
     assert move("decorated_chocolate_peanuts", "big", True) not in legal
 
@@ -342,7 +342,7 @@ def test_outlet_pays_two_coins_for_a_cacao_in_the_plantation_one_for_anything_in
     st = new(2)
     st.set_position(board=[], hands=[["4"], ["1"]], warehouses=[{"cacao": 1, "sugar": 1}, {}], coins=[0, 0])
     play(st, card("4"), A["to"], A["stop"])
-    assert st.legal() == [A["stop"], A["sell"] + GOODS.index("cacao")]
+    assert st.legal_actions() == [A["stop"], A["sell"] + GOODS.index("cacao")]
     st2 = new(2)
     st2.set_position(half=1, board=[], hands=[["4"], ["1"]], recipes=["gumdrops", "truffles", "bonbons"],
                      warehouses=[{"gumdrops": 1, "sugar": 1}, {}], coins=[0, 0])
@@ -362,7 +362,7 @@ def test_candy_machine_uses_and_supply_running_out():
     play(st, card("1"), A["to"], A["make"] + 0)
     me = st.observation(0)["players"][0]
     assert me["warehouse"] == {"chocolate": 2, "chocolate_peanuts": 1}
-    assert st.player == 1   # no token left: the second use is not offered
+    assert st.current_player() == 1   # no token left: the second use is not offered
     st.check_invariants()
 
 
@@ -389,7 +389,7 @@ def test_decorating_one_or_all_for_a_coin():
     st.set_position(half=1, board=[], hands=[["2", "6"], ["1"]], recipes=["gumdrops", "truffles", "bonbons"],
                     warehouses=[{"gumdrops": 2, "truffles": 1}, {}], coins=[1, 0])
     play(st, card("2"), A["to"])
-    assert set(st.legal()) == {A["stop"], A["deco"] + 4, A["deco"] + 5, A["deco_all"]}
+    assert set(st.legal_actions()) == {A["stop"], A["deco"] + 4, A["deco"] + 5, A["deco_all"]}
     play(st, A["deco_all"])
     me = st.observation(0)["players"][0]
     assert me["warehouse"] == {"decorated_gumdrops": 2, "decorated_truffles": 1} and me["coins"] == 0
@@ -399,12 +399,12 @@ def test_shift_change_once_per_factory_coin_on_the_whistle():
     st = new(2)
     st.set_position(board=[], hands=[["3", "4"], ["1", "2"]], decks=[["5"], ["6"]], coins=[2, 0])
     play(st, card("3"), A["shift_add"] + 2)   # a pawn on 3
-    assert A["shift_add"] + 0 not in st.legal()
+    assert A["shift_add"] + 0 not in st.legal_actions()
     play(st, A["to"], A["stop"])
     assert st.observation(0)["players"][0]["whistle"] and st.observation(0)["players"][0]["coins"] == 1
     play(st, card("1"), A["to"], A["stop"])
     play(st, card("4"))
-    assert [a for a in st.legal() if a >= A["shift_add"]] == []
+    assert [a for a in st.legal_actions() if a >= A["shift_add"]] == []
 
 
 def test_mixer_converts_one_sugar_and_one_cacao():
@@ -421,7 +421,7 @@ def test_players_without_cards_are_skipped():
     st = new(3)
     st.set_position(board=[], hands=[["1", "2"], [], ["3"]], coins=[0, 0, 0])
     play(st, card("1"), A["to"], A["stop"])
-    assert st.player == 2
+    assert st.current_player() == 2
 
 
 def test_transition_keeps_one_specialist_per_uncovered_icon():
@@ -433,9 +433,9 @@ def test_transition_keeps_one_specialist_per_uncovered_icon():
                     played=[["temp", "runner", "packer"], ["temp"]],
                     trucks=[{"big": {"sugar": 6}, "small": {"chocolate": 3}}, {"spare": {"sugar": 1}}])
     play(st, card("8"), A["to"], A["stop"])
-    assert st.phase_label() == "factory transition" and st.player == 0
-    assert sorted(st.legal()) == [A["discard"] + k for k in (0, 3, 6)]
-    assert st.interim_scores(0)[0] == st.standings()[0]
+    assert st.phase_label() == "factory transition" and st.current_player() == 0
+    assert sorted(st.legal_actions()) == [A["discard"] + k for k in (0, 3, 6)]
+    assert st.interim(0)[0] == st.standings()[0]
     play(st, A["discard"] + 0)
     d = st.to_dict()
     assert d["half"] == "candy" and d["players"][0]["kept"] == {"runner": 1, "packer": 1}
@@ -445,7 +445,7 @@ def test_transition_keeps_one_specialist_per_uncovered_icon():
     assert d["players"][1]["kept"] == {"temp": 1}
     assert all(p["warehouse"] == {} for p in d["players"]) and d["board"] == []
     # The player who took the last turn of the first half starts the second.
-    assert st.player == 0
+    assert st.current_player() == 0
 
 
 def test_candy_only_setup_loads_seven_sugar_and_four_chocolate():
@@ -455,7 +455,7 @@ def test_candy_only_setup_loads_seven_sugar_and_four_chocolate():
     from simcore.strategy import RngView
     rng = RngView.seeded(1)
     while st.phase_label() == "candy-only setup":
-        st.apply_action(bot.choose_action(st, rng))
+        st.apply(bot.choose_action(st, rng))
     for p in st.to_dict()["players"]:
         loaded = {}
         for box in p["trucks"].values():
@@ -503,10 +503,10 @@ def test_random_games_keep_every_invariant(players, variant):
     for seed in range(20):
         st.new_game(seed)
         rng = RngView.seeded(seed)
-        while not st.terminal:
-            legal = st.legal()
-            assert len(set(legal)) == len(legal) and all(st.describe_action(a) for a in legal)
-            st.apply_action(bots[st.player].choose_action(st, rng))
+        while not st.is_terminal():
+            legal = st.legal_actions()
+            assert len(set(legal)) == len(legal) and all(st.describe(a) for a in legal)
+            st.apply(bots[st.current_player()].choose_action(st, rng))
             st.check_invariants()
         for p in st.to_dict()["players"]:
             assert p["hand"] == [] and p["deck"] == []
@@ -534,17 +534,17 @@ def test_determinize_keeps_what_the_observer_sees(variant):
         st.new_game(seed)
         rng = RngView.seeded(seed)
         k = 0
-        while not st.terminal:
+        while not st.is_terminal():
             if k % 5 == 0:
                 for observer in range(3):
                     other = st.determinized(observer, 1234 * seed + k + observer)
                     other.check_invariants()
                     assert other.observation(observer) == st.observation(observer)
-                    assert other.legal() == st.legal() or st.player != observer
+                    assert other.legal_actions() == st.legal_actions() or st.current_player() != observer
                     d, e = st.to_dict(), other.to_dict()
                     for p in range(3):
                         assert numbered(d["players"][p]) == numbered(e["players"][p])
-            st.apply_action(bot.choose_action(st, rng))
+            st.apply(bot.choose_action(st, rng))
             k += 1
 
 
@@ -555,11 +555,11 @@ def test_copies_are_independent():
     bot = build("manfredini", "random")
     rng = RngView.seeded(8)
     for _ in range(30):
-        st.apply_action(bot.choose_action(st, rng))
+        st.apply(bot.choose_action(st, rng))
     before = st.to_dict()
-    c = st.clone()
-    while not c.terminal:
-        c.apply_action(bot.choose_action(c, rng))
+    c = st.copy()
+    while not c.is_terminal():
+        c.apply(bot.choose_action(c, rng))
     assert st.to_dict() == before
 
 
@@ -606,8 +606,8 @@ def test_house_rules_change_the_game_and_keep_the_invariants():
     for seed in range(30):
         st.new_game(seed)
         rng = RngView.seeded(seed)
-        while not st.terminal:
-            st.apply_action(bots[st.player].choose_action(st, rng))
+        while not st.is_terminal():
+            st.apply(bots[st.current_player()].choose_action(st, rng))
             st.check_invariants()
             assert len(st.observation(0)["board"]) <= 5
         for p in st.to_dict()["players"]:

@@ -15,7 +15,7 @@ from strategies import build
 
 
 def component(st, action):
-    k = st.component_of(action)
+    k = st.action_component(action)
     return None if k < 0 else st.component_names()[k]
 
 
@@ -35,17 +35,17 @@ def test_plantation_components_on_a_hand_built_turn():
     st.set_position(board=[], hands=[["2", "runner", "temp"], ["1"]], coins=[2, 0],
                     warehouses=[{"sugar": 1, "cacao": 2}, {}],
                     spec_deck=["packer", "trucker", "machinist"])
-    assert {a: component(st, a) for a in st.legal()} == {
+    assert {a: component(st, a) for a in st.legal_actions()} == {
         card("2"): None, card("runner"): "runner", card("temp"): None}
     play(st, card("2"))
-    legal = st.legal()                       # to, from is impossible, the shift changes
+    legal = st.legal_actions()                       # to, from is impossible, the shift changes
     assert component(st, A["to"]) is None
     assert {component(st, a) for a in legal if a != A["to"]} == {"shift_change"}
     play(st, A["to"], A["stop"])             # space 2, the Break Room
-    assert {a: component(st, a) for a in st.legal()} == {A["stop"]: None, A["recruit"]: "break_room"}
+    assert {a: component(st, a) for a in st.legal_actions()} == {A["stop"]: None, A["recruit"]: "break_room"}
     play(st, A["recruit"])
     # Keeping a specialist takes that specialist.
-    assert {a: component(st, a) for a in st.legal()} == {
+    assert {a: component(st, a) for a in st.legal_actions()} == {
         A["pick"] + SPECIALISTS.index(k): k for k in ("machinist", "trucker", "packer")}
     # The Mixer and the Plantation's Outlet.
     st.set_position(board=[], hands=[["4", "5"], ["1"]], warehouses=[{"sugar": 1, "cacao": 2}, {}])
@@ -62,13 +62,13 @@ def test_candy_factory_components_on_a_hand_built_turn():
                     recipes=["gumdrops", "truffles", "bonbons"],
                     warehouses=[{"sugar": 2, "chocolate": 3, "gumdrops": 1}, {}])
     play(st, card("1"), A["to"])             # the Candy Machine
-    assert {a: component(st, a) for a in st.legal()} == {
+    assert {a: component(st, a) for a in st.legal_actions()} == {
         A["stop"]: None, A["make"] + 4: "gumdrops", A["make"] + 5: "truffles",
         A["make"] + 9: "bonbons"}
     st.set_position(half=1, board=[], hands=[["2"], ["1"]], coins=[1, 0],
                     recipes=["gumdrops", "truffles", "bonbons"], warehouses=[{"gumdrops": 1}, {}])
     play(st, card("2"), A["to"])             # the Decorating Station
-    assert {a: component(st, a) for a in st.legal()} == {
+    assert {a: component(st, a) for a in st.legal_actions()} == {
         A["stop"]: None, A["deco"] + 4: "decorating", A["deco_all"]: "decorating"}
     st.set_position(half=1, board=[], hands=[["4"], ["1"]], coins=[1, 0],
                     recipes=["gumdrops", "truffles", "bonbons"], warehouses=[{"gumdrops": 1}, {}])
@@ -97,17 +97,17 @@ def test_every_action_takes_exactly_the_component_it_names(variant):
     for seed in range(40):
         st.new_game(seed)
         rng = RngView.seeded(seed)
-        while not st.terminal:
-            p = st.player
+        while not st.is_terminal():
+            p = st.current_player()
             a = bot.choose_action(st, rng)
-            k = st.component_of(a)
+            k = st.action_component(a)
             recipe = st.observation(p)["turn"]["recipe"]
-            before = st.feature_values(p)
-            st.apply_action(a)
-            after = st.feature_values(p)
+            before = st.features(p)
+            st.apply(a)
+            after = st.features(p)
             moved = {counters[i] for i, j in enumerate(idx) if after[j] != before[j]}
             if k < 0:
-                assert moved == set(), (st.describe_action(a), moved)
+                assert moved == set(), (st.describe(a), moved)
                 continue
             name = comps[k]
             seen.add(name)
@@ -147,7 +147,7 @@ def _recruits(deck0, hand1, deck1, keeps):
     play(st, A["pick"] + SPECIALISTS.index("trucker"))
     play(st, card("6"), A["to"], A["stop"], A["recruit"])
     play(st, A["pick"] + SPECIALISTS.index(keeps))
-    assert st.player == 0
+    assert st.current_player() == 0
     return st
 
 
@@ -184,7 +184,7 @@ def test_determinize_depends_only_on_the_observation_in_random_games(variant):
         st.new_game(seed)
         rng = RngView.seeded(seed)
         k = 0
-        while not st.terminal:
+        while not st.is_terminal():
             if k % 7 == 0:
                 for observer in range(3):
                     b = st.determinized(observer, 999 + k)
@@ -194,14 +194,14 @@ def test_determinize_depends_only_on_the_observation_in_random_games(variant):
                     assert canonical(wa) == canonical(wb)
                     ra, rb = RngView.seeded(k), RngView.seeded(k)
                     for _ in range(40):
-                        if wa.terminal:
+                        if wa.is_terminal():
                             break
                         act = bot.choose_action(wa, ra)
                         assert act == bot.choose_action(wb, rb)
-                        wa.apply_action(act)
-                        wb.apply_action(act)
+                        wa.apply(act)
+                        wb.apply(act)
                     assert canonical(wa) == canonical(wb)
-            st.apply_action(bot.choose_action(st, rng))
+            st.apply(bot.choose_action(st, rng))
             k += 1
 
 
@@ -222,7 +222,7 @@ def _seen_then_drawn(hand1, deck1, keeps):
     assert st.observation(0)["turn"]["looking_at"] == ["runner", "sorter", "lift_operator"]
     play(st, A["pick"] + SPECIALISTS.index("runner"))
     play(st, card("1"), A["from"], A["recruit"], A["pick"] + SPECIALISTS.index(keeps))
-    assert st.player == 0 and st.to_dict()["specialist_deck"] == [
+    assert st.current_player() == 0 and st.to_dict()["specialist_deck"] == [
         "sorter" if keeps == "lift_operator" else "lift_operator"]
     return st
 
@@ -270,8 +270,8 @@ def test_knowledge_groups_stay_consistent_in_games_with_many_recruits(players):
         st.new_game(seed)
         rng = RngView.seeded(seed)
         k = 0
-        while not st.terminal:
-            st.apply_action(bots[st.player].choose_action(st, rng))
+        while not st.is_terminal():
+            st.apply(bots[st.current_player()].choose_action(st, rng))
             st.check_invariants()
             k += 1
             if k % 4 == 0:

@@ -43,26 +43,26 @@ def test_machinist_makes_candy_then_decorates_it_on_the_same_turn():
     # gumdrop first leaves a candy for the Decorating Station to decorate.
     st = _machinist_on_the_decorating_station()
     assert st.observation(0)["turn"]["step"] == "order"
-    assert st.legal() == [A["space_first"], A["machine_first"]]
+    assert st.legal_actions() == [A["space_first"], A["machine_first"]]
     play(st, A["machine_first"])
-    assert st.legal() == [A["stop"], make("gumdrops")]
+    assert st.legal_actions() == [A["stop"], make("gumdrops")]
     play(st, make("gumdrops"))
     # No sugar left for a second use: the engine moves on to the Decorating Station.
-    assert st.legal() == [A["stop"], A["deco"] + RECIPES.index("gumdrops")]
+    assert st.legal_actions() == [A["stop"], A["deco"] + RECIPES.index("gumdrops")]
     play(st, A["deco"] + RECIPES.index("gumdrops"))
-    assert warehouse(st) == {"decorated_gumdrops": 1} and st.player == 1
+    assert warehouse(st) == {"decorated_gumdrops": 1} and st.current_player() == 1
 
 
 def test_machinist_space_first_leaves_the_candy_plain():
     # The space first: nothing to decorate yet (passed by the engine), then the machine.
     st = _machinist_on_the_decorating_station()
     play(st, A["space_first"], make("gumdrops"))
-    assert warehouse(st) == {"gumdrops": 1} and st.player == 1
+    assert warehouse(st) == {"gumdrops": 1} and st.current_player() == 1
     # machinist_order = space_first (the engine's former reading) never asks.
     st = _machinist_on_the_decorating_station(machinist_order="space_first")
-    assert st.legal() == [A["stop"], make("gumdrops")]
+    assert st.legal_actions() == [A["stop"], make("gumdrops")]
     play(st, make("gumdrops"))
-    assert warehouse(st) == {"gumdrops": 1} and st.player == 1
+    assert warehouse(st) == {"gumdrops": 1} and st.current_player() == 1
 
 
 def test_machinist_order_asked_only_when_it_can_matter():
@@ -78,7 +78,7 @@ def test_machinist_order_asked_only_when_it_can_matter():
     st.set_position(board=[], die=2, hands=[["machinist"], ["1"]], coins=[0, 0])
     play(st, card("machinist"), A["keep_face"], A["to"])   # capacity 1: take one cacao
     play(st, A["move"] + (GOODS.index("cacao") * 3) * 2)
-    assert st.player == 1
+    assert st.current_player() == 1
 
 
 def test_machinist_order_going_from_the_factory_comes_before_the_goods_leave():
@@ -89,7 +89,7 @@ def test_machinist_order_going_from_the_factory_comes_before_the_goods_leave():
     st.set_position(board=[4], die=4, hands=[["machinist"], ["1"]],
                     warehouses=[{"sugar": 1, "cacao": 1}, {}], coins=[0, 0])
     play(st, card("machinist"), A["keep_face"], A["from"])
-    assert st.legal() == [A["space_first"], A["machine_first"]]
+    assert st.legal_actions() == [A["space_first"], A["machine_first"]]
     # Mixing first uses the one cacao: nothing is left to sell, and the chocolate ships.
     play(st, A["machine_first"], A["mix"])
     assert warehouse(st) == {"chocolate": 1}
@@ -167,16 +167,16 @@ def test_recipe_uses_are_per_turn_across_both_machines():
     # Gumdrops' arrow says 3 a turn, so the Machinist's machine cannot make a fourth;
     # it may still use another recipe.
     st = _machinist_on_a_candy_machine()
-    assert st.legal() == [A["stop"], make("lollipops")]
+    assert st.legal_actions() == [A["stop"], make("lollipops")]
     play(st, make("lollipops"))
-    assert warehouse(st) == {"sugar": 1, "gumdrops": 3, "lollipops": 1} and st.player == 1
+    assert warehouse(st) == {"sugar": 1, "gumdrops": 3, "lollipops": 1} and st.current_player() == 1
 
 
 def test_recipe_uses_per_machine_param_restarts_the_count():
     st = _machinist_on_a_candy_machine(**{"candy.recipe_uses": "per_machine"})
-    assert st.legal() == [A["stop"], make("lollipops"), make("gumdrops")]
+    assert st.legal_actions() == [A["stop"], make("lollipops"), make("gumdrops")]
     play(st, make("gumdrops"), make("gumdrops"), make("gumdrops"))
-    assert warehouse(st) == {"gumdrops": 6} and st.player == 1
+    assert warehouse(st) == {"gumdrops": 6} and st.current_player() == 1
 
 
 # ---- open reading: a shift change does not trigger the space's ability (a param) ----
@@ -188,24 +188,24 @@ def test_shift_change_offers_no_ability_by_default():
     st.set_position(board=[], hands=[["3"], ["1"]], warehouses=[{"cacao": 1}, {}], coins=[1, 0])
     play(st, card("3"), A["shift_add"] + 3)
     assert st.observation(0)["turn"]["step"] == "to_from"
-    assert set(st.legal()) == {A["to"], A["from"]}
+    assert set(st.legal_actions()) == {A["to"], A["from"]}
 
 
 def test_shift_change_ability_param_offers_the_space_then_goes_on():
     st = new(2, shift_change_ability=True)
     st.set_position(board=[], hands=[["3"], ["1"]], warehouses=[{"cacao": 1}, {}], coins=[1, 0])
     play(st, card("3"), A["shift_add"] + 3)
-    assert st.legal() == [A["stop"], A["sell"] + GOODS.index("cacao")]
+    assert st.legal_actions() == [A["stop"], A["sell"] + GOODS.index("cacao")]
     play(st, A["sell"] + GOODS.index("cacao"))       # 2 coins for the cacao
     assert st.observation(0)["players"][0]["coins"] == 2
-    assert set(st.legal()) == {A["to"], A["from"]}
+    assert set(st.legal_actions()) == {A["to"], A["from"]}
     # Removing a pawn: its space's ability comes first (Break Room, a coin to pay).
     st.set_position(board=[2], hands=[["5"], ["1"]], coins=[2, 0],
                     spec_deck=["packer", "trucker", "runner"])
     play(st, card("5"), A["shift_remove"] + 1, A["recruit"])
     assert st.observation(0)["turn"]["looking_at"] == ["runner", "trucker", "packer"]
     play(st, A["pick"] + SPECIALISTS.index("runner"))
-    assert st.observation(0)["board"] == [] and set(st.legal()) == {A["to"]}
+    assert st.observation(0)["board"] == [] and set(st.legal_actions()) == {A["to"]}
 
 
 def test_reading_params_reject_unknown_values():
@@ -231,6 +231,6 @@ def test_random_games_keep_every_invariant_under_the_other_readings(sets):
     for seed in range(30):
         st.new_game(seed)
         rng = RngView.seeded(seed)
-        while not st.terminal:
-            st.apply_action(bots[st.player].choose_action(st, rng))
+        while not st.is_terminal():
+            st.apply(bots[st.current_player()].choose_action(st, rng))
         assert all(p["hand"] == [] and p["deck"] == [] for p in st.to_dict()["players"])
