@@ -54,7 +54,7 @@ def end(state):
     do(state, "done with orders")
     assert state.is_terminal()
     met = [c["met"] for c in state.objectives()]
-    scores, ranks = state.scores(), state.ranks()
+    ranks = state.ranks()
     assert state.end_reason() == ("solo_win" if ranks == [1] else "solo_loss")
     return ranks == [1], met
 
