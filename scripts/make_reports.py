@@ -9,10 +9,13 @@ games in SKILL.
     python scripts/make_reports.py --only fabryka --minutes 4 --jobs 2
 
 Runs go to runs/<game>/... and are resumed (and extended) when the script is re-run.
+Afterwards reports/README.md tables, per game and table size, what each verdict decided,
+the games it stands on and what deciding it at the margin would cost (the README's table).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -24,17 +27,11 @@ from simcore.errors import UserError
 from simcore.registry import games
 
 ROOT = Path(__file__).resolve().parent.parent
-# Minutes of the balance budget per game: the games with more table sizes and slower
-# search get more.
-MINUTES = {"fabryka": 6.0, "enemy_chocolatier": 15.0, "manfredini": 8.0, "alleycat": 8.0}
+# Minutes of the balance budget per game: Fabryka's, where a decision at ±1 percentage
+# point is within reach (under an hour of one core), and otherwise the games with more
+# table sizes and slower search get more. Every rung plays the game's default search bot.
+MINUTES = {"fabryka": 25.0, "enemy_chocolatier": 20.0, "manfredini": 12.0, "alleycat": 15.0}
 DEFAULT_MINUTES = 6.0
-# The search bot's lowest rung on the ladder: its default where a decision costs about a
-# millisecond or two; in Alley Cat, where it costs 3-8 ms, a smaller budget with rollouts
-# cut short and scored by the heuristic's evaluation (the bot's documented fast setting),
-# so the top rungs get a few hundred games within the budget. (Manfredini's cut-off
-# setting, pinned here while its default cost 7 ms, rated below the heuristic at 3 and 4
-# players; its default now costs 1-2 ms.)
-SEARCH = {"alleycat": "mcts(iterations=25, depth=16)"}
 # Skill reports: games per run, and the skill trace of the search bot at two players
 # (its default budget doubled three times, each against the budget below).
 # The search bot's decision costs about 0.3 ms in Fabryka, 2 ms in Enemy Chocolatier,
@@ -52,6 +49,35 @@ def tuned(name: str, players: int) -> bool:
         return players in (strategies.validated_players(name, "heuristic(weights=tuned)") or ())
     except UserError:  # no tuned weights shipped for this game
         return False
+
+
+def decisions_table(out: Path) -> str:
+    """A Markdown table of every bundled balance verdict under `out`: per game and table
+    size, its state, the agreement reached or the change shown, the games of the
+    strongest rung, and the core-hours a decision at the margin is projected to need."""
+    rows = ["| Game | Players | Verdict | Games at the strongest rung | Core-hours to decide |",
+            "|---|---|---|---|---|"]
+    for path in sorted(out.glob("*/verdict.json")):
+        verdict = json.loads(path.read_text())
+        plans = {p["players"]: p for p in verdict.get("plans") or []}
+        margin = verdict["margin_points"]
+        for size in verdict["sizes"]:
+            c = size["convergence"] or {}
+            state = c.get("state") or "one rung"
+            if c.get("shown_change"):
+                state += f" ({c['shown_change']['points']:+.1f} percentage points)"
+            elif c.get("agreement_points") is not None:
+                state += f" (agree within ±{c['agreement_points']:.1f} percentage points)"
+            final = (plans.get(size["players"]) or {}).get("final") or {}
+            if final.get("core_hours") is not None:
+                hours = f"{'more than ' if final['more_than'] else ''}{final['core_hours']:,.1f}"
+                hours += f" ({final['games_needed']:,} paired games)"
+            else:
+                hours = f"not projected: {final.get('cannot_project') or 'no plan'}"
+            rows.append(f"| {verdict['game']} | {size['players']} | {state} | {size['games']:,} "
+                        f"({size['rung']}) | {hours} |")
+    return (f"Decisions at ±{margin:g} percentage points (the margin), as the bundled reports "
+            "stand:\n\n" + "\n".join(rows) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
                 html = args.out / name / f"{name}.html"
                 result = api.balance(name, html=html, pdf=None if args.no_pdf else html.with_suffix(".pdf"),
                                      minutes=minutes, runs=args.runs, jobs=args.jobs,
-                                     search=SEARCH.get(name, "mcts"), play=not args.no_play)
+                                     play=not args.no_play)
                 games_played = sum(r["games"] for r in result.runs)
                 print(f"{name}: {games_played:,} games in {len(result.runs)} runs, "
                       f"{time.perf_counter() - t0:.0f} s -> {html}", flush=True)
@@ -94,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
                       restricted=best, ladder=rungs, players=size,
                       depth="mcts", doublings=3)
                 print(f"{name}: skill report in {time.perf_counter() - t2:.1f} s -> {html}", flush=True)
+        (args.out / "README.md").write_text("# Bundled balance reports\n\n" + decisions_table(args.out))
     except UserError as e:
         print(f"make_reports: error: {e}", file=sys.stderr)
         return 2

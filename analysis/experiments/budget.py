@@ -367,7 +367,7 @@ def project(diffs: np.ndarray, margin: float, cpu_per_game: float = math.nan) ->
     base = {"players": players, "margin": margin, "pairs": pairs, "cpu_per_game": cpu_per_game}
     if pairs < MIN_PAIRS:
         return Projection(**base, route="", games=None,
-                          reason=f"{pairs} paired games of the two strongest rungs, fewer than {MIN_PAIRS}")
+                          reason=f"{pairs} paired game{'' if pairs == 1 else 's'} of the two strongest rungs, fewer than {MIN_PAIRS}")
     change = 100 * diffs.mean(axis=0)
     sd = 100 * diffs.std(axis=0, ddof=1)
     if not np.any(sd > 0):
