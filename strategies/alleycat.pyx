@@ -52,7 +52,7 @@ It reads only public information: factories, store rooms, coal, orders, tracks, 
 display and the face-up solo cards. Deck order matters only to moves that can end the
 day; for those the copy is determinized for its seat first."""
 from libc.math cimport NAN
-from libc.string cimport memcpy, memcmp
+from libc.string cimport memcpy, memcmp, memset
 from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_ACTIONS
 from simcore.strategy cimport Strategy
@@ -575,10 +575,14 @@ cdef struct Base:
     # A position of the mover's own run as delta_value values what a piece step there
     # leads to: the terms of value() no such step changes, and the pieces, coal and
     # orders the others are computed from.
-    double head               # money, steps and the beans still to load (value's sum before coal)
     int split                 # belt squares below it reach the store room after today
-    bint today                # orders still to fulfil today
     bint again                # to_menu would open the run again (before the first push)
+    # Filled when a move first needs them (pieces), and (orders) a move that leaves the
+    # kinds the orders need as they are:
+    bint pieces
+    bint has_orders
+    double head               # money, steps and the beans still to load (value's sum before coal)
+    bint today                # orders still to fulfil today
     int coal
     int pool[N_PIECES]        # value()'s pools before the orders
     int later[N_PIECES]
@@ -814,15 +818,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         v = self.money_now(st, seat)
         for z in range(N_STORES):
             v += self.steps * a.track[z]
-        # A piece on square q reaches the store room after squares - q pushes; the
-        # pushes left today are the tiles still at the entrance while the seat runs its
-        # factory, and all of them before its run. Saturday sweeps the belt in.
-        pushes = 0
-        if st.s.phase == PH_DRAFT or (st.s.phase == PH_RUN and not self.ran(st, seat)):
-            pushes = c.shifts
-        elif st.s.phase == PH_RUN and st.s.to_move == seat:
-            pushes = a.shifts_left
-        split = 0 if st.s.day == c.days - 1 else max(0, c.squares - pushes)
+        split = self.split_of(st, seat)
         for t in range(N_PIECES):
             pool[t] = a.store[t]
             later[t] = 0
@@ -838,6 +834,19 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                                                else c.beans)
         split_out[0] = split
         return v
+
+    cdef int split_of(self, AlleyCatState st, int seat) noexcept nogil:
+        # A piece on square q reaches the store room after squares - q pushes; the
+        # pushes left today are the tiles still at the entrance while the seat runs its
+        # factory, and all of them before its run. Saturday sweeps the belt in. The
+        # squares below the one returned reach it after today.
+        cdef const AcConfig* c = &st.cfg
+        cdef int pushes = 0
+        if st.s.phase == PH_DRAFT or (st.s.phase == PH_RUN and not self.ran(st, seat)):
+            pushes = c.shifts
+        elif st.s.phase == PH_RUN and st.s.to_move == seat:
+            pushes = st.s.seat[seat].shifts_left
+        return 0 if st.s.day == c.days - 1 else max(0, c.squares - pushes)
 
     # ---- delta evaluation: a piece step of the seat's own run valued without a copy ----
 
@@ -856,16 +865,20 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 or sub == S_UPGRADE or sub == S_MOVE_TO)
 
     cdef void delta_base(self, AlleyCatState st, int seat, Base* b) noexcept nogil:
+        # What piece_step reads; the rest when a move needs it (delta_pieces, delta_orders).
+        b.split = self.split_of(st, seat)
+        b.again = st.s.seat[seat].shifts_left == st.s.seat[seat].tiles
+        b.pieces = False
+        b.has_orders = False
+
+    cdef void delta_pieces(self, AlleyCatState st, int seat, Base* b) noexcept nogil:
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef const Stages* o
         cdef int i, k, j
+        b.pieces = True
         b.head = self.head(st, seat, b.pool, b.later, &b.split)
         b.coal = a.coal
         b.today = self.orders_ahead(st, seat)
-        b.again = a.shifts_left == a.tiles
-        memcpy(b.pool_o, b.pool, sizeof(b.pool))
-        memcpy(b.later_o, b.later, sizeof(b.later))
-        b.orders = self.orders_value(st, seat, b.pool_o, b.later_o, b.today)
         # orders_value reads and takes only the kinds of the stages still to pay.
         b.kinds = 0
         for i in range(st.s.n_held):
@@ -876,7 +889,13 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 for j in range(o.n_kinds[k]):
                     b.kinds |= 1 << o.kind[k][j]
 
-    cdef double delta_value(self, AlleyCatState st, int seat, const Base* b, int action, bint chain) noexcept nogil:
+    cdef void delta_orders(self, AlleyCatState st, int seat, Base* b) noexcept nogil:
+        b.has_orders = True
+        memcpy(b.pool_o, b.pool, sizeof(b.pool))
+        memcpy(b.later_o, b.later, sizeof(b.later))
+        b.orders = self.orders_value(st, seat, b.pool_o, b.later_o, b.today)
+
+    cdef double delta_value(self, AlleyCatState st, int seat, Base* b, int action, bint chain) noexcept nogil:
         # value() of `st` after `action` (a move of `seat` in its own run), from what the
         # move changes in its pieces and coal: value()'s sum, term by term in its order,
         # the orders valued again only if the move changes a kind they need. NaN when
@@ -886,18 +905,26 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef int pool[N_PIECES]
         cdef int later[N_PIECES]
-        cdef int coal = b.coal, changed, t, e, gain
+        cdef int coal = 0, changed, t, e, gain
         cdef double v, orders
-        memcpy(pool, b.pool, sizeof(pool))
-        memcpy(later, b.later, sizeof(later))
+        memset(pool, 0, sizeof(pool))
+        memset(later, 0, sizeof(later))
         changed = self.piece_step(st, seat, b, action, pool, later, &coal)
         if changed < 0 or (chain and changed & CHAIN):
             return NAN
+        if not b.pieces:
+            self.delta_pieces(st, seat, b)
+        for t in range(N_PIECES):
+            pool[t] += b.pool[t]
+            later[t] += b.later[t]
+        coal += b.coal
         v = b.head
         v += coal * self.cv
         if changed & b.kinds:
             orders = self.orders_value(st, seat, pool, later, b.today)
         else:
+            if not b.has_orders:
+                self.delta_orders(st, seat, b)
             orders = b.orders
             for t in range(N_PIECES):
                 if (b.kinds >> t) & 1:
@@ -917,7 +944,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                         int* coal) noexcept nogil:
         # What `action` does to `seat`'s pieces and coal, as apply does it (a trade, or a
         # step of a part's or employee's work on square p_square, with the symbols
-        # that then need no decision), added to `pool`, `later` and `coal`: the kinds
+        # that then need no decision), added to the pools (split at b.split) and
+        # `coal`: the kinds
         # changed (bit t), with CHAIN if a small decision is then pending. -1 for any
         # other move, or one that ends at to_menu before the day's first push (the run
         # may then open again: copy and apply).
