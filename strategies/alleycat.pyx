@@ -814,7 +814,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # (on the belt after them) at square `split_out`.
         cdef const AcConfig* c = &st.cfg
         cdef const AcSeat* a = &st.s.seat[seat]
-        cdef int t, q, z, pushes, split
+        cdef int t, q, z, split
         cdef double v
         # Money, and (2-4 players) the store awards, the £12 and the diversity as they stand.
         v = self.money_now(st, seat)
@@ -947,10 +947,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # What `action` does to `seat`'s pieces and coal, as apply does it (a trade, or a
         # step of a part's or employee's work on square p_square, with the symbols
         # that then need no decision), added to the pools (split at b.split) and
-        # `coal`: the kinds
-        # changed (bit t), with CHAIN if a small decision is then pending. -1 for any
-        # other move, or one that ends at to_menu before the day's first push (the run
-        # may then open again: copy and apply).
+        # `coal`: the kinds changed (bit t), with CHAIN if a small decision is then
+        # pending. -1 for any other move, or one that ends at to_menu before the day's
+        # first push (the run may then open again: copy and apply).
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef const AcPart* k = &st.cfg.parts[st.s.p_part]
         cdef int sub = st.s.sub, q = st.s.p_square, o = st.s.p_option, sym = st.s.p_sym, t, m
@@ -1016,21 +1015,17 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         elif sub == S_MOVE_TO:
             if b.again:
                 return -1
-            if action != A_DONE:
-                c[st.s.p_kind] -= 1
-                t = action - A_SQUARE
-                if (t >= b.split) == (q >= b.split):
-                    pass      # the piece stays in the same pool
-                elif t >= b.split:
-                    later[st.s.p_kind] -= 1
-                    pool[st.s.p_kind] += 1
-                    pending = 1 << st.s.p_kind
-                else:
-                    pool[st.s.p_kind] -= 1
-                    later[st.s.p_kind] += 1
-                    pending = 1 << st.s.p_kind
-                return pending
-            return 0
+            # The piece moved changes a pool only if it crosses the split.
+            t = st.s.p_kind
+            if action == A_DONE or (action - A_SQUARE >= b.split) == (q >= b.split):
+                return 0
+            if q >= b.split:
+                pool[t] -= 1
+                later[t] += 1
+            else:
+                later[t] -= 1
+                pool[t] += 1
+            return 1 << t
         else:
             return -1
         return pending | self.square_delta(q, c, a.belt[q], pool, later, b.split)
