@@ -1150,9 +1150,11 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef bint ok
         self.h_money = 0
         self.h_n = 0
+        # Whole arrays, of a size known here: copied inline, where a copy of n_held
+        # entries was a call to the C library's memcpy and memset.
+        memcpy(stage, a.stage, sizeof(stage))
+        memset(held, 0, sizeof(held))
         for i in range(n_held):
-            stage[i] = a.stage[i]
-            held[i] = NULL
             if a.order[i] >= 0:
                 o = &self.orders[a.order[i]]
                 v += self.w[W_SIZE + o.size]
