@@ -8,8 +8,10 @@ the open step objectives his store could pay) and places a part where it covers 
 least; solo, an employee is also valued by the look-ahead below after hiring him. Every
 other decision is a one-move look-ahead on a copy of the state (a move that opens a chain
 of small decisions, a converter's option, inputs and outputs or a supply, is valued after
-completing the chain greedily). Ties keep the first legal move, so a move that gains
-nothing is not played. A C side store is supplied only once no Corner Shop stage can be
+completing the chain greedily; at 2-4 players a step that only moves pieces or trades one
+for coal in the seat's own run is valued from what it changes, without a copy: the same
+value to the last bit). Ties keep the first legal move, so a move that gains nothing is
+not played. A C side store is supplied only once no Corner Shop stage can be
 paid, as it pays by the day's stage money.
 
 The value of a position is money at the end of this game, in one currency set where the
@@ -52,7 +54,7 @@ It reads only public information: factories, store rooms, coal, orders, tracks, 
 display and the face-up solo cards. Deck order matters only to moves that can end the
 day; for those the copy is determinized for its seat first."""
 from libc.math cimport NAN
-from libc.string cimport memcpy, memcmp
+from libc.string cimport memcpy, memcmp, memset
 from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_ACTIONS
 from simcore.strategy cimport Strategy
@@ -64,7 +66,8 @@ from simcore.games.alleycat.rules cimport (
     S_AGENT_PIECE, S_DEALER_OMIT, S_GOAL, S_AS_STORE, S_FREE_SLOT, R_MONEY, A_ORDER, A_SUPPLY, A_PACKET, A_PICK, A_SLOT, E_MECHANIC, MAX_SOLO_CARDS,
     MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, G_ORDERS, BEAN, S_OPEN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
     R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
-    N_SIZES, MAX_PARTS, MAX_ORDER_IDS, MAX_STAGES, N_SEATS)
+    N_SIZES, MAX_PARTS, MAX_ORDER_IDS, MAX_STAGES, N_SEATS, A_DONE, A_PIECE, A_TRADE, A_SQUARE, A_UPGRADE,
+    upg_from, upg_to)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -535,6 +538,22 @@ cdef inline void own_restore(AlleyCatState st, AlleyCatState scratch, int seat) 
     memcpy(dst + tail, src + tail, sizeof(Ac) - tail)
 
 
+cdef inline bint upgradable(const short* c) noexcept nogil:
+    # A piece on the square can take an upgrade (as the rules' after_upgrade asks).
+    cdef int t
+    for t in range(N_PIECES - 1):
+        if c[t] > 0:
+            return True
+    return False
+
+
+cdef inline int lowest(int m) noexcept nogil:
+    cdef int t = 0
+    while not (m >> t) & 1:
+        t += 1
+    return t
+
+
 cdef enum:
     W_READY = 5           # the new heuristic's use of slot 5 (the first one's store_room)
     W_COMPLETE = 40
@@ -552,6 +571,31 @@ cdef struct Stages:
     int n_kinds[MAX_STAGES]
     signed char kind[MAX_STAGES][N_PIECES]
     signed char need[MAX_STAGES][N_PIECES]
+
+
+cdef struct Base:
+    # A position of the mover's own run as delta_value values what a piece step there
+    # leads to: the terms of value() no such step changes, and the pieces, coal and
+    # orders the others are computed from.
+    int split                 # belt squares below it reach the store room after today
+    bint again                # to_menu would open the run again (before the first push)
+    # Filled when a move first needs them (pieces), and (orders) a move that leaves the
+    # kinds the orders need as they are:
+    bint pieces
+    bint has_orders
+    double head               # money, steps and the beans still to load (value's sum before coal)
+    bint today                # orders still to fulfil today
+    int coal
+    int pool[N_PIECES]        # value()'s pools before the orders
+    int later[N_PIECES]
+    double orders             # orders_value of them
+    int pool_o[N_PIECES]      # the pools orders_value leaves
+    int later_o[N_PIECES]
+    int kinds                 # bit t: a stage still to pay of a held order needs kind t
+
+
+cdef enum:
+    CHAIN = 1 << N_PIECES     # piece_step: the step leaves a small decision pending
 
 
 cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
@@ -740,35 +784,10 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef int pool[N_PIECES]      # in the store room before today's orders
         cdef int later[N_PIECES]     # on the belt after them
-        cdef int t, q, z, e, pushes, gain, split
+        cdef int e, gain, split
         cdef double v
         cdef bint today
-        # Money, and (2-4 players) the store awards, the £12 and the diversity as they stand.
-        v = self.money_now(st, seat)
-        for z in range(N_STORES):
-            v += self.steps * a.track[z]
-        # A piece on square q reaches the store room after squares - q pushes; the
-        # pushes left today are the tiles still at the entrance while the seat runs its
-        # factory, and all of them before its run. Saturday sweeps the belt in.
-        pushes = 0
-        if st.s.phase == PH_DRAFT or (st.s.phase == PH_RUN and not self.ran(st, seat)):
-            pushes = c.shifts
-        elif st.s.phase == PH_RUN and st.s.to_move == seat:
-            pushes = a.shifts_left
-        split = 0 if st.s.day == c.days - 1 else max(0, c.squares - pushes)
-        for t in range(N_PIECES):
-            pool[t] = a.store[t]
-            later[t] = 0
-        for q in range(split):
-            for t in range(N_PIECES):
-                later[t] += a.belt[q][t]
-        for q in range(split, c.squares):
-            for t in range(N_PIECES):
-                pool[t] += a.belt[q][t]
-        if st.s.phase == PH_RUN and st.s.to_move == seat:
-            # Beans still to load today: the push that ends a shift is no gain by itself.
-            v += self.gv[BEAN] * a.shifts_left * (c.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR
-                                               else c.beans)
+        v = self.head(st, seat, pool, later, &split)
         v += a.coal * self.cv
         today = self.orders_ahead(st, seat)
         if c.solo:
@@ -788,6 +807,292 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         if st.s.sub == S_SUPPLY and st.s.to_move == seat:
             v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
         return v
+
+    cdef double head(self, AlleyCatState st, int seat, int* pool, int* later, int* split_out) noexcept nogil:
+        # value()'s sum before coal: money, steps and the beans still to load; and the
+        # pieces split into `pool` (in the store room before today's orders) and `later`
+        # (on the belt after them) at square `split_out`.
+        cdef const AcConfig* c = &st.cfg
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef int t, q, z, split
+        cdef double v
+        # Money, and (2-4 players) the store awards, the £12 and the diversity as they stand.
+        v = self.money_now(st, seat)
+        for z in range(N_STORES):
+            v += self.steps * a.track[z]
+        split = self.split_of(st, seat)
+        for t in range(N_PIECES):
+            pool[t] = a.store[t]
+            later[t] = 0
+        for q in range(split):
+            for t in range(N_PIECES):
+                later[t] += a.belt[q][t]
+        for q in range(split, c.squares):
+            for t in range(N_PIECES):
+                pool[t] += a.belt[q][t]
+        if st.s.phase == PH_RUN and st.s.to_move == seat:
+            # Beans still to load today: the push that ends a shift is no gain by itself.
+            v += self.gv[BEAN] * a.shifts_left * (c.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR
+                                               else c.beans)
+        split_out[0] = split
+        return v
+
+    cdef int split_of(self, AlleyCatState st, int seat) noexcept nogil:
+        # A piece on square q reaches the store room after squares - q pushes; the
+        # pushes left today are the tiles still at the entrance while the seat runs its
+        # factory, and all of them before its run. Saturday sweeps the belt in. The
+        # squares below the one returned reach it after today.
+        cdef const AcConfig* c = &st.cfg
+        cdef int pushes = 0
+        if st.s.phase == PH_DRAFT or (st.s.phase == PH_RUN and not self.ran(st, seat)):
+            pushes = c.shifts
+        elif st.s.phase == PH_RUN and st.s.to_move == seat:
+            pushes = st.s.seat[seat].shifts_left
+        return 0 if st.s.day == c.days - 1 else max(0, c.squares - pushes)
+
+    # ---- delta evaluation: a piece step of the seat's own run valued without a copy ----
+
+    cdef bint by_delta(self, AlleyCatState st, int seat, const int* legal, int n) noexcept nogil:
+        # Whether some move of `legal` is a step piece_step knows: in the mover's own
+        # run, 2-4 players (solo, the objectives are judged on the state itself).
+        cdef int sub = st.s.sub, i
+        if st.cfg.solo or st.s.phase != PH_RUN or st.s.to_move != seat:
+            return False
+        if sub == S_MENU:
+            for i in range(n):
+                if A_TRADE <= legal[i] < A_SQUARE:
+                    return True
+            return False
+        return (sub == S_INPUT or sub == S_OUTPUT or sub == S_CHUTE or sub == S_COPY
+                or sub == S_UPGRADE or sub == S_MOVE_TO)
+
+    cdef void delta_base(self, AlleyCatState st, int seat, Base* b) noexcept nogil:
+        # What piece_step reads; the rest when a move needs it (delta_pieces, delta_orders).
+        b.split = self.split_of(st, seat)
+        b.again = st.s.seat[seat].shifts_left == st.s.seat[seat].tiles
+        b.pieces = False
+        b.has_orders = False
+
+    cdef void delta_pieces(self, AlleyCatState st, int seat, Base* b) noexcept nogil:
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef const Stages* o
+        cdef int i, k, j
+        b.pieces = True
+        b.head = self.head(st, seat, b.pool, b.later, &b.split)
+        b.coal = a.coal
+        b.today = self.orders_ahead(st, seat)
+        # orders_value reads and takes only the kinds of the stages still to pay.
+        b.kinds = 0
+        for i in range(st.s.n_held):
+            if a.order[i] < 0:
+                continue
+            o = &self.orders[a.order[i]]
+            for k in range(a.stage[i], o.n_stages):
+                for j in range(o.n_kinds[k]):
+                    b.kinds |= 1 << o.kind[k][j]
+
+    cdef void delta_orders(self, AlleyCatState st, int seat, Base* b) noexcept nogil:
+        b.has_orders = True
+        memcpy(b.pool_o, b.pool, sizeof(b.pool))
+        memcpy(b.later_o, b.later, sizeof(b.later))
+        b.orders = self.orders_value(st, seat, b.pool_o, b.later_o, b.today)
+
+    cdef double delta_value(self, AlleyCatState st, int seat, Base* b, int action, bint chain) noexcept nogil:
+        # value() of `st` after `action` (a move of `seat` in its own run), from what the
+        # move changes in its pieces and coal: value()'s sum, term by term in its order,
+        # the orders valued again only if the move changes a kind they need. NaN when
+        # the move is not a piece step piece_step knows, or (with `chain`) leaves a
+        # small decision the look-ahead would complete.
+        cdef const AcConfig* c = &st.cfg
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef int pool[N_PIECES]
+        cdef int later[N_PIECES]
+        cdef int coal = 0, changed, t, e, gain
+        cdef double v, orders
+        memset(pool, 0, sizeof(pool))
+        memset(later, 0, sizeof(later))
+        changed = self.piece_step(st, seat, b, action, pool, later, &coal)
+        if changed < 0 or (chain and changed & CHAIN):
+            return NAN
+        if not b.pieces:
+            self.delta_pieces(st, seat, b)
+        for t in range(N_PIECES):
+            pool[t] += b.pool[t]
+            later[t] += b.later[t]
+        coal += b.coal
+        v = b.head
+        v += coal * self.cv
+        if changed & b.kinds:
+            orders = self.orders_value(st, seat, pool, later, b.today)
+        else:
+            if not b.has_orders:
+                self.delta_orders(st, seat, b)
+            orders = b.orders
+            for t in range(N_PIECES):
+                if (b.kinds >> t) & 1:
+                    pool[t] = b.pool_o[t]
+                    later[t] = b.later_o[t]
+        v += orders
+        e = a.employee
+        if b.today and e >= 0 and c.emp_store[e] >= 0 and not a.supplied:
+            gain = self.supply_estimate(st.side_of(c.emp_store[e]), pool)
+            if st.emp_kind(seat) == E_DIRECTOR:
+                gain *= c.director_mult
+            v += self.w[W_STORE_PLAN] * self.w[W_STEP] * gain
+        v += self.rest_value(pool, later)
+        return v
+
+    cdef int piece_step(self, AlleyCatState st, int seat, const Base* b, int action, int* pool, int* later,
+                        int* coal) noexcept nogil:
+        # What `action` does to `seat`'s pieces and coal, as apply does it (a trade, or a
+        # step of a part's or employee's work on square p_square, with the symbols
+        # that then need no decision), added to the pools (split at b.split) and
+        # `coal`: the kinds changed (bit t), with CHAIN if a small decision is then
+        # pending. -1 for any other move, or one that ends at to_menu before the day's
+        # first push (the run may then open again: copy and apply).
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef const AcPart* k = &st.cfg.parts[st.s.p_part]
+        cdef int sub = st.s.sub, q = st.s.p_square, o = st.s.p_option, sym = st.s.p_sym, t, m
+        cdef int pending = 0
+        cdef short c[N_PIECES]
+        if sub == S_MENU:
+            if not A_TRADE <= action < A_SQUARE:
+                return -1
+            t = action - A_TRADE
+            pool[t] -= 1
+            coal[0] += st.cfg.coal_per_choc
+            return 1 << t
+        if sub == S_CHUTE:
+            t = action - A_PIECE
+            if q >= b.split:
+                return 0          # from the belt's pool to the store room's
+            later[t] -= 1
+            pool[t] += 1
+            return 1 << t
+        memcpy(c, a.belt[q], sizeof(c))
+        if sub == S_INPUT or sub == S_OUTPUT:
+            # advance_inputs / advance_outputs: the symbols naming one kind are filled
+            # without a decision.
+            if sub == S_INPUT:
+                c[action - A_PIECE] -= 1
+                sym += 1
+                while sym < k.n_in[o]:
+                    m = k.in_mask[o][sym]
+                    if m & (m - 1):
+                        pending = CHAIN
+                        break
+                    c[lowest(m)] -= 1
+                    sym += 1
+                sym = 0
+            else:
+                c[action - A_PIECE] += 1
+                sym += 1
+            while not pending and sym < k.n_out[o]:
+                m = k.out_mask[o][sym]
+                if m & (m - 1):
+                    pending = CHAIN
+                    break
+                c[lowest(m)] += 1
+                sym += 1
+        elif sub == S_COPY:
+            c[action - A_PIECE] += k.amount
+            if st.s.p_move:
+                pending = CHAIN
+        elif sub == S_UPGRADE:
+            if action == A_DONE:
+                if b.again:
+                    return -1
+            else:
+                t = action - A_UPGRADE
+                c[upg_from(t)] -= 1
+                c[upg_to(t)] += 1
+                # after_upgrade: another upgrade is asked for while some are left and
+                # a piece can take one; else to_menu.
+                if st.s.p_move or (st.s.p_left > 1 and upgradable(c)):
+                    pending = CHAIN
+                elif b.again:
+                    return -1
+        elif sub == S_MOVE_TO:
+            if b.again:
+                return -1
+            # The piece moved changes a pool only if it crosses the split.
+            t = st.s.p_kind
+            if action == A_DONE or (action - A_SQUARE >= b.split) == (q >= b.split):
+                return 0
+            if q >= b.split:
+                pool[t] -= 1
+                later[t] += 1
+            else:
+                later[t] -= 1
+                pool[t] += 1
+            return 1 << t
+        else:
+            return -1
+        return pending | self.square_delta(q, c, a.belt[q], pool, later, b.split)
+
+    cdef int square_delta(self, int q, const short* now, const short* was, int* pool, int* later,
+                          int split) noexcept nogil:
+        # Square q's pieces `now` instead of `was`, added to its pool: the kinds changed.
+        cdef int t, d, changed = 0
+        cdef int* to = pool if q >= split else later
+        for t in range(N_PIECES):
+            d = now[t] - was[t]
+            if d:
+                to[t] += d
+                changed |= 1 << t
+        return changed
+
+    cdef int best_move(self, AlleyCatState st, AlleyCatState scratch, AlleyCatState inner, int seat,
+                       const int* legal, int n, bint chain, double* value=NULL) noexcept nogil:
+        # The first heuristic's, with each piece step of the seat's own run valued by
+        # delta_value (no copy, no apply, only the terms it changes); the other moves
+        # are copied, applied and valued whole.
+        cdef int i, pick = legal[0]
+        cdef double v, best = 0.0
+        cdef bint own = False, delta = self.by_delta(st, seat, legal, n)
+        cdef Base b
+        if delta:
+            self.delta_base(st, seat, &b)
+        for i in range(n):
+            v = self.delta_value(st, seat, &b, legal[i], chain) if delta else NAN
+            if v != v:
+                if own:
+                    own_restore(st, scratch, seat)
+                else:
+                    st.copy_into(scratch)
+                scratch.apply(legal[i])
+                v = self.complete(scratch, inner, seat) if chain else NAN
+                if v != v:
+                    v = self.value(scratch, seat)
+                own = own_move(st, scratch, seat)
+            if i == 0 or v > best + 1e-9:
+                best = v
+                pick = legal[i]
+        if value != NULL:
+            value[0] = best
+        return pick
+
+    def delta_values(self, AlleyCatState state, int seat):
+        """Tests: each legal move of `state` valued for `seat` two ways: by delta_value
+        (None where it does not answer) and by copying, applying and valuing the copy."""
+        cdef int legal[MAX_ACTIONS]
+        cdef int n = state.legal_actions(legal), i
+        cdef double d
+        cdef Base b
+        cdef AlleyCatState trial = state.clone()
+        cdef bint delta
+        self.prepare(state)
+        self.set_currency(state, seat)
+        delta = self.by_delta(state, seat, legal, n)
+        if delta:
+            self.delta_base(state, seat, &b)
+        out = []
+        for i in range(n):
+            d = self.delta_value(state, seat, &b, legal[i], False) if delta else NAN
+            state.copy_into(trial)
+            trial.apply(legal[i])
+            out.append((legal[i], None if d != d else d, self.value(trial, seat)))
+        return out
 
     cdef int money_now(self, AlleyCatState st, int seat) noexcept nogil:
         # score_now's money, most orders, store awards and diversity. The last three
@@ -845,9 +1150,11 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef bint ok
         self.h_money = 0
         self.h_n = 0
+        # Whole arrays, of a size known here: copied inline, where a copy of n_held
+        # entries was a call to the C library's memcpy and memset.
+        memcpy(stage, a.stage, sizeof(stage))
+        memset(held, 0, sizeof(held))
         for i in range(n_held):
-            stage[i] = a.stage[i]
-            held[i] = NULL
             if a.order[i] >= 0:
                 o = &self.orders[a.order[i]]
                 v += self.w[W_SIZE + o.size]

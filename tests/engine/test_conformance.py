@@ -59,7 +59,7 @@ def _variants(spec):
             yield f"{name}={value}", {name: value}
 
 
-def _varianttables(every_size=True):
+def _variant_tables():
     for game, n in tables(every_size=True):
         for label, sets in _variants(games()[game]):
             yield pytest.param(game, n, sets, id=f"{game}-{n}p-{label}")
@@ -157,7 +157,7 @@ def test_names_match_counts(table):
     check_columns(state)
 
 
-@pytest.mark.parametrize("game, n_players, sets", list(_varianttables(every_size=True)))
+@pytest.mark.parametrize("game, n_players, sets", list(_variant_tables()))
 def test_every_decision_describes_its_actions_apart(game, n_players, sets):
     spec = games()[game]
     state = spec.new_state(spec.params(players=n_players, sets=sets))
@@ -166,21 +166,7 @@ def test_every_decision_describes_its_actions_apart(game, n_players, sets):
         described_playout(state, random.Random(seed))
 
 
-# Known: after "the space's decorating first, then the machinist's candy_machine" (or
-# the other order) Manfredini's observation shows the ability at hand but not the one
-# queued after it (seed 0's move 165 at 4 players, candy variant, finds it).
-HIDES_QUEUED_ABILITY = "manfredini-4p-variant=candy"
-
-
-def _meaningtables(every_size=True):
-    for case in _varianttables(every_size=True):
-        if case.id == HIDES_QUEUED_ABILITY:
-            case = pytest.param(*case.values, id=case.id, marks=pytest.mark.xfail(
-                strict=True, reason="Manfredini's observation hides the ability queued second"))
-        yield case
-
-
-@pytest.mark.parametrize("game, n_players, sets", list(_meaningtables(every_size=True)))
+@pytest.mark.parametrize("game, n_players, sets", list(_variant_tables()))
 def test_an_observation_tells_apart_what_the_moves_mean(game, n_players, sets):
     """Two positions a seat cannot tell apart (the same observation and legal list) put
     the same decision to it: each move is described alike and leaves it the same

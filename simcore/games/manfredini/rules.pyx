@@ -1891,6 +1891,13 @@ cdef class ManfrediniState(GameState):
             "space": t.space + 1 if t.space >= 0 else None,
             "capacity_left": t.cap_left,
             "ability": ABILITY_NAMES[t.ability],
+            # What comes after the step at hand: the stage reached (0..2, see
+            # stages_from), the Machinist's order and whether a shift change's visit
+            # goes back to the to/from choice. Two turns at the same ability can differ
+            # only there (the space's ability first, or the machine first).
+            "stage": t.stage,
+            "machine_first": bool(t.machine_first),
+            "shift_visit": bool(t.shift_visit),
             "recipe": RECIPES[t.recipe] if t.recipe >= 0 else None,
             "uses_left": t.uses_left,
             "looking_at": [SPECIALISTS[t.look[i]] for i in range(t.n_look)] if mine else t.n_look,
