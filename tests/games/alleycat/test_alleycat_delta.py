@@ -25,9 +25,9 @@ def _position(players: int, seed: int, moves: int):
     state.new_game(seed)
     pick = random.Random(seed).choice
     for _ in range(moves):
-        if state.terminal:
+        if state.is_terminal():
             break
-        state.apply_action(pick(state.legal()))
+        state.apply(pick(state.legal_actions()))
     return state
 
 
@@ -41,9 +41,9 @@ def _bot(state):
 @given(players=st.integers(2, 4), seed=st.integers(0, 2**32 - 1), moves=st.integers(0, 900))
 def test_the_delta_value_is_the_value_of_the_position_reached(players, seed, moves):
     state = _position(players, seed, moves)
-    if state.terminal:
+    if state.is_terminal():
         return
-    for action, delta, whole in _bot(state).delta_values(state, state.player):
+    for action, delta, whole in _bot(state).delta_values(state, state.current_player()):
         assert delta is None or delta == whole, f"action {action}: delta {delta!r}, whole {whole!r}"
 
 
@@ -55,14 +55,14 @@ def test_the_delta_answers_the_piece_steps_of_whole_games():
         for seed in range(3):
             state.new_game(seed)
             pick = random.Random(seed).choice
-            while not state.terminal:
-                seat = state.player
+            while not state.is_terminal():
+                seat = state.current_player()
                 piece_step = state.observation(seat)["decision"] in PIECE_STEPS
                 for action, delta, whole in bot.delta_values(state, seat):
                     assert delta is None or delta == whole, f"{players}p seed {seed}: action {action}"
                     steps += piece_step
                     answered += piece_step and delta is not None
-                state.apply_action(pick(state.legal()))
+                state.apply(pick(state.legal_actions()))
     assert steps > 500
     assert answered >= 0.8 * steps, f"answered {answered} of {steps} piece steps"
 
@@ -72,6 +72,6 @@ def test_solo_is_never_answered_by_the_delta():
     state = _position(1, 3, 0)
     bot = _bot(state)
     pick = random.Random(3).choice
-    while not state.terminal:
-        assert all(delta is None for _, delta, _ in bot.delta_values(state, state.player))
-        state.apply_action(pick(state.legal()))
+    while not state.is_terminal():
+        assert all(delta is None for _, delta, _ in bot.delta_values(state, state.current_player()))
+        state.apply(pick(state.legal_actions()))
