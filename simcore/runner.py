@@ -49,11 +49,12 @@ from simcore.batch import SEATING_MODES, play_batch, result_arrays, tally_size
 from simcore.errors import UserError
 from simcore.params import Params, flatten
 from simcore.parts import (LAYOUT, LEGACY_GLOB, MANIFEST, PART_GLOB, STRAY, chunk_of, chunks_of, part_index,
-                           part_name, part_problem, scan_parts, segments_of, tally_path, write_atomic,
+                           part_name, part_problem, scan_parts, tally_path,
                            write_part)
 from simcore.pygame import GameFailure, code_fingerprint
 from simcore.pygame_state import PyGameState
 from simcore.registry import GameSpec
+from simcore.rundir import held_games, read_manifest, write_manifest
 from simcore.state import CHECKED_BUILD, GameState
 from simcore.strategy import DecideError, PythonStrategy, Strategy
 
@@ -182,11 +183,8 @@ def _check_size(out: Path, n_games: int, row_bytes: int, sizing: Callable[[int],
     that the disk cannot hold or that would be cut into more than MAX_PARTS parts:
     --games 10**15 spent minutes and 10 GB building its chunk list, with nothing played.
     A part takes at most about `row_bytes` a game (its columns are no wider)."""
-    try:
-        held = json.loads((out / MANIFEST).read_text()).get("n_games")
-    except (OSError, ValueError, AttributeError):
-        held = None
-    games = n_games - held if type(held) is int and 0 <= held <= n_games else n_games
+    held = held_games(out)
+    games = n_games - held if held <= n_games else n_games
     if games == 0:
         return
     where = out.resolve()
@@ -291,44 +289,28 @@ def _leftovers(out: Path) -> list[Path]:
             if p.name.startswith((f".{MANIFEST}.", ".part-"))]
 
 
-def _read_manifest(out: Path) -> dict[str, Any] | None:
+def _held_manifest(out: Path) -> dict[str, Any] | None:
     """The manifest of an existing run directory, None for a new or empty directory;
-    UserError for anything else (a file, a foreign directory, a broken manifest)."""
+    UserError for anything else (a file, a foreign directory, a broken manifest, a run
+    that cannot be resumed)."""
     if not out.exists():
         return None
     if not out.is_dir():
         raise UserError(f"output {out} exists and is not a directory")
-    path = out / MANIFEST
-    if not path.exists():
+    if not (out / MANIFEST).exists():
         if set(out.iterdir()) - set(_leftovers(out)):
             raise UserError(f"output directory {out} is not empty and has no {MANIFEST}: "
                             "it is not a run directory; choose another one")
         return None
-    try:
-        manifest = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise UserError(f"run directory {out}: {MANIFEST} is unreadable ({e})") from None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("chunk_size"), int) \
-            or manifest["chunk_size"] < 1:
+    manifest = read_manifest(out)
+    if "chunk_size" not in manifest:
         raise UserError(f"run directory {out}: {MANIFEST} is not a chocosim manifest "
                         "(no positive chunk_size)")
-    try:
-        segments_of(manifest)
-    except (ValueError, TypeError) as e:
-        raise UserError(f"run directory {out}: {MANIFEST} has garbled segments ({e})") from None
-    layout = manifest.get("layout", 1)
-    if type(layout) is not int or not 1 <= layout <= LAYOUT:
-        raise UserError(f"run directory {out}: {MANIFEST} garbles layout ({json.dumps(layout)[:40]}: "
-                        f"expected a part layout from 1 to {LAYOUT})")
     if next(out.glob(LEGACY_GLOB), None) is not None:
         raise UserError(f"run directory {out} holds Parquet parts of an older chocosim: summary and "
                         "report still read it, but it cannot be resumed or extended; choose another "
                         "output directory")
     return manifest
-
-
-def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-    write_atomic(out / MANIFEST, lambda p: p.write_text(json.dumps(manifest, indent=2) + "\n"))
 
 
 def _class_name(bot: Strategy) -> str:
@@ -358,7 +340,7 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
     as they are; `sizing(games)` chunks the new segment for its own size (a run begun
     with a one-game pilot would otherwise play every later game in parts of one).
     `check(manifest)` may refuse the run held there before anything is written."""
-    manifest = _read_manifest(out)
+    manifest = _held_manifest(out)
     if manifest is not None:
         diffs = _describe_differences(manifest, identity, defaults, weight_defaults)
         if diffs:
@@ -377,7 +359,7 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
         stale.unlink(missing_ok=True)
     if manifest is None:
         out.mkdir(parents=True, exist_ok=True)
-        _write_manifest(out, fresh)
+        write_manifest(out, fresh)
         return fresh
     if fresh["n_games"] > manifest["n_games"]:
         segments = manifest.get("segments") or [[0, manifest["n_games"]]]
@@ -385,7 +367,7 @@ def _prepare(out: Path, identity: dict[str, Any], fresh: dict[str, Any],
         manifest["segments"] = [*segments, [manifest["n_games"], fresh["n_games"], sizing(added)]]
         manifest["n_games"] = fresh["n_games"]
         manifest["extended"] = [*manifest.get("extended", []), fresh["created"]]
-        _write_manifest(out, manifest)
+        write_manifest(out, manifest)
     return manifest
 
 
@@ -398,7 +380,7 @@ def _record_resume(out: Path, manifest: dict[str, Any], fresh: dict[str, Any]) -
     known += [{key: r.get(key) for key in BUILD} for r in manifest.get("resumed_by", [])]
     if build not in known:
         manifest["resumed_by"] = [*manifest.get("resumed_by", []), {**build, "at": fresh["created"]}]
-        _write_manifest(out, manifest)
+        write_manifest(out, manifest)
 
 
 def run(game: GameSpec, params: Params, specs: Sequence[str],

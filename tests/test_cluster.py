@@ -17,7 +17,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import analysis.cli
-from analysis.summary import scan_run
+from analysis.rundir import scan_run
 from helpers import cli
 import simcore
 from simcore import runner

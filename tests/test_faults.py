@@ -23,8 +23,8 @@ from polars.testing import assert_frame_equal
 import simcore
 import strategies
 from analysis.cli import main
-from analysis.metrics import open_run
-from analysis.summary import scan_run, summarize
+from analysis.rundir import open_run, scan_run
+from analysis.summary import summarize
 from simcore import runner
 from simcore.batch import play_batch, result_arrays, tally_size
 from simcore.errors import UserError

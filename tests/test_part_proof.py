@@ -16,8 +16,8 @@ import pytest
 
 import strategies
 from analysis.cli import main
-from analysis.metrics import open_run
-from analysis.summary import scan_run, summarize
+from analysis.rundir import open_run, scan_run
+from analysis.summary import summarize
 from simcore.errors import UserError
 from simcore.parts import MANIFEST, list_parts, part_name, read_part, tally_path
 from simcore.registry import get_game

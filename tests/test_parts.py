@@ -17,8 +17,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import strategies
-from analysis.metrics import open_run
-from analysis.summary import scan_run, summarize
+from analysis.rundir import open_run, scan_run
+from analysis.summary import summarize
 from simcore.errors import UserError
 from simcore.parts import (
     MANIFEST,

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from analysis import api, stats
-from analysis.summary import scan_run
+from analysis.rundir import scan_run
 from analysis.sweep import Point, _fair_points, figures, parse_vary
 from simcore.errors import UserError
 from helpers import cli

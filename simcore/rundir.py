@@ -1,7 +1,19 @@
-"""A run directory's manifest as every reader (summary, report, compare, skill) takes it:
-read once and checked field by field, so that a hand-edited or damaged manifest
-(`[]`, `null`, `"n_games": "20000"`, garbled segments) is one line naming the field,
-never a traceback or a figure computed from a wrong count."""
+"""A run directory's manifest: the one place that reads and writes it.
+
+Reading a run directory is layered, each layer the only place that does its job:
+
+- simcore.parts: one part (its bytes, its tally, its proof against the manifest, its
+  rows) and the checked list of a run's parts;
+- this module: the manifest, read once and checked field by field, and written
+  atomically;
+- analysis.rundir.RunDir: what every command reads of a run (manifest, verified
+  parts, results scanned, tallies), built on the two above.
+
+The first two live in simcore because the runner reads manifests and parts to resume a
+run, and nothing in simcore imports analysis. A hand-edited or damaged manifest (`[]`,
+`null`, `"n_games": "20000"`, garbled segments) is one line naming the field, never a
+traceback or a figure computed from a wrong count.
+"""
 from __future__ import annotations
 
 import json
@@ -9,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from simcore.errors import UserError
-from simcore.parts import LAYOUT, MANIFEST, segments_of
+from simcore.parts import LAYOUT, MANIFEST, segments_of, write_atomic
 
-__all__ = ["read_manifest"]
+__all__ = ["MANIFEST", "read_manifest", "write_manifest", "held_games"]
 
 # What every manifest says: which game and how many games (the readers that need the
 # players and bots check those themselves).
@@ -68,3 +80,17 @@ def read_manifest(run_dir: Path | str) -> dict[str, Any]:
         except (ValueError, TypeError) as e:
             raise UserError(f"run directory {path}: {MANIFEST} garbles segments ({e})") from None
     return manifest
+
+
+def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
+    write_atomic(out / MANIFEST, lambda p: p.write_text(json.dumps(manifest, indent=2) + "\n"))
+
+
+def held_games(run_dir: Path | str) -> int:
+    """The games a run directory's manifest says it holds; 0 where there is no run yet
+    or its manifest does not say (the runner then refuses or starts the run itself)."""
+    try:
+        held = json.loads((Path(run_dir) / MANIFEST).read_text()).get("n_games")
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return held if type(held) is int and held >= 0 else 0
