@@ -414,7 +414,7 @@ def _outcomes(t: dict[str, pl.DataFrame], tally: Tally, games: int) -> Outcomes:
     # least one point), so the same rule fits games scored in tens or in hundreds.
     scores = Histogram()
     # Summed over the seats first: a dict of (score, count) pairs kept one seat's count.
-    scores.counts.update(dict(t["score"].group_by("score").agg(pl.col("count").sum()).iter_rows()))
+    scores.counts.update(dict(t["score"].group_by("score").agg(pl.col("count").sum()).sort("score").iter_rows()))
     close_margin = max(1, round(0.05 * abs(scores.quantile(0.5))))
     close = sum(c for v, c in all_margins.counts.items() if 0 <= v <= close_margin)
     return Outcomes(

@@ -311,11 +311,31 @@ def _tally_rows(run: RunDir, t: Tally, a: dict[str, Any]) -> None:
     # The k seats sharing a victory hold 1/k each: their win shares sum to 1 a game.
     t.shared += float(win[(win > 0) & (win < 1)].sum())
     # Features by strategy, so effects can be estimated within the strategy that held them.
-    for f in run.role_features("component", "behaviour", "setup"):
-        t.add(("feature", f), _cells([strategy, a[f].ravel()], [win], [k[0], None]))
+    if features := run.role_features("component", "behaviour", "setup"):
+        # polars' hashed unique and a search: np.unique sorts every seat.
+        shares = np.sort(pl.Series(win).unique().to_numpy())
+        share = np.searchsorted(shares, win)
+        for f in features:
+            t.add(("feature", f), _share_cells(strategy, a[f].ravel(), share, shares, k[0]))
     if outcomes := run.role_features("outcome"):
         t.add("outcomes", _moment_cells(strategy, (win >= 1).astype(np.int64), [a[f].ravel() for f in outcomes],
                                         k[0]))
+
+
+def _share_cells(strategy: np.ndarray, value: np.ndarray, share: np.ndarray, shares: np.ndarray, k: int) -> Cells:
+    """_cells([strategy, value], [win], [k, None]) where win = shares[share]: the rows
+    counted per strategy, win share and value, the wins read off the counts (a bincount
+    weighted by the wins took twice as long)."""
+    if len(value) == 0:
+        return {}
+    if not np.issubdtype(value.dtype, np.integer):
+        return _cells([strategy, value], [shares[share]], [k, None])
+    lo = int(value.min())
+    span, w = int(value.max()) - lo + 1, len(shares)
+    index = (strategy * w + share) * span + (value.astype(np.int64) - lo)
+    counts = np.bincount(index, minlength=k * w * span).reshape(k, w, span)
+    n, wins = counts.sum(axis=1), np.einsum("ksv,s->kv", counts, shares.astype(np.float64))
+    return {(int(s), int(v) + lo): np.array([float(n[s, v]), wins[s, v]]) for s, v in zip(*np.nonzero(n), strict=True)}
 
 
 def _moment_cells(strategy: np.ndarray, won: np.ndarray, values: list[np.ndarray], k: int) -> Cells:
@@ -386,11 +406,10 @@ def _tally_quality(t: Tally, winner: np.ndarray, final: np.ndarray, standings: l
     counts as a lead change. compare's "lead changes per game" is the same count over
     the same games. Whether the winner trailed is asked of the games with a sole winner
     (`winner`: theirs, in game order)."""
-    sole = final >= 0
-    rows = np.arange(len(winner))
+    decided = np.flatnonzero(final >= 0)
     trailed = np.zeros(len(winner), dtype=bool)
     for s, top in zip(standings, tops):
-        trailed |= s[sole][rows, winner] < top[sole]
+        trailed |= s[decided, winner] < top[decided]
     current = np.full(len(final), -1)  # the latest sole leader seen
     changes = np.zeros(len(final), dtype=np.int64)
     last = np.zeros(len(final), dtype=np.int64)
