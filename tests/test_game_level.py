@@ -10,7 +10,8 @@ import pytest
 
 from analysis import stats
 from analysis.metrics import analyze
-from analysis.tally import Tally, _tally_pairs, effect_columns
+from analysis.effects import effect_columns
+from analysis.tally import Tally, _tally_pairs
 from analysis.skill import RunTally, _game_moments, matchups_of
 from simcore.batch import seed_of_game
 

@@ -18,7 +18,7 @@ from analysis import stats
 from analysis.metrics import analyze, component_table, component_thresholds
 from analysis.rundir import RunDir, open_run, scan_run
 from analysis.summary import summarize
-from analysis.tally import SeatStates, effect_columns, effect_moments
+from analysis.effects import SeatStates, effect_columns, effect_moments
 from simcore.errors import UserError
 from simcore.parts import MANIFEST, part_name, tally_path, write_part
 from simcore.registry import FeatureRoles, get_game
