@@ -23,13 +23,13 @@ from typing import Any
 
 import polars as pl
 
+from simcore.chunks import GROUPING, TALLY_CELLS
 from simcore.errors import UserError
 from simcore.params import flatten
 from simcore.parts import AGAIN, check_part, check_parts, read_part, read_tally, scan_parts
 from simcore.registry import FeatureRoles, games as registered_games
-from simcore.chunks import GROUPING, TALLY_CELLS
-from simcore.runner import BASE_COLUMNS
 from simcore.rundir import MANIFEST, read_manifest
+from simcore.runner import BASE_COLUMNS
 
 __all__ = ["RunDir", "open_run", "scan_run", "BASE_COLUMNS", "INTERIM_PREFIX", "standings_columns",
            "CELL_SCHEMA", "GROUP_SCHEMA"]

@@ -15,15 +15,15 @@ import pytest
 
 import strategies
 from analysis import stats
+from analysis.effects import SeatStates, effect_columns, effect_moments
 from analysis.metrics import analyze, component_table, component_thresholds
 from analysis.rundir import RunDir, open_run, scan_run
 from analysis.summary import summarize
-from analysis.effects import SeatStates, effect_columns, effect_moments
 from simcore.errors import UserError
 from simcore.parts import MANIFEST, part_name, tally_path, write_part
 from simcore.registry import FeatureRoles, get_game
-from simcore.runner import run
 from simcore.rundir import finished_games, held_games, read_manifest
+from simcore.runner import run
 
 FABRYKA = get_game("fabryka")
 SPECS = ["random", "greedy"]
@@ -136,9 +136,9 @@ def test_an_unproven_part_is_counted_and_named(tmp_path):
     tally_path(part).unlink()  # a layout-1 part without its tally: checked row by row
     r = RunDir(out)
     assert len(r.parts) == 4 and not r.proven(part) and r.proven(out / part_name(0))
-    assert r.unproven == (f"results part {part} has no tally ({tally_path(part).name}): its rows are this "
-                          "run's games, but nothing proves its figures; running the run's command again "
-                          "plays its games again",)
+    assert r.unproven == ((f"results part {part} has no tally ({tally_path(part).name}): its rows are this "
+                           "run's games, but nothing proves its figures; running the run's command again "
+                           "plays its games again"),)
     cells, _, _ = r.part_cells()
     got = cells.select("seat", "position", "strategy", "end_reason", "rows", "wins", "score_sum") \
         .sort("seat", "position", "strategy", "end_reason")
@@ -168,7 +168,7 @@ def test_the_lineup_is_checked_when_asked(tmp_path):
     (out / MANIFEST).write_text(json.dumps({"game": "fabryka", "n_games": 4}))
     r = RunDir(out)  # a summary needs no lineup
     with pytest.raises(UserError, match="lacks or garbles players or strategies"):
-        r.players
+        r.check_lineup()
     with pytest.raises(UserError, match="lacks or garbles players or strategies"):
         open_run(out)
 
