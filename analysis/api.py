@@ -21,7 +21,6 @@ import dataclasses
 import functools
 import importlib
 import inspect
-import json
 import math
 import numbers
 import re
@@ -38,11 +37,13 @@ import polars as pl
 import strategies
 from analysis.options import each_once, param_name
 from analysis.render.formats import count, ordinal
-from analysis.summary import Summary, scan_run, summarize
+from analysis.rundir import RunDir, open_run
+from analysis.summary import Summary, summarize
 from simcore.errors import ArgumentError, UserError, check_output
 from simcore.params import Params, parse_set
 from simcore.play import Trace, play_game
 from simcore.registry import GameSpec, get_game
+from simcore.rundir import held_games
 from simcore.runner import RunResult, playing_on, rotation_size
 from simcore.runner import run as run_games
 
@@ -181,20 +182,10 @@ def run_params(spec: GameSpec, params: Params, seats: list[str], games: int, out
     if precision is None:
         result = play_round(games)
         return RunOutcome(Path(out), result.manifest, played, None, result.resumed)
-    done = until_precise(play_round, lambda: _estimates(cmp.describe_run(cmp.open_info(out), seat_balance)),
+    done = until_precise(play_round, lambda: _estimates(cmp.describe_run(open_run(out), seat_balance)),
                          precision, games, rotation_size(len(seats), seating))
     done = dataclasses.replace(done, games=max(done.games, held_games(out)))  # the games measured
-    return RunOutcome(Path(out), cmp.open_info(out).manifest, played, done)
-
-
-def held_games(run_dir: Path | str) -> int:
-    """The games a run directory's manifest says it holds (0 where there is no run yet or
-    the manifest does not say: the runner then refuses or starts the run itself)."""
-    try:
-        held = json.loads((Path(run_dir) / "manifest.json").read_text()).get("n_games")
-    except (OSError, ValueError, AttributeError):
-        return 0
-    return held if type(held) is int else 0
+    return RunOutcome(Path(out), open_run(out).manifest, played, done)
 
 
 def _estimates(pairs) -> list[tuple[str, Any]]:
@@ -204,7 +195,7 @@ def _estimates(pairs) -> list[tuple[str, Any]]:
 @_checked
 def results(run_dir: Path | str, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
     """The results table of a run directory (one row per game x seat)."""
-    frame = scan_run(run_dir)
+    frame = RunDir(run_dir).scan()
     return frame if lazy else frame.collect()
 
 

@@ -3,12 +3,12 @@ position and by strategy, shared victories, mean scores and end reasons. When th
 results have a feature column named like GROUPING (a game's way of saying which scenario
 a game was dealt, e.g. a solo game's goal card), win rates per value of it too.
 
-Read off the tallies the runner writes beside each part (a few cells per part); a part
-without a proven tally (none, or one without a checksum: by hand or by an older chocosim)
-is tallied from its rows, and the summary names it as unproven, never complete. The parts are
-first checked against the manifest (simcore.parts.list_parts): hashing them is most of
-a summary's time, about 1.3 s per gigabyte of parts (0.31 s of 0.40 s for 2 million
-two-player Fabryka games)."""
+Read off the tallies the runner writes beside each part (a few cells per part, summed
+by analysis.rundir.RunDir.part_cells); a part without a proven tally (none, or one
+without a checksum: by hand or by an older chocosim) is tallied from its rows, and the
+summary names it as unproven, never complete. The parts are first checked against the
+manifest (simcore.parts.check_parts): hashing them is most of a summary's time, about
+1.3 s per gigabyte of parts (0.31 s of 0.40 s for 2 million two-player Fabryka games)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,17 +20,12 @@ import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike
 
-from simcore.errors import UserError
-from simcore.parts import AGAIN, check_parts, list_parts, read_tally, scan_parts
-from simcore.runner import GROUPING, TALLY_CELLS
+from analysis.rundir import RunDir
+from simcore.runner import GROUPING
 
-__all__ = ["Summary", "summarize", "wilson", "scan_run", "GROUPING"]
+__all__ = ["Summary", "summarize", "wilson", "GROUPING"]
 
 CONFIDENCE = 0.95
-_CELL_SCHEMA = {"seat": pl.Int64, "position": pl.Int64, "strategy": pl.String,
-                "end_reason": pl.String, "rows": pl.Int64, "wins": pl.Float64,
-                "score_sum": pl.Int64, "shared": pl.Float64}
-_GROUP_SCHEMA = {"value": pl.Int64, "rows": pl.Int64, "wins": pl.Float64, "score_sum": pl.Int64}
 
 
 @dataclass(frozen=True)
@@ -82,69 +77,6 @@ def wilson(successes: ArrayLike, n: ArrayLike) -> tuple[Any, Any]:
     return (low[()], high[()]) if low.ndim == 0 else (low, high)
 
 
-def scan_run(out: Path | str) -> pl.LazyFrame:
-    """The results table of a run directory, lazily."""
-    return scan_parts(list_parts(Path(out)))
-
-
-def _unreadable(part: Path, e: Exception) -> UserError:
-    return UserError(f"results part {part} is unreadable ({str(e).splitlines()[0]}); "
-                     "running the run's command again plays its games again")
-
-
-def _tally_rows(part: Path) -> tuple[pl.DataFrame, pl.DataFrame | None, str | None]:
-    """The tally of a part written without one (by hand, or by an older chocosim), from
-    its rows."""
-    lazy = scan_parts([part])
-    names = lazy.collect_schema().names()
-    win = pl.col("win").cast(pl.Float64)
-    position = pl.col("position").cast(pl.Int64) if "position" in names else pl.lit(None, pl.Int64)
-    cells = (lazy.group_by(pl.col("seat").cast(pl.Int64), position.alias("position"),
-                           pl.col("strategy").cast(pl.String), pl.col("end_reason").cast(pl.String))
-             .agg(rows=pl.len().cast(pl.Int64), wins=win.sum(),
-                  score_sum=pl.col("score").cast(pl.Int64).sum(),
-                  shared=win.filter(win.is_between(0, 1, closed="none")).sum())
-             .collect())
-    key = next((k for k in GROUPING if k in names), None)
-    if key is None:
-        return cells, None, None
-    group = (lazy.group_by(pl.col(key).cast(pl.Int64).alias("value"))
-             .agg(rows=pl.len().cast(pl.Int64), wins=win.sum(),
-                  score_sum=pl.col("score").cast(pl.Int64).sum())
-             .collect())
-    return cells, group, key
-
-
-def _tallies(out: Path) -> tuple[pl.DataFrame, pl.DataFrame | None, str | None, tuple[str, ...]]:
-    """Every part's tally: the cells (TALLY_CELLS with their sums) and the per-value
-    counts of the grouping feature, each summed over parts; and a line per unproven part."""
-    cells, groups, key = [], [], None
-    parts, unproven = check_parts(out)
-    for part in parts:
-        try:
-            tally = read_tally(part)
-            if tally is None or part in unproven:  # its tally's counts are not proven either
-                c, g, k = _tally_rows(part)
-            else:
-                c = pl.DataFrame(tally["cells"], schema=_CELL_SCHEMA, orient="row")
-                g = k = None
-                if tally.get("group"):
-                    k = tally["group"]["key"]
-                    g = pl.DataFrame(tally["group"]["cells"], schema=_GROUP_SCHEMA, orient="row")
-        except (OSError, ValueError, KeyError, TypeError, pl.exceptions.PolarsError) as e:
-            raise _unreadable(part, e) from None
-        cells.append(c.select(*_CELL_SCHEMA).cast(_CELL_SCHEMA))
-        if g is not None:
-            groups.append(g.cast(_GROUP_SCHEMA))
-            key = k
-    cells_df = (pl.concat(cells).group_by(*TALLY_CELLS)
-                .agg(pl.col("rows", "wins", "score_sum", "shared").sum()))
-    group_df = pl.concat(groups).group_by("value").agg(pl.col("rows", "wins", "score_sum").sum()) \
-        if groups else None
-    lines = tuple(f"results part {part} {why}; {AGAIN}" for part, why in unproven.items())
-    return cells_df, group_df, key, lines
-
-
 def _win_table(cells: pl.DataFrame, key: str, n: str) -> pl.DataFrame:
     df = (cells.group_by(key)
           .agg(pl.col("rows").sum().alias(n), wins=pl.col("wins").sum(),
@@ -156,19 +88,14 @@ def _win_table(cells: pl.DataFrame, key: str, n: str) -> pl.DataFrame:
         key, n, "wins", "win_rate", "ci_low", "ci_high", "mean_score")
 
 
-def _read_manifest(out: Path) -> dict[str, Any]:
-    from analysis.manifest import read_manifest
-
-    return read_manifest(out)
-
-
 def summarize(out: Path | str) -> Summary:
-    out = Path(out)
-    manifest = _read_manifest(out)
+    run = RunDir(out)
+    manifest = run.manifest
     # Every table is read off the cells (seat x position x strategy x end reason), so
     # memory does not grow with the run. Per-game facts come from seat 0's cells (one
     # row per game), and the k seats sharing a victory hold 1/k of it each.
-    cells, group, key, unproven = _tallies(out)
+    cells, group, key = run.part_cells()
+    unproven = run.unproven
     end_reasons = (cells.filter(pl.col("seat") == 0).group_by("end_reason").agg(games=pl.col("rows").sum())
                    .sort("games", "end_reason", descending=[True, False]))
     n = int(end_reasons["games"].sum())

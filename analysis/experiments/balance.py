@@ -36,12 +36,12 @@ import polars as pl
 from analysis.experiments import budget
 from analysis.experiments.balance_plan import (COMPENSATION, DEFAULT_MARGIN, NEEDS, SEARCH, TUNED, Cell, Needs, Plan,
                                                Withheld, default_ladder, plan, same_value)
-from analysis.experiments.budget import Played, existing_games, play
+from analysis.experiments.budget import Played, play
 from analysis.experiments.komi import Komi, estimate_komi, position_table
 from analysis.experiments.skill import BUDGET
 from simcore.errors import UserError
 from simcore.params import flatten
-from simcore.runner import MANIFEST
+from simcore.rundir import MANIFEST, finished_games
 
 __all__ = ["SEARCH", "BUDGET", "TUNED", "DEFAULT_MARGIN", "COMPENSATION", "NEEDS", "Needs", "Withheld", "Cell", "Plan",
            "plan", "default_ladder", "play", "Played", "RungResult", "Convergence", "KnobPoint", "Knob",
@@ -239,7 +239,7 @@ def convergence(top: Path, second: Path, top_spec: str, second_spec: str, margin
     paired games than NEEDS.agreement decide nothing ("too few games")."""
     from analysis.experiments import compare as cmp
 
-    paired = min(existing_games(top), existing_games(second))
+    paired = min(finished_games(top), finished_games(second))
     if paired < NEEDS.agreement:
         return Convergence(top_spec, second_spec, "too few games", [], margin, paired)
     c = cmp.compare_runs(second, [top], margin=margin, keys=lambda k: k.startswith("pos"))[0]
@@ -325,7 +325,7 @@ def _knob(p: Plan, players: int, rung: RungResult) -> list[Knob]:
         points, wins_by_value = [], []
         for v in values:
             path = rung.path if same_value(base_params, name, v) else cells[f"{name}={v}"].path
-            if not (path / MANIFEST).is_file() or existing_games(path) == 0:
+            if not (path / MANIFEST).is_file() or finished_games(path) == 0:
                 continue
             rates, games = _rates(path, players)
             points.append(KnobPoint(v, games, rates))
@@ -367,7 +367,7 @@ def analyze(p: Plan, played: Sequence[Played] = (), wall_seconds: float = 0.0, *
         rungs_specs = p.ladders[n]
         mirror_cells = [p.mirror(n, r) for r in rungs_specs]
         # A rung the budget did not reach is named.
-        present = [c for c in mirror_cells if existing_games(c.path) >= 1]
+        present = [c for c in mirror_cells if finished_games(c.path) >= 1]
         if not present:
             raise UserError(f"no mirror match at {n} players has a game yet: give more --minutes")
         meetings = p.meetings(n)
@@ -442,7 +442,7 @@ def analyze(p: Plan, played: Sequence[Played] = (), wall_seconds: float = 0.0, *
         for c in cells:
             if (c.path / MANIFEST).is_file():
                 runs.append({"players": n, "kind": c.kind, "label": c.label, "path": str(c.path),
-                             "games": existing_games(c.path)})
+                             "games": finished_games(c.path)})
     table = pl.DataFrame(rows, schema={"players": pl.Int64, "rung": pl.String, "strongest": pl.Boolean,
                                        "rating": pl.Float64, "rating_low": pl.Float64, "rating_high": pl.Float64,
                                        "position": pl.Int64, "win_rate": pl.Float64, "low": pl.Float64,
@@ -467,7 +467,7 @@ def _komi(p: Plan, n: int, top: RungResult) -> Komi | None:
     if not any(k.points):
         return k
     cell = p.komi_cell(n, top.spec, k.points)
-    if existing_games(cell.path) == 0:
+    if finished_games(cell.path) == 0:
         return k
     rates, games = _rates(cell.path, n)
     if games < NEEDS.bonus:  # neither the change nor "balanced" from a handful of games

@@ -22,7 +22,6 @@ within the margin) or moving (a position's interval wholly beyond it).
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import time
@@ -33,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import strategies
-from simcore.parts import MANIFEST, PART_GLOB, chunk_of, part_index
+from simcore.rundir import finished_games, held_games
 from simcore.runner import run
 
 if TYPE_CHECKING:
@@ -41,7 +40,7 @@ if TYPE_CHECKING:
 
     from analysis.experiments.balance import Cell, Plan
 
-__all__ = ["Played", "Projection", "Spender", "play", "existing_games", "asked_games", "shortfall",
+__all__ = ["Played", "Projection", "Spender", "play", "shortfall",
            "paired_differences", "project", "PILOT_PAIRS", "FLOOR_GAMES", "PROJECTION_CAP"]
 
 PILOT_PAIRS = 100  # paired games of the top two rungs the plan is projected from
@@ -94,33 +93,9 @@ class Played:
         return cpu / seconds * self.per_game(overhead) if games and seconds > 0 else math.nan
 
 
-def asked_games(path: Path) -> int:
-    """The games a run directory's manifest asks for (0: no run there)."""
-    try:
-        return int(json.loads((path / MANIFEST).read_text())["n_games"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0
-
-
-def existing_games(path: Path) -> int:
-    """The games in a run directory's finished parts: fewer than its manifest asks for
-    when a run was stopped before its end (killed, or a budget cut it)."""
-    try:
-        manifest = json.loads((path / MANIFEST).read_text())
-    except (OSError, ValueError):
-        return 0
-    total = 0
-    for part in path.glob(PART_GLOB):
-        index = part_index(part)
-        span = None if index is None else chunk_of(manifest, index)
-        if span is not None:
-            total += span[1] - span[0]
-    return total
-
-
 def shortfall(path: Path) -> tuple[int, int]:
     """(games held, games the manifest asks for) of a run directory."""
-    return existing_games(path), asked_games(path)
+    return finished_games(path), held_games(path)
 
 
 def _halfwidth(p: Played, planned: float) -> float:
@@ -177,7 +152,7 @@ class Spender:
 
     def state(self, c: Cell) -> Played:
         if c.path not in self.states:
-            self.states[c.path] = Played(c, games=existing_games(c.path), asked=asked_games(c.path))
+            self.states[c.path] = Played(c, games=finished_games(c.path), asked=held_games(c.path))
         return self.states[c.path]
 
     def left(self, until: float | None = None) -> float:
@@ -285,13 +260,14 @@ def paired_differences(top: Path, second: Path, players: int) -> np.ndarray:
     share minus the second's at each turn position: games x positions."""
     import polars as pl
 
-    from simcore.parts import list_parts, read_part
+    from analysis.rundir import RunDir
 
     def wins(path: Path) -> pl.DataFrame:
-        if existing_games(path) == 0:
+        if finished_games(path) == 0:
             return pl.DataFrame({"game": [], "position": [], "win": []},
                                 schema={"game": pl.Int64, "position": pl.Int64, "win": pl.Float64})
-        frames = [read_part(part, ["game", "position", "win"]) for part in list_parts(path)]
+        run = RunDir(path)
+        frames = [run.read(part, ["game", "position", "win"]) for part in run.parts]
         return pl.concat(frames).with_columns(pl.col("game", "position").cast(pl.Int64),
                                               pl.col("win").cast(pl.Float64))
 

@@ -18,69 +18,21 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import polars as pl
 
 from analysis import stats
-from analysis.metrics import standings_columns
+from analysis.rundir import RunDir, open_run
 from analysis.stats import Estimate, Moments
-from analysis.summary import scan_run
 from simcore.errors import UserError
-from simcore.params import flatten
-from simcore.runner import MANIFEST
 
-__all__ = ["RunInfo", "open_info", "Metric", "metrics_for", "Row", "Comparison", "compare_runs", "check_margin",
+__all__ = ["Metric", "metrics_for", "Row", "Comparison", "compare_runs", "check_margin",
            "describe_run", "pairing_problems", "variant_label", "DEFAULT_MARGIN", "BLOCK_GAMES"]
 
 DEFAULT_MARGIN = 1.0  # percentage points: "seat balance unchanged within ±1 point"
 BLOCK_GAMES = 200_000  # games read at once (bounded memory)
 PRESENCE_RANGE = (0.01, 0.99)  # a component's win effect needs seats with and without it
-_BASE = ("run_id", "game", "seed", "seat", "strategy", "score", "rank", "win", "first",
-         "position", "turns", "end_reason")
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    path: Path
-    manifest: dict[str, Any]
-    players: int
-    strategies: list[str]  # distinct strategy labels, in seat-spec order
-    features: list[str]
-    standings: list[str]  # interim columns of the standings series (lead changes)
-    end_reasons: list[str]
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return flatten(self.manifest.get("params") or {})
-
-
-def open_info(path: Path | str) -> RunInfo:
-    """A run directory's manifest and columns, checked (UserError, one line)."""
-    from analysis.manifest import read_manifest
-
-    path = Path(path)
-    manifest = read_manifest(path)
-    try:
-        players = int(manifest["players"])
-        specs = [str(s["spec"]) for s in manifest["strategies"]]
-    except KeyError as e:
-        raise UserError(f"run directory {path}: {MANIFEST} lacks {e}") from None
-    lazy = scan_run(path)
-    try:
-        names = lazy.collect_schema().names()
-        reasons = lazy.select(pl.col("end_reason").cast(pl.String).unique().sort()).collect()
-    except (pl.exceptions.PolarsError, OSError) as e:
-        raise UserError(f"results in {path} are unreadable: {str(e).splitlines()[0]}") from None
-    missing = [c for c in _BASE if c not in names]
-    if missing:
-        raise UserError(f"results in {path} lack the column(s) {', '.join(missing)}")
-    extra = [c for c in names if c not in _BASE]
-    interims = [c for c in extra if c.startswith("interim_")]
-    return RunInfo(path, manifest, players, list(dict.fromkeys(specs)),
-                   [c for c in extra if not c.startswith("interim_")], standings_columns(interims),
-                   reasons["end_reason"].to_list())
 
 
 # ---- per-game columns ----
@@ -104,7 +56,7 @@ def _lead_changes(win: np.ndarray, standings: list[np.ndarray]) -> np.ndarray:
     return changes
 
 
-def game_columns(info: RunInfo, rows: pl.DataFrame) -> dict[str, np.ndarray]:
+def game_columns(info: RunDir, rows: pl.DataFrame) -> dict[str, np.ndarray]:
     """Per game of a block of rows (whole games), the columns the metrics are means of."""
     n = info.players
     rows = rows.sort("game", "seat")
@@ -142,11 +94,11 @@ def game_columns(info: RunInfo, rows: pl.DataFrame) -> dict[str, np.ndarray]:
     return out
 
 
-def _blocks(info: RunInfo, columns: list[str], start: int, stop: int) -> pl.DataFrame:
+def _blocks(info: RunDir, columns: list[str], start: int, stop: int) -> pl.DataFrame:
     wanted = list(dict.fromkeys(["game", "seat", "win", "score", "position", "turns",
                                  "end_reason", "strategy", *columns]))
     try:
-        return (scan_run(info.path).filter(pl.col("game").is_between(start, stop, closed="left"))
+        return (info.scan().filter(pl.col("game").is_between(start, stop, closed="left"))
                 .select(wanted).collect())
     except (pl.exceptions.PolarsError, OSError) as e:
         raise UserError(f"results in {info.path} are unreadable: {str(e).splitlines()[0]}") from None
@@ -183,7 +135,7 @@ def _position_name(p: int, n: int) -> str:
     return "the first player (position 0)" if p == 0 else f"position {p}" + (" (last)" if p == n - 1 else "")
 
 
-def metrics_for(info: RunInfo, other: RunInfo | None = None) -> list[Metric]:
+def metrics_for(info: RunDir, other: RunDir | None = None) -> list[Metric]:
     """The headline metrics of a run (those both runs have, when comparing two)."""
     n = info.players
 
@@ -249,8 +201,8 @@ class Row:
 
 @dataclass
 class Comparison:
-    base: RunInfo
-    variant: RunInfo
+    base: RunDir
+    variant: RunDir
     label: str
     paired: bool
     games: int  # paired games (or the smaller run, unpaired)
@@ -258,7 +210,7 @@ class Comparison:
     rows: list[Row] = field(default_factory=list)
 
 
-def pairing_problems(base: RunInfo, variant: RunInfo) -> list[str]:
+def pairing_problems(base: RunDir, variant: RunDir) -> list[str]:
     """Why two runs cannot be compared game by game (empty when they can)."""
     problems = []
     for key in ("game", "players", "seating", "seed"):
@@ -268,7 +220,7 @@ def pairing_problems(base: RunInfo, variant: RunInfo) -> list[str]:
     return problems
 
 
-def variant_label(base: RunInfo, variant: RunInfo) -> str:
+def variant_label(base: RunDir, variant: RunDir) -> str:
     """What the variant changes: 'rounds = 3, deck.almonds = 6' (or its strategies)."""
     pb, pv = base.params, variant.params
     changed = [f"{k} = {pv.get(k)!r}".replace("'", "") for k in sorted(pb.keys() | pv.keys())
@@ -284,7 +236,7 @@ def variant_label(base: RunInfo, variant: RunInfo) -> str:
     return ", ".join(changed) or "the same rules"
 
 
-def _accumulate(base: RunInfo, variant: RunInfo, ms: list[Metric],
+def _accumulate(base: RunDir, variant: RunDir, ms: list[Metric],
                 paired: bool) -> tuple[list[Moments], list[Moments], list[Moments]]:
     """Moments per metric: joint (paired) or base and variant separately."""
     joint = [Moments(2 * len(m.columns)) for m in ms]
@@ -315,15 +267,15 @@ def check_margin(margin: float) -> None:
         raise UserError(f"margin = {margin}: must be a positive, finite number of points")
 
 
-def compare_runs(base: Path | str | RunInfo, variants: Sequence[Path | str | RunInfo], *,
+def compare_runs(base: Path | str | RunDir, variants: Sequence[Path | str | RunDir], *,
                  paired: bool = True, margin: float = DEFAULT_MARGIN,
                  keys: Callable[[str], bool] | None = None) -> list[Comparison]:
     """Every variant against the base: paired differences (refused with a UserError when
     the runs cannot be paired, unless paired=False), BH-controlled verdicts over all of
     them (analysis.render.compare words them). `keys` keeps only the metrics whose key it
     accepts (the sequential rule looks at the seat balance only)."""
-    base = base if isinstance(base, RunInfo) else open_info(base)
-    infos = [v if isinstance(v, RunInfo) else open_info(v) for v in variants]
+    base = base if isinstance(base, RunDir) else open_run(base)
+    infos = [v if isinstance(v, RunDir) else open_run(v) for v in variants]
     if not infos:
         raise UserError("compare needs at least one variant run besides the base")
     check_margin(margin)
@@ -367,7 +319,7 @@ def _control_fdr(comparisons: list[Comparison]) -> None:
         c.rows = [Row(r.metric, r.base, r.variant, r.change, float(next(it))) for r in c.rows]
 
 
-def describe_run(info: RunInfo, keys: Callable[[str], bool] | None = None) -> list[tuple[Metric, Estimate]]:
+def describe_run(info: RunDir, keys: Callable[[str], bool] | None = None) -> list[tuple[Metric, Estimate]]:
     """One run's metrics with their 95% intervals (the sweep's table); a seat-balance
     rate's estimate is its advantage over the fair share (value - 1/players). `keys`
     keeps only the metrics whose key it accepts."""

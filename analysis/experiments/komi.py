@@ -8,7 +8,6 @@ recorded result those rules do not give back is held as played."""
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from simcore.parts import list_parts, read_part
+from analysis.rundir import RunDir
 from simcore.meta import Victory
 from simcore.registry import GameSpec
 
@@ -75,8 +74,9 @@ def position_table(path: Path, players: int, game: GameSpec | None = None) -> Ou
     features = [t for t in victory.tie_breaks if isinstance(t, str)]
     columns = ["game", "position", "score", "win", "rank", "end_reason", *features]
     scores, wins, ranks, keys, in_play, games = [], [], [], [], [], []
-    for part in list_parts(path):
-        df = read_part(part, columns).sort("game", "position")
+    run = RunDir(path)
+    for part in run.parts:
+        df = run.read(part, columns).sort("game", "position")
         g = df.height // players
         games.append(df["game"].to_numpy()[::players])
         scores.append(df["score"].to_numpy().astype(np.float64).reshape(g, players))
@@ -88,7 +88,7 @@ def position_table(path: Path, players: int, game: GameSpec | None = None) -> Ou
     order = np.argsort(np.concatenate(games))
     keys_all = np.concatenate(keys)[order]
     if any(not isinstance(t, str) for t in victory.tie_breaks):
-        params = json.loads((path / "manifest.json").read_text())["params"]
+        params = run.manifest["params"]
         columns_of = iter(range(keys_all.shape[2]))
         by_rule = []
         for t in victory.tie_breaks:

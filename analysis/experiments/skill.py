@@ -39,13 +39,12 @@ import polars as pl
 
 import strategies
 from analysis import stats
-from analysis.manifest import read_manifest
+from analysis.rundir import open_run
 from analysis.stats import ALPHA, ELO_PER_LOGIT, Difference, Matchups, Rate, Ratings
 from simcore.errors import UserError
 from simcore.params import Params
-from simcore.parts import list_parts, read_part
 from simcore.registry import GameSpec, get_game
-from simcore.runner import MANIFEST, run
+from simcore.runner import run
 
 if TYPE_CHECKING:
     from simcore.state import GameState
@@ -263,20 +262,6 @@ class RunTally:
         self.ahead_game = np.zeros((self.n_games, k, k))
 
 
-def _open(path: Path) -> tuple[RunTally, list[Path]]:
-    """An empty tally of a run directory, and its parts."""
-
-    manifest = read_manifest(path)
-    try:
-        labels = list(dict.fromkeys(str(s["spec"]) for s in manifest["strategies"]))
-        t = RunTally(path, manifest, int(manifest["players"]), labels, int(manifest["n_games"]))
-    except FileNotFoundError:
-        raise UserError(f"{path} is not a run directory (no {MANIFEST})") from None
-    except (OSError, ValueError, TypeError, KeyError) as e:
-        raise UserError(f"run directory {path}: {MANIFEST} is unreadable or incomplete ({e})") from None
-    return t, list_parts(path)
-
-
 _COLUMNS = ["game", "seat", "strategy", "rank", "win", "position"]
 
 
@@ -284,11 +269,12 @@ def tally(path: Path | str) -> RunTally:
     """Read a run directory: pairwise results, wins by turn position and per-game
     outcomes (what the paired comparisons need)."""
     path = Path(path)
-    t, parts = _open(path)
+    run = open_run(path, columns=_COLUMNS)
+    t = RunTally(path, run.manifest, run.players, run.strategies, run.n_games)
     labels, n = t.labels, t.players
-    for part in parts:
+    for part in run.parts:
+        df = run.read(part, _COLUMNS).sort("game", "seat")
         try:
-            df = read_part(part, _COLUMNS).sort("game", "seat")
             codes = df["strategy"].cast(pl.String).replace_strict(
                 {s: i for i, s in enumerate(labels)}, return_dtype=pl.Int64)
         except (pl.exceptions.PolarsError, OSError) as e:

@@ -4,7 +4,6 @@ importance of each component by restricted play (a bot that never takes it again
 unrestricted self), and the whole analysis of a plan's runs."""
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from analysis.experiments.skill import (BUDGET, FORBID, HeadToHead, Ladder, Plan
 from analysis.stats import ALPHA, Rate
 from simcore.errors import UserError
 from simcore.params import flatten
-from simcore.runner import MANIFEST
+from analysis.rundir import RunDir
 
 __all__ = ["DepthStep", "Depth", "analyze_depth", "summed_excess", "Importance", "Restricted",
            "analyze_restricted", "SkillAnalysis", "analyze"]
@@ -175,7 +174,7 @@ def analyze(p: Plan) -> SkillAnalysis:
     runs = []
     for specs in p.tables():
         d = p.run_dir(specs)
-        m = json.loads((d / MANIFEST).read_text())
+        m = RunDir(d).manifest
         runs.append({"path": str(d), "specs": specs, "games": m["n_games"], "run_id": m["run_id"],
                      "seed": m["seed"], "git_revision": m.get("git_revision") or "unknown"})
     return SkillAnalysis(p.game.name, p.game.title, p.players, p.n_games, values, changed,

@@ -31,12 +31,12 @@ import strategies
 from analysis import stats
 from analysis.experiments import compare as cmp
 from analysis.sequential import Precision, until_precise
-from analysis.summary import scan_run
+from analysis.rundir import RunDir, open_run
 from simcore.errors import UserError, writing
 from simcore.params import parse_set
 from simcore.parts import write_atomic, write_text
 from simcore.registry import GameSpec, get_game
-from simcore.runner import MANIFEST, rotation_size
+from simcore.runner import rotation_size
 from simcore.runner import run as run_games
 
 __all__ = ["Point", "SweepResult", "parse_vary", "check_vary", "grid", "run_sweep", "numeric",
@@ -224,7 +224,7 @@ def run_sweep(game: str, lineups: Sequence[Sequence[str]], vary: dict[str, Seque
             play(games)
         else:
             done = until_precise(play, lambda path=path: [
-                (m.label, e) for m, e in cmp.describe_run(cmp.open_info(path), lambda k: k.startswith("pos"))],
+                (m.label, e) for m, e in cmp.describe_run(open_run(path), lambda k: k.startswith("pos"))],
                 precision, games, rotation_size(len(lineup), seating))
         points.append(Point(lineup, values, path, None, done))
     seconds = time.perf_counter() - started
@@ -240,7 +240,7 @@ def _table(params: list[str], points: list[Point]) -> pl.DataFrame:
     for p in points:
         if p.refused:
             continue
-        info = cmp.open_info(p.path)
+        info = open_run(p.path)
         for m, e in cmp.describe_run(info):
             fair = m.fair if m.fair is not None else 0.0
             rows.append({"lineup": ",".join(p.lineup), **{k: _cell(p.values[k]) for k in params},
@@ -309,7 +309,7 @@ def _position_blocks(path: Path, games: int, players: int) -> tuple[np.ndarray, 
     """Per block of games [0, games) and turn position: the wins and the games."""
     blocks = min(BLOCKS, games)
     block = (pl.col("game") * blocks // games).alias("block")
-    cells = (scan_run(path).filter(pl.col("game") < games)
+    cells = (RunDir(path).scan().filter(pl.col("game") < games)
              .group_by(block, "position").agg(pl.col("win").cast(pl.Float64).sum(), pl.len().alias("n"))
              .collect())
     sums, counts = np.zeros((blocks, players)), np.zeros((blocks, players))
@@ -333,7 +333,7 @@ def _fair_points(params: list[str], points: list[Point], table: pl.DataFrame) ->
         line = [line[i] for i in order]
         xs = [xs[i] for i in order]
         players = len(lineup)
-        common = min(int(json.loads((p.path / MANIFEST).read_text())["n_games"]) for p in line)
+        common = min(RunDir(p.path).n_games for p in line)
         blocks = [_position_blocks(p.path, common, players) for p in line]
         for pos in range(players):
             vals, ses = [], []

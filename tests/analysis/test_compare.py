@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from analysis import api, stats
-from analysis.experiments.compare import _lead_changes, compare_runs, game_columns, open_info
+from analysis.experiments.compare import _lead_changes, compare_runs, game_columns
 from analysis.render.compare import verdicts
+from analysis.rundir import open_run
 from analysis.stats import Moments
 from simcore.errors import UserError
 from simcore.parts import read_part
@@ -112,7 +113,7 @@ def test_lead_changes_of_hand_built_games():
 
 
 def test_game_columns_of_hand_built_games(runs):
-    info = open_info(runs / "base")
+    info = open_run(runs / "base")
     rows = read_part(sorted((runs / "base").glob("part-*.arrow"))[0]).head(4)
     cols = game_columns(info, rows)
     score = rows["score"].to_numpy().reshape(2, 2)

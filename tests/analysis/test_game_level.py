@@ -9,8 +9,10 @@ import polars as pl
 import pytest
 
 from analysis import stats
-from analysis.metrics import _Tally, _tally_pairs, analyze, effect_columns
+from analysis.effects import effect_columns
 from analysis.experiments.skill import RunTally, _game_moments, matchups_of
+from analysis.metrics import analyze
+from analysis.tally import Tally, _tally_pairs
 from simcore.batch import seed_of_game
 
 
@@ -36,7 +38,7 @@ def test_the_report_and_the_skill_ladder_tally_the_same_game_moments() -> None:
     strategy = rng.integers(0, 3, size=(50, 4))
     rank = rng.integers(0, 4, size=(50, 4))
     want = stats.matchups_from_games(["a", "b", "c"], strategy, rank)
-    t = _Tally(3, 0)
+    t = Tally(3, 0)
     _tally_pairs(t, strategy, rank)
     assert np.array_equal(t.pair_wins, want.wins) and np.array_equal(t.pair_games, want.games)
     assert np.allclose(t.pair_moments, want.ahead_moments)

@@ -15,7 +15,8 @@ import typer
 from typer.testing import CliRunner
 
 from analysis.cli.report import report_command
-from analysis.experiments.compare import describe_run, open_info
+from analysis.experiments.compare import describe_run
+from analysis.rundir import open_run
 from analysis.metrics import analyze, pooled_strategies
 from analysis import stats
 from analysis.api import report as write_report
@@ -109,7 +110,7 @@ def test_duel_by_hand(duel: Path) -> None:
     # same count, over the same games, as compare's "lead changes per game".
     assert q.lead_changes.counts == {1: 1, 0: 2, 2: 1}
     assert q.last_change.counts == {1: 1, 0: 2, 2: 1}  # round_2, never (g1, g3), the result
-    (_, lead), = describe_run(open_info(duel), lambda key: key == "lead_changes")
+    (_, lead), = describe_run(open_run(duel), lambda key: key == "lead_changes")
     assert lead.value == q.lead_changes.mean()[0] == 0.75
     # b (seat 1 in g0 and g2, seat 0 in g1 and g3) won g0, g1, g2 and half of g3.
     m = a.strategies.matchups

@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 
 from analysis import api, stats
-from analysis.summary import scan_run
 from analysis.experiments.sweep import Point, _fair_points, parse_vary
 from analysis.render.sweep import figures
+from analysis.rundir import scan_run
 from simcore.errors import UserError
 from helpers import cli
 
@@ -105,7 +105,7 @@ def test_no_crossing_is_no_fair_point_and_an_open_end_is_infinite():
 def planted_point(path, advantage: float, games: int, rng) -> None:
     """A hand-made two-player run directory whose first player wins 50% + advantage."""
     path.mkdir(parents=True)
-    (path / "manifest.json").write_text(json.dumps({"n_games": games, "players": 2,
+    (path / "manifest.json").write_text(json.dumps({"game": "synthetic", "n_games": games, "players": 2,
                                                     "strategies": [{"spec": "a"}, {"spec": "b"}]}))
     first = (rng.random(games) < 0.5 + advantage).astype(np.float32)
     pl.DataFrame({"game": np.repeat(np.arange(games), 2), "position": np.tile([0, 1], games).astype(np.int8),
@@ -140,7 +140,7 @@ def _correlated_points(tmp_path, rng, games: int) -> tuple[list[Point], pl.DataF
     for k in (0, 1):
         path = tmp_path / str(k)
         path.mkdir(parents=True)
-        (path / "manifest.json").write_text(json.dumps({"n_games": games, "players": 2,
+        (path / "manifest.json").write_text(json.dumps({"game": "synthetic", "n_games": games, "players": 2,
                                                         "strategies": [{"spec": "a"}, {"spec": "b"}]}))
         f = first[:, k].astype(np.float32)
         pl.DataFrame({"game": np.repeat(np.arange(games), 2), "position": np.tile([0, 1], games).astype(np.int8),

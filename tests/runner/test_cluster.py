@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from analysis.summary import scan_run
+from analysis.rundir import scan_run
 from helpers import cli
 import simcore
 from simcore import runner

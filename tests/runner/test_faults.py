@@ -23,10 +23,10 @@ from polars.testing import assert_frame_equal
 import simcore
 import strategies
 from analysis.cli import main
-from analysis.metrics import open_run
+from analysis.rundir import open_run
 from analysis.summary import summarize
 from helpers import part_files, table
-from simcore import runner
+from simcore import chunks, runner
 from simcore.batch import play_batch, result_arrays, tally_size
 from simcore.errors import UserError
 from simcore.registry import get_game
@@ -215,7 +215,7 @@ def test_a_grouping_feature_is_tallied_per_value():
          "position": np.array([0, 1, 0, 1, 0, 1], np.int8), "end_reason": np.zeros(3, np.int8),
          "win": np.array([1, 0, 0.5, 0.5, 0, 1], np.float32), "score": np.array([5, 3, 4, 4, 1, 6], np.int32),
          "features": np.array([[0, 0, 1, 1, 2, 2], [7, 7, 2, 2, 7, 7]], np.int16)}  # one row per feature
-    tally = runner._tally(Job(), State(), a, 4, 0, counts_of_rows(a, 2, 1))
+    tally = chunks._tally(Job(), State(), a, 4, 0, counts_of_rows(a, 2, 1))
     assert tally["group"] == {"key": "target", "cells": [[2, 2, 1.0, 8], [7, 4, 2.0, 15]]}
     cells = {tuple(c[:4]): c[4:] for c in tally["cells"]}
     assert cells[(0, 0, "a", "end")] == [2, 1.0, 6, 0.0]  # games 0 and 2: a in seat 0

@@ -15,9 +15,9 @@ import polars as pl
 import pytest
 
 import strategies
-from analysis.metrics import open_run
+from analysis.rundir import open_run, scan_run
+from analysis.summary import summarize
 from helpers import DATA, cli, part_files
-from analysis.summary import scan_run, summarize
 from simcore.errors import UserError
 from simcore.parts import MANIFEST, list_parts, part_name, read_part, tally_path
 from simcore.registry import get_game

@@ -17,9 +17,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import strategies
-from analysis.metrics import open_run
+from analysis.rundir import open_run, scan_run
+from analysis.summary import summarize
 from helpers import DATA, part_files
-from analysis.summary import scan_run, summarize
 from simcore.errors import UserError
 from simcore.parts import (
     MANIFEST,

@@ -17,7 +17,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import strategies
-from analysis.summary import scan_run, summarize, wilson
+from analysis.rundir import scan_run
+from analysis.summary import summarize, wilson
 from helpers import snapshot, table
 from simcore import runner
 from simcore.batch import seating_row, seed_of_game
