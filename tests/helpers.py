@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 import strategies
-from analysis.summary import scan_run
+from analysis.rundir import scan_run
 from simcore.batch import play_batch, result_arrays
 from simcore.registry import games, get_game
 

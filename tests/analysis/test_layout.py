@@ -13,7 +13,7 @@ from helpers import ROOT
 
 PACKAGES = ("simcore", "strategies", "analysis")
 # What every experiment shares, under analysis/ itself (DESIGN.md's layout).
-SHARED = {"metrics", "stats", "sequential", "summary", "manifest", "options"}
+SHARED = {"metrics", "stats", "sequential", "summary", "options", "rundir", "tally", "effects"}
 # analysis/'s rooms, and the rooms each may import from.
 ALLOWED = {
     "cli": {"cli", "api", "shared"},
@@ -23,8 +23,9 @@ ALLOWED = {
     "shared": {"shared"},
 }
 MAX_LINES = 600
-# Longer modules being split on another branch; each goes once its split is merged.
-LONG = {"analysis/metrics.py", "analysis/stats.py", "simcore/runner.py"}
+# Known longer modules, each to be split along its seams: stats.py (its matchups and
+# Bradley-Terry ratings are the next module).
+LONG = {"analysis/stats.py"}
 
 
 def _modules() -> dict[str, Path]:
@@ -171,7 +172,7 @@ def test_the_cycle_finder_finds_a_planted_circle():
 def test_no_module_is_longer_than_a_reader_can_hold(path):
     lines = len((ROOT / path).read_text().splitlines())
     if path in LONG:
-        pytest.skip(f"{path}: {lines} lines, being split on another branch")
+        pytest.skip(f"{path}: {lines} lines, a known exception still to split (LONG)")
     assert lines <= MAX_LINES, f"{path} has {lines} lines (at most {MAX_LINES} outside the games' rules and the bots)"
 
 
