@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from analysis import stats
+from analysis.positions import ordinal
 from analysis.rundir import RunDir, open_run
 from analysis.stats import Estimate, Moments
 from simcore.errors import UserError
@@ -131,10 +132,6 @@ def _effect(x: np.ndarray, seats: int) -> float:
     return win_has / has - win_not / (seats - has)
 
 
-def _position_name(p: int, n: int) -> str:
-    return "the first player (position 0)" if p == 0 else f"position {p}" + (" (last)" if p == n - 1 else "")
-
-
 def metrics_for(info: RunDir, other: RunDir | None = None) -> list[Metric]:
     """The headline metrics of a run (those both runs have, when comparing two)."""
     n = info.players
@@ -144,7 +141,7 @@ def metrics_for(info: RunDir, other: RunDir | None = None) -> list[Metric]:
 
     ms: list[Metric] = []
     if other is None or other.players == n:
-        ms += [Metric(f"pos{p}", "seat balance", f"win rate of {_position_name(p, n)}", "points",
+        ms += [Metric(f"pos{p}", "seat balance", f"win rate of the {ordinal(p)}", "points",
                       (f"pos{p}",), _mean, 100.0, 1.0 / n) for p in range(n)]
     if len(info.strategies) > 1 and (other is None or len(other.strategies) > 1):
         ms += [Metric(f"strat:{s}", "strategies", f"win rate of {s}", "points", (f"strat:{s}",), _mean, 100.0)

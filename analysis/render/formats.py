@@ -1,7 +1,8 @@
 """How every report, the CLI and the README write a number: one answer for each kind, so
 the same number reads the same everywhere.
 
-- a turn position: `ordinal(0)` is "1st player" (position = ordinal - 1), `nth(0)` "1st";
+- a turn position: `ordinal(0)` is "1st player" (position = ordinal - 1), `nth(0)` "1st"
+  (defined in analysis/positions.py, where the experiments name their measures too);
 - a rate with its 95% interval: "51.03% (95% CI 50.94–51.12%)", as many decimals as the
   interval's width needs (up to two);
 - a difference of rates: "+1.2 percentage points (95% CI +0.5 to +1.9)";
@@ -16,6 +17,8 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
+from analysis.positions import nth, ordinal
+
 __all__ = ["nth", "ordinal", "decimals", "pct", "rate", "points", "pvalue", "p_is", "count"]
 
 
@@ -23,18 +26,6 @@ class Interval(Protocol):
     value: float
     low: float
     high: float
-
-
-def nth(position: int) -> str:
-    """Turn position 0 as "1st", 1 as "2nd", ..."""
-    n = position + 1
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
-def ordinal(position: int) -> str:
-    """Turn position 0 is the "1st player" (position = ordinal - 1)."""
-    return f"{nth(position)} player"
 
 
 def decimals(half_width: float) -> int:
