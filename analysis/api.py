@@ -37,6 +37,7 @@ import polars as pl
 import strategies
 from analysis.options import each_once, param_name
 from analysis.render.formats import count, ordinal
+from analysis.render.formats import rate as rate_text
 from analysis.rundir import RunDir, open_run
 from analysis.summary import Summary, summarize
 from simcore.errors import ArgumentError, UserError, check_output
@@ -66,7 +67,7 @@ MIN_EFFECT = 0.02  # analysis.metrics.MIN_EFFECT
 __all__ = ["RunOutcome", "run", "results", "summary", "play", "CompareOutcome", "compare", "compare_rules",
            "parse_variant", "sweep_values", "sweep", "report", "seat_balance", "run_params", "play_params",
            "comparison_table", "balance", "skill", "tune_bot", "tune_ranges", "tune_rules", "words", "version",
-           "check_outputs", "ordinal", "count"]
+           "check_outputs", "ordinal", "count", "rate_text"]
 
 
 def _fits(value: Any, hint: Any) -> bool:

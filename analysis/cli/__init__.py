@@ -15,6 +15,7 @@ import sys
 import traceback
 from enum import Enum
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -238,8 +239,10 @@ def summary(
 
 
 def _rate(rate: float, low: float, high: float) -> str:
-    """A table cell under "win rate  [95% CI]": the columns line up at two decimals."""
-    return f"{100 * rate:.2f}%  [{100 * low:.2f}, {100 * high:.2f}]"
+    """A win rate with its 95% interval, written as every report writes it."""
+    from analysis import api
+
+    return api.rate_text(SimpleNamespace(value=rate, low=low, high=high))
 
 
 def _print_summary(s: Summary) -> None:
@@ -256,15 +259,14 @@ def _print_summary(s: Summary) -> None:
         console.print(f"unproven: {line}", soft_wrap=True, markup=False, highlight=False)
     tables = [("seat", s.by_seat, "games", str)]
     if s.by_position is not None:
-        # 0-based as in the results' position column; labelled for a reader.
-        tables.append(("position", s.by_position, "games", lambda p: f"{p} ({api.ordinal(p)})"))
+        tables.append(("position", s.by_position, "games", api.ordinal))
     tables.append(("strategy", s.by_strategy, "plays", str))
     if s.by_group is not None:
         tables.append((s.by_group.columns[0], s.by_group, "plays", str))
     for key, df, n, label in tables:
-        title = "by turn position (0 acts first)" if key == "position" else f"by {key}"
+        title = "by turn position" if key == "position" else f"by {key}"
         # A spec folds onto more lines rather than being cut: it is what names the bot.
-        table = Table(Column(key, overflow="fold"), n, "wins", Column("win rate  [95% CI]", no_wrap=True),
+        table = Table(Column(key, overflow="fold"), n, "wins", Column("win rate (95% CI)", no_wrap=True),
                       "mean score", title=title, title_justify="left")
         for r in df.iter_rows(named=True):
             table.add_row(label(r[key]), f"{r[n]:,}", api.count(r["wins"]),

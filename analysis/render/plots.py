@@ -97,7 +97,7 @@ def _height(n: int, per: float = 0.45, base: float = 1.4) -> float:
 def position_wins(pb: PositionBalance, title: str = "Win rate by turn position") -> str:
     n = pb.players
     fig, ax = plt.subplots(figsize=(WIDTH, _height(n)))
-    labels = [f"{ordinal(i)} (position {i})" for i in range(n)]
+    labels = [ordinal(i) for i in range(n)]
     _rate_bars(ax, labels, pb.win, _PALETTE[1], 1 / n, "win rate (shared victories count 1/k)")
     ax.set_title(f"{title} (95% Wilson intervals)", pad=14)
     return svg(fig)

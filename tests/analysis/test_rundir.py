@@ -19,6 +19,7 @@ from analysis.effects import SeatStates, effect_columns, effect_moments
 from analysis.metrics import analyze, component_table, component_thresholds
 from analysis.rundir import RunDir, open_run, scan_run
 from analysis.summary import summarize
+from helpers import DATA
 from simcore.errors import UserError
 from simcore.parts import MANIFEST, part_name, tally_path, write_part
 from simcore.meta import FeatureRoles
@@ -28,7 +29,7 @@ from simcore.runner import run
 
 FABRYKA = get_game("fabryka")
 SPECS = ["random", "greedy"]
-LAYOUT1 = Path(__file__).parent / "data" / "fabryka_layout1"  # random v greedy, seed 11, 40 games, parts of 10
+LAYOUT1 = DATA / "fabryka_layout1"  # random v greedy, seed 11, 40 games, parts of 10
 
 
 def play(out: Path, n_games: int = 40) -> Path:
