@@ -51,33 +51,39 @@ def tuned(name: str, players: int) -> bool:
         return False
 
 
+def _hours(h: float) -> str:
+    return f"{h:,.0f}" if h >= 10 else f"{h:.2g}"
+
+
 def decisions_table(out: Path) -> str:
     """A Markdown table of every bundled balance verdict under `out`: per game and table
     size, its state, the agreement reached or the change shown, the games of the
     strongest rung, and the core-hours a decision at the margin is projected to need."""
-    rows = ["| Game | Players | Verdict | Games at the strongest rung | Core-hours to decide |",
-            "|---|---|---|---|---|"]
+    rows = ["| Game | Players | Verdict | Agreement reached | Games at the strongest rung | "
+            "Core-hours to decide |", "|---|---|---|---|---|---|"]
     for path in sorted(out.glob("*/verdict.json")):
         verdict = json.loads(path.read_text())
         plans = {p["players"]: p for p in verdict.get("plans") or []}
-        margin = verdict["margin_points"]
         for size in verdict["sizes"]:
             c = size["convergence"] or {}
-            state = c.get("state") or "one rung"
             if c.get("shown_change"):
-                state += f" ({c['shown_change']['points']:+.1f} percentage points)"
+                shown = c["shown_change"]
+                reached = f"a change of at least {shown['points']:.1f} shown ({api.ordinal(shown['position'])})"
             elif c.get("agreement_points") is not None:
-                state += f" (agree within ±{c['agreement_points']:.1f} percentage points)"
+                reached = f"agree within ±{c['agreement_points']:.1f}"
+            else:
+                reached = "–"
             final = (plans.get(size["players"]) or {}).get("final") or {}
             if final.get("core_hours") is not None:
-                hours = f"{'more than ' if final['more_than'] else ''}{final['core_hours']:,.1f}"
-                hours += f" ({final['games_needed']:,} paired games)"
+                hours = f"{'more than ' if final['more_than'] else ''}{_hours(final['core_hours'])} " \
+                        f"({final['games_needed']:,} paired games)"
             else:
-                hours = f"not projected: {final.get('cannot_project') or 'no plan'}"
-            rows.append(f"| {verdict['game']} | {size['players']} | {state} | {size['games']:,} "
-                        f"({size['rung']}) | {hours} |")
-    return (f"Decisions at ±{margin:g} percentage points (the margin), as the bundled reports "
-            "stand:\n\n" + "\n".join(rows) + "\n")
+                hours = f"not projected: {final.get('cannot_project') or 'a single rung'}"
+            rows.append(f"| {verdict['game']} | {size['players']} | {c.get('state') or 'one rung'} | {reached} | "
+                        f"{size['games']:,} ({size['rung']}) | {hours} |")
+    margin = json.loads(next(out.glob("*/verdict.json")).read_text())["margin_points"]
+    return (f"Deciding at ±{margin:g} percentage points (the margin), as the bundled reports stand "
+            "(agreement and changes in percentage points):\n\n" + "\n".join(rows) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

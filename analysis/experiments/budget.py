@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import strategies
+from analysis.experiments.balance_plan import NEEDS
 from simcore.rundir import finished_games, held_games
 from simcore.runner import run
 
@@ -338,7 +339,8 @@ def _games_for(change: float, sd: float, margin: float, route: str) -> int:
 def project(diffs: np.ndarray, margin: float, cpu_per_game: float = math.nan) -> Projection:
     """The paired games that decide the headline, from paired differences (games x
     positions, win shares): moving where a position's change is beyond the margin (the
-    position deciding soonest), else converged (every position inside: the slowest)."""
+    position deciding soonest), else converged (every position inside: the slowest);
+    never fewer games than the verdict needs to state either (NEEDS.agreement)."""
     pairs, players = diffs.shape if diffs.ndim == 2 else (0, 0)
     base = {"players": players, "margin": margin, "pairs": pairs, "cpu_per_game": cpu_per_game}
     if pairs < MIN_PAIRS:
@@ -352,11 +354,12 @@ def project(diffs: np.ndarray, margin: float, cpu_per_game: float = math.nan) ->
     beyond = [q for q in range(players) if abs(change[q]) > margin and sd[q] > 0]
     inside = [q for q in range(players) if abs(change[q]) < margin]
     if beyond:
-        need = {q: _games_for(abs(change[q]), sd[q], margin, "moves") for q in beyond}
+        need = {q: max(NEEDS.agreement, _games_for(abs(change[q]), sd[q], margin, "moves")) for q in beyond}
         q = min(need, key=need.get)
         return Projection(**base, route="moves", games=need[q], change=float(change[q]), sd=float(sd[q]), position=q)
     if len(inside) == players:
-        need = {q: _games_for(abs(change[q]), sd[q], margin, "converged") if sd[q] > 0 else 2 for q in inside}
+        need = {q: max(NEEDS.agreement, _games_for(abs(change[q]), sd[q], margin, "converged") if sd[q] > 0 else 2)
+                for q in inside}
         q = max(need, key=need.get)
         return Projection(**base, route="converged", games=need[q], change=float(change[q]), sd=float(sd[q]),
                           position=q)

@@ -104,6 +104,14 @@ def test_what_cannot_be_projected_says_why():
     assert far.route == "moves" and far.capped and far.games == budget.PROJECTION_CAP
 
 
+def test_a_projection_never_promises_a_decision_the_verdict_would_withhold():
+    # A huge change on a dozen pairs "decides" by the normal approximation within a
+    # handful of games, but the verdict states no move before NEEDS.agreement games.
+    huge = np.array([1.0, 0.0, 1.0, 1.0] * 3)[:, None]
+    x = budget.project(huge, 1.0)
+    assert x.route == "moves" and x.games == bal.NEEDS.agreement
+
+
 def test_paired_differences_pair_games_by_index(tmp_path):
     """Two mirrors, one cut short: only the games both played pair, game by game."""
     p = bal.plan(GAME, tmp_path / "runs", ladder=["random", "heuristic"], compensation=False)
