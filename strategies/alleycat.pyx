@@ -1079,7 +1079,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int n = state.legal_actions(legal), i
         cdef double d
         cdef Base b
-        cdef AlleyCatState trial = state.clone()
+        cdef AlleyCatState trial = state.copy()
         cdef bint delta
         self.prepare(state)
         self.set_currency(state, seat)
