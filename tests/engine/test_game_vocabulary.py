@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import simcore
+from helpers import ROOT
 from simcore.batch import play_batch, result_arrays, seed_of_bot, seed_of_game
 from simcore.errors import UserError
 from simcore.games.fabryka.rules import FabrykaState
@@ -23,7 +24,7 @@ from simcore.registry import get_game, spec_of
 from simcore.state import GameState
 from simcore.strategy import PythonStrategy, RngView
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tictactoe"
+EXAMPLE = ROOT / "examples" / "tictactoe"
 sys.path.insert(0, str(EXAMPLE))
 from tictactoe_game.game import TicTacToe  # noqa: E402
 
