@@ -166,9 +166,6 @@ def run(game: str, seats: Sequence[str] | str, games: int, out: Path | str, *, s
 def run_params(spec: GameSpec, params: Params, seats: list[str], games: int, out: Path | str, *,
                precision: float | None = None, seating: str = "rotate", **runner: Any) -> RunOutcome:
     """run() for a game and params already built (the CLI's run command)."""
-    from analysis.experiments import compare as cmp
-    from analysis.sequential import until_precise
-
     played = 0
 
     def play_round(n: int) -> RunResult:
@@ -183,6 +180,11 @@ def run_params(spec: GameSpec, params: Params, seats: list[str], games: int, out
     if precision is None:
         result = play_round(games)
         return RunOutcome(Path(out), result.manifest, played, None, result.resumed)
+    # Only a run to a precision measures as it plays: the statistics stack (scipy,
+    # statsmodels: 1.7 s to import) is loaded for it alone.
+    from analysis.experiments import compare as cmp
+    from analysis.sequential import until_precise
+
     done = until_precise(play_round, lambda: _estimates(cmp.describe_run(open_run(out), seat_balance)),
                          precision, games, rotation_size(len(seats), seating))
     done = dataclasses.replace(done, games=max(done.games, held_games(out)))  # the games measured
