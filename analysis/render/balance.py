@@ -41,7 +41,9 @@ def _balance_word(v: SizeVerdict, margin: float) -> str:
     rates = v.top.rates
     if all(abs(r.low - 1 / n) * 100 <= margin and abs(r.high - 1 / n) * 100 <= margin for r in rates):
         return f"balanced within {_points(margin)}"
-    p = max(range(n), key=lambda k: abs(rates[k].value - 1 / n))
+    # Rounded, so that a tie (always, at two players: the rates are complements) names
+    # the earlier position, not whichever float came out larger.
+    p = max(range(n), key=lambda k: (round(abs(rates[k].value - 1 / n), 9), -k))
     r = rates[p]
     if r.p_value < 0.05 / n and abs(r.value - 1 / n) * 100 >= margin:
         side = "advantage" if r.value > 1 / n else "disadvantage"

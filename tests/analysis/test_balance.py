@@ -105,6 +105,19 @@ def test_identical_rates_at_the_top_two_rungs_converged(ladder_plan):
                                "(converged: agreeing within ±0.1 percentage points).")
 
 
+def test_two_players_name_the_1st_player_whichever_deviation_rounds_larger():
+    # 8 wins in 14: |8/14 - 1/2| comes out a hair smaller in floating point than
+    # |6/14 - 1/2|, and the same advantage was once called a 2nd-player disadvantage.
+    from types import SimpleNamespace
+
+    from analysis.render.balance import _balance_word
+
+    rates = [SimpleNamespace(value=v, low=v - 0.2, high=v + 0.2, p_value=1e-6) for v in (8 / 14, 6 / 14)]
+    v = SimpleNamespace(players=2, top=SimpleNamespace(rates=rates))
+    assert abs(6 / 14 - 0.5) > abs(8 / 14 - 0.5)
+    assert _balance_word(v, 1.0).startswith("a 1st-player advantage of +7.1 points")
+
+
 def test_a_null_difference_with_few_games_is_undecided_not_converged(ladder_plan):
     rng = np.random.default_rng(3)
     plant(ladder_plan, {"random": winners(rng, 400, 0.5), "heuristic": winners(rng, 400, 0.5)},
