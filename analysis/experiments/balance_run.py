@@ -66,7 +66,7 @@ def _within_budget(p: Plan, start: float, say: _Progress, jobs: int | None) -> B
     pairs = {n: budget.top_pair(p, n) for n in p.sizes}
     tops = {c.path for pair in pairs.values() for c in pair}
 
-    say.phase("pilot", f"price {len(ladder)} runs, the two strongest rungs to {budget.PILOT_PAIRS} paired games")
+    say.phase("pilot", f"price {len(ladder)} runs, the two strongest rungs {budget.PILOT_PAIRS} paired games further")
     budget.pilot(spender, ladder, list(pairs.values()), budget.PILOT_SHARE * total)
 
     weaker = [c for c in ladder if c.path not in tops]
@@ -99,11 +99,13 @@ def _within_budget(p: Plan, start: float, say: _Progress, jobs: int | None) -> B
         wide = f"the headline's interval still wider than ±{max(budget.MEANINGFUL_HALFWIDTH, p.margin):g} points"
         say.phase("compensation", f"score bonus and knobs at {', '.join(str(v.players) for v in ready)} players"
                   if ready else f"none ({wide}): the time goes to the headline")
-        for k, v in enumerate(ready):
-            until = time.monotonic() + spender.left() / (len(ready) - k)
-            _compensate(p, spender, v, until)
-    if not p.compensation or not ready:  # the compensation's time goes to the headline
-        budget.headline(spender, pairs, end - reserve)
+        # Its share of the budget, not what is left: in a resumed run the knob values
+        # grow towards a strongest rung that already holds many games, and would take it all.
+        _compensate_all(p, spender, ready, time.monotonic() + compensation_seconds)
+    # What is left goes to the headline; once that is decided or at its cap, to the compensation.
+    budget.headline(spender, pairs, end - reserve)
+    if ready and spender.left() > 0:
+        _compensate_all(p, spender, ready, end - reserve)
     for s in spender.states.values():
         s.stopped = s.stopped or "time"
     say.phase("report", "analysis and report")
@@ -128,6 +130,12 @@ def _compensation_cells(p: Plan, v: SizeVerdict) -> list[Cell]:
     if v.komi is not None and any(v.komi.points):
         cells.insert(0, p.komi_cell(v.players, v.strongest, v.komi.points))
     return cells
+
+
+def _compensate_all(p: Plan, spender: budget.Spender, ready: Sequence[SizeVerdict], until: float) -> None:
+    """Each table size's compensation in an equal share of the time before `until`."""
+    for k, v in enumerate(ready):
+        _compensate(p, spender, v, time.monotonic() + spender.left(until) / (len(ready) - k))
 
 
 def _compensate(p: Plan, spender: budget.Spender, v: SizeVerdict, until: float) -> None:

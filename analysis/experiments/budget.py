@@ -73,20 +73,30 @@ class Played:
     stopped: str = ""  # why it plays no more: "precise", "cap", "time"
     largest: tuple[int, float, float] = (0, 0.0, 0.0)  # games, seconds and CPU seconds of its largest step
     quickest: float = math.inf  # seconds of its quickest step
+    quickest_games: int = 0  # games of its quickest step
 
     def record(self, games: int, seconds: float, cpu: float) -> None:
         self.played += games
         self.seconds += seconds
         self.cpu += cpu
-        self.quickest = min(self.quickest, seconds)
+        if seconds < self.quickest:
+            self.quickest, self.quickest_games = seconds, games
         if games >= self.largest[0]:
             self.largest = (games, seconds, cpu)
 
     def per_game(self, overhead: float) -> float:
         """Seconds a game once a step's fixed cost (starting a run, writing its manifest,
-        reading its tallies) is taken off: a pilot of one game costs mostly that."""
+        reading and checking its parts) is taken off: a pilot of one game costs mostly
+        that. `overhead` is the fixed cost of the cheapest step of any cell; a resumed run
+        of many parts pays more, so where the cell's own steps differ enough in size, the
+        cost of its extra games (largest step minus quickest) prices them."""
         games, seconds, _ = self.largest
-        return max((seconds - overhead) / games, 1e-7) if games else math.nan
+        if not games:
+            return math.nan
+        per = (seconds - overhead) / games
+        if games >= 2 * self.quickest_games and seconds > self.quickest:
+            per = min(per, (seconds - self.quickest) / (games - self.quickest_games))
+        return max(per, 1e-7)
 
     def cpu_per_game(self, overhead: float) -> float:
         """CPU seconds a game (every core), the fixed cost of a step taken off in proportion."""
@@ -400,8 +410,11 @@ def headline_halfwidth(spender: Spender, players: int, pair: tuple[Cell, ...]) -
 
 def pilot(spender: Spender, cells: Sequence[Cell], pairs: Sequence[tuple[Cell, ...]], seconds: float) -> None:
     """Price every cell (one seat rotation, or what a cut run needs topping up), the most
-    important first, then play each size's two strongest rungs to PILOT_PAIRS games
-    within `seconds` more."""
+    important first, then play each size's two strongest rungs PILOT_PAIRS games further
+    within `seconds` more: the projection's paired games in a new run, and in a resumed
+    one a step large enough to price their games apart from the cost of reopening a run
+    of many parts (they are headline games either way)."""
+    held = {c.path: spender.state(c).games for pair in pairs for c in pair}
     for c in sorted(cells, key=lambda c: c.tier):
         s = spender.state(c)
         if spender.left() <= 0:
@@ -410,7 +423,8 @@ def pilot(spender: Spender, cells: Sequence[Cell], pairs: Sequence[tuple[Cell, .
             spender.extend(s, s.games + c.unit)
             spender.done(s)
     tops = [spender.state(c) for pair in pairs for c in pair]
-    spender.fill(tops, lambda s: _round_up(PILOT_PAIRS, s.cell.unit), time.monotonic() + seconds)
+    spender.fill(tops, lambda s: _round_up(held[s.cell.path] + PILOT_PAIRS, s.cell.unit),
+                 time.monotonic() + seconds)
 
 
 def floor(spender: Spender, cells: Sequence[Cell], until: float) -> None:
@@ -450,7 +464,9 @@ def headline(spender: Spender, pairs: dict[int, tuple[Cell, ...]], until: float)
         per = sum(spender.price(s) for s in states)
         afford = (left / 3 - len(pair) * spender.overhead()) / per if math.isfinite(per) else 1
         add = _round_down(min(max(m, 1), afford), pair[0].unit)
-        if add < max(pair[0].unit, m / 20):  # too little time left to matter
+        # Too little time left to matter, unless the price is from fewer games than this
+        # step would play: then the step is worth it for the price it measures.
+        if add < pair[0].unit or (add < m / 20 and all(s.largest[0] >= add for s in states)):
             finished.add(best)
             continue
         for s in states:  # one precise already still grows with the other: they pair

@@ -227,3 +227,36 @@ def test_a_ladder_of_one_rung_grows_that_rung(tmp_path):
     assert spender.state(pairs[2][0]).games == budget.PILOT_PAIRS
     budget.headline(spender, pairs, time.monotonic() + 3)
     assert spender.state(pairs[2][0]).games >= 2 * budget.PILOT_PAIRS
+
+
+def test_a_resumed_runs_fixed_cost_is_not_priced_as_its_games(tmp_path):
+    """Reopening a run of many parts costs a second or more whatever the step: a pricing
+    step of 2 games then costs ~0.6 s a game, where the 98 games after it cost 0.02 s
+    each. The cell's own steps price its games; the cheapest step of any cell (a fresh
+    one, 0.1 s) would not take that fixed cost off."""
+    p = bal.plan(GAME, tmp_path / "runs", ladder=["random", "heuristic"], minutes=1, compensation=False)
+    s = budget.Played(p.mirror(2, "heuristic"))
+    s.record(2, 1.2 + 2 * 0.02, 1.24)
+    s.record(98, 1.2 + 98 * 0.02, 3.16)
+    assert s.per_game(0.1) == pytest.approx(0.02)
+    assert s.cpu_per_game(0.1) == pytest.approx(0.02)
+    fresh = budget.Played(p.mirror(2, "random"))
+    fresh.record(2, 0.1 + 2 * 0.001, 0.102)  # one step: only the common fixed cost comes off
+    assert fresh.per_game(0.1) == pytest.approx(0.001)
+
+
+@pytest.mark.statistical  # two budgets of 24 s
+def test_a_resumed_budget_still_spends_on_the_headline(tmp_path):
+    """Resumed, the knob values grow towards a strongest rung that already holds many
+    games; they get their share of the budget, and the headline the rest (they once took
+    it all, the headline one step)."""
+    def call():
+        p = bal.plan(GAME, tmp_path / "runs", ladder=["random", "heuristic"], minutes=0.4, precision=0.2)
+        return balance_run.balance(p, jobs=1)
+
+    call()
+    r = call()
+    cpu = {x["label"]: x["cpu_seconds"] or 0.0 for x in r.runs}
+    pair = cpu["heuristic"] + cpu["random"]
+    compensation = sum(c for label, c in cpu.items() if label not in ("heuristic", "random", "random-vs-heuristic"))
+    assert compensation > 0 and pair > 2 * compensation
