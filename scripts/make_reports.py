@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -68,9 +69,12 @@ def decisions_table(out: Path) -> str:
             c = size["convergence"] or {}
             if c.get("shown_change"):
                 shown = c["shown_change"]
-                reached = f"a change of at least {shown['points']:.1f} shown ({api.ordinal(shown['position'])})"
+                # Rounded as the report rounds: what is shown is never claimed larger,
+                # nor an agreement tighter.
+                least = math.floor(10 * shown["points"]) / 10
+                reached = f"a change of at least {least:.1f} shown ({api.ordinal(shown['position'])})"
             elif c.get("agreement_points") is not None:
-                reached = f"agree within ±{c['agreement_points']:.1f}"
+                reached = f"agree within ±{math.ceil(10 * c['agreement_points'] - 1e-9) / 10:.1f}"
             else:
                 reached = "–"
             final = (plans.get(size["players"]) or {}).get("final") or {}
