@@ -267,3 +267,16 @@ def test_the_readmes_example_verdict_is_the_bundled_reports():
     assert len(rates) >= 4
     for rate in rates:
         assert rate in report, rate
+
+
+def test_the_readmes_table_of_decisions_is_the_bundled_reports():
+    """The README's and reports/README.md's table of what the bundled reports decide is
+    the one make_reports.py writes from their verdict.json files: regenerating a report
+    and not its table fails here."""
+    spec = importlib.util.spec_from_file_location("make_reports", ROOT / "scripts" / "make_reports.py")
+    make_reports = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_reports)
+    table = make_reports.decisions_table(ROOT / "reports")
+    assert "| fabryka | 2 |" in table
+    assert table in README.read_text()
+    assert (ROOT / "reports" / "README.md").read_text() == "# Bundled balance reports\n\n" + table
