@@ -12,9 +12,10 @@ import matplotlib
 matplotlib.use("Agg")  # no display; must precede pyplot
 
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-__all__ = ["svg", "inline", "data_uri", "Image", "image", "plt"]
+__all__ = ["svg", "inline", "data_uri", "Image", "image", "plt", "axes"]
 
 
 def svg(fig: Figure, *, tight: bool = True) -> str:
@@ -50,3 +51,9 @@ class Image:
 def image(document: str | Figure, alt: str) -> Image:
     """An SVG document (or a matplotlib figure, drawn tight) as an <img> of the page."""
     return Image(data_uri(document if isinstance(document, str) else svg(document)), alt)
+
+
+def axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
+    """The axes to draw a figure on: `ax` when given (a notebook's own figure), else those
+    of a new figure of `size` inches."""
+    return ax if ax is not None else plt.subplots(figsize=size)[1]
