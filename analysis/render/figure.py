@@ -7,9 +7,14 @@ import io
 import re
 from dataclasses import dataclass
 
+import os
+
 import matplotlib
 
-matplotlib.use("Agg")  # no display; must precede pyplot
+# No display (before pyplot loads), except in a notebook: there the kernel's inline backend
+# puts a result's figures into the page.
+if "inline" not in os.environ.get("MPLBACKEND", ""):
+    matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
