@@ -291,6 +291,7 @@ def _sweep_plot(result: Any, *, param: str | None = None, lineup: str | None = N
         plt.close(fig)
         if chosen is None and caption == f"{lineup}: every metric against {param}, with 95% interval bands":
             chosen = fig
+    chosen.tight_layout()
     return chosen
 
 

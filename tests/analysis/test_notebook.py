@@ -7,7 +7,7 @@ import json
 
 import matplotlib.pyplot as plt
 import pytest
-from helpers import cli
+from helpers import ROOT, cli
 from markupsafe import escape
 from matplotlib.axes import Axes
 from matplotlib.container import ErrorbarContainer
@@ -20,6 +20,7 @@ from analysis.render.skill import findings as skill_findings
 from simcore.errors import UserError
 
 GAME = "fabryka"
+NOTEBOOK = ROOT / "examples" / "fabryka.ipynb"
 
 
 def shows(result, sentence: str) -> str:
@@ -149,3 +150,29 @@ def test_tunings_show_their_verdict_and_every_trial(tmp_path):
     shows(rules, api.words(rules)[0])
     assert len(rules.plot().axes[0].lines[0].get_xdata()) == len(rules.trials)
 
+
+
+@pytest.mark.statistical
+def test_the_example_notebook_runs_and_every_result_shows_itself(tmp_path):
+    """balance -> compare -> sweep on Fabryka, executed as Jupyter does (about a minute)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert not any(c.outputs for c in code), "the example is stored without outputs"
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    shown = {}
+    for c in code:
+        for o in c.outputs:
+            assert o.output_type != "error", o
+            shown.setdefault(c.source.splitlines()[-1], []).extend(o.get("data", {}))
+    for result in ("run", "balance", "compare", "sweep"):
+        assert "text/html" in shown[result], result
+    for figure in ("fig", 'compare.plot("rounds = 3")', 'sweep.plot(param="rounds")'):
+        assert "image/png" in shown[figure], figure
+    html_of = {c.source.splitlines()[-1]: o["data"]["text/html"] for c in code for o in c.outputs
+               if "text/html" in o.get("data", {})}
+    assert "Fabryka Czekolady, among the strongest bots here: at 2 players" in html_of["balance"]
+    assert "rounds = 3 shortens the game by" in html_of["compare"]
+    assert (tmp_path / "runs" / "sweep" / "metrics.parquet").exists()
