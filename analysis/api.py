@@ -146,7 +146,7 @@ display.use(_notebook)
 
 
 @dataclass(frozen=True)
-class RunOutcome:
+class RunOutcome(display.Shown):
     """A run directory as api.run left it. In a notebook it shows its summary (win rates by
     turn position with 95% intervals, as `chocosim summary` prints them) and what this
     call played; plot(ax=None) draws the win rates by turn position."""
@@ -160,14 +160,6 @@ class RunOutcome:
     def summary(self) -> Summary:
         """The run directory's summary (api.summary), read from it now."""
         return summarize(self.path)
-
-    def _repr_html_(self) -> str:
-        return _notebook().html(_notebook().run_card(self, self.summary()))
-
-    def plot(self, *, ax: Any = None) -> Any:
-        """Win rate by turn position with 95% intervals: a matplotlib Figure (with ax=,
-        drawn on those axes, which are returned)."""
-        return _notebook().plot(self.summary(), ax=ax)
 
 
 def _lineup(game: str, seats: Sequence[str]):
@@ -232,9 +224,9 @@ def results(run_dir: Path | str, lazy: bool = False) -> pl.DataFrame | pl.LazyFr
 
 
 @dataclass(frozen=True)
-class CompareOutcome:
+class CompareOutcome(display.Shown):
     """Variants compared with a base. In a notebook it shows its verdicts, each variant's
-    table and forest plot, as the comparison report does."""
+    table and forest plot, as the comparison report does; plot(variant=0, ax=None)."""
 
     comparisons: list[Comparison]
     table: pl.DataFrame  # variant, group, metric, unit, base, variant_value, change, low, high, q, ...
@@ -242,14 +234,6 @@ class CompareOutcome:
     base: Path
     variants: list[Path]
     precision: Precision | None = None
-
-    def _repr_html_(self) -> str:
-        return _notebook().html(_notebook().compare_card(self.comparisons, self.verdicts))
-
-    def plot(self, variant: int | str = 0, *, ax: Any = None) -> Any:
-        """A variant's (its label or index) changes of every rate with 95% intervals: a
-        matplotlib Figure (with ax=, drawn on those axes, which are returned)."""
-        return _notebook().plot_comparison(self.comparisons, variant, ax)
 
 
 def comparison_table(comparisons: list[Comparison]) -> pl.DataFrame:

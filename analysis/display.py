@@ -37,7 +37,7 @@ class Shown:
         """The verdict sentence, the key table and the figure, as an HTML fragment."""
         return _render().html(self)
 
-    def plot(self, **options: Any) -> Any:
+    def plot(self, *args: Any, **options: Any) -> Any:
         """The key figure as a matplotlib Figure (each result's options: see
         analysis.render.notebook); with ax=, drawn on those axes, which are returned."""
-        return _render().plot(self, **options)
+        return _render().plot(self, *args, **options)

@@ -87,11 +87,11 @@ def card(result: Any) -> Card:
     return _CARDS[_key(result)](result)
 
 
-def plot(result: Any, **options: Any) -> Figure | Axes:
+def plot(result: Any, *args: Any, **options: Any) -> Figure | Axes:
     """The result's key figure (its class's renderer, with its options)."""
     if _key(result) not in _PLOTS:
         raise TypeError(f"{type(result).__name__} has no figure")
-    return _PLOTS[_key(result)](result, **options)
+    return _PLOTS[_key(result)](result, *args, **options)
 
 
 def _shown(ax: Axes, given: Axes | None) -> Figure | Axes:
@@ -164,9 +164,15 @@ def _summary_plot(s: Summary, *, ax: Axes | None = None) -> Figure | Axes:
     return _shown(_draw_summary(s, ax), ax)
 
 
-def run_card(run: Any, summary: Summary) -> Card:
+@_renders("plot", "analysis.api.RunOutcome")
+def _run_plot(run: Any, *, ax: Axes | None = None) -> Figure | Axes:
+    return _summary_plot(run.summary(), ax=ax)
+
+
+@_renders("card", "analysis.api.RunOutcome")
+def _run_card(run: Any) -> Card:
     """A run of api.run: its summary, and what this call played."""
-    c = card(summary)
+    c = card(run.summary())
     played = f"This call played {run.played:,} games into {run.path}" + (
         f" ({run.resumed:,} were there already)." if run.resumed else ".")
     return Card(c.title, [*c.sentences, played], c.tables, c.figures)
@@ -212,11 +218,13 @@ def _balance_plot(result: Any, *, players: int | None = None, ax: Axes | None = 
 
 # ---- comparison ----
 
-def compare_card(comparisons: list[Any], sentences: list[str]) -> Card:
+@_renders("card", "analysis.api.CompareOutcome")
+def _compare_card(outcome: Any) -> Card:
     """A comparison of api.compare: its verdicts, each variant's table and forest plot (the
     report's)."""
     from analysis.render.compare import _context as compare_context
 
+    comparisons, sentences = outcome.comparisons, outcome.verdicts
     ctx = compare_context(comparisons, comparisons[0].margin)
     tables = [Table(["group", "metric", "base", "variant", "change", "95% CI", "q"],
                     [[r["group"], r["label"], r["base"], r["variant"], f"{r['change']} {r['unit']}".strip(), r["ci"],
@@ -226,10 +234,12 @@ def compare_card(comparisons: list[Any], sentences: list[str]) -> Card:
     return Card(ctx["title"], sentences, tables, [Markup(item["svg"]) for item in ctx["items"]])
 
 
-def plot_comparison(comparisons: list[Any], variant: int | str = 0, ax: Axes | None = None) -> Figure | Axes:
+@_renders("plot", "analysis.api.CompareOutcome")
+def _compare_plot(outcome: Any, variant: int | str = 0, *, ax: Axes | None = None) -> Figure | Axes:
     """A variant's forest plot (its label or index)."""
     from analysis.render.compare import draw_forest
 
+    comparisons = outcome.comparisons
     labels = [c.label for c in comparisons]
     if isinstance(variant, str):
         if variant not in labels:
