@@ -127,7 +127,8 @@ def summary_text(s: Summary) -> str:
     players = len(s.manifest.get("strategies") or labels)
     kind = "turn position" if s.by_position is not None else "seat"
     shown = ", ".join(f"the {label} {rate(r)}" for label, r in zip(labels, rates))
-    text = f"Win rate by {kind} over {s.games:,} games: {shown} (fair share {pct(1 / players)})."
+    fair = f" (fair share {pct(1 / players)})" if players > 1 else ""
+    text = f"Win rate by {kind} over {s.games:,} games: {shown}{fair}."
     if not s.complete:
         text += (f" Incomplete: {s.games:,} of the {s.manifest.get('n_games', 0):,} games its manifest asks for"
                  + (f", {len(s.unproven)} part(s) unproven" if s.unproven else "") + "; running it again finishes it.")
@@ -155,7 +156,7 @@ def _summary_card(s: Summary) -> Card:
 def _draw_summary(s: Summary, ax: Axes | None) -> Axes:
     labels, rates, _ = _position_rows(s)
     kind = "turn position" if s.by_position is not None else "seat"
-    return draw_rates(labels, rates, 1 / len(labels), f"Win rate by {kind}",
+    return draw_rates(labels, rates, 1 / len(labels) if len(labels) > 1 else None, f"Win rate by {kind}",
                       "win rate (shared victories count 1/k)", ax)
 
 
