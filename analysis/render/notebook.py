@@ -63,7 +63,7 @@ def html(result: Any) -> str:
 
 
 # By the result's class (module.name): each renderer imports what it draws when it runs, so
-# showing a run never loads the tuning's optuna nor a balance's statistics stack.
+# showing a run loads neither the experiments it does not need nor a tuning's optuna.
 _CARDS: dict[str, Callable[[Any], Card]] = {}
 _PLOTS: dict[str, Callable[..., Figure | Axes]] = {}
 
