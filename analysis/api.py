@@ -13,6 +13,8 @@ notebook; `words` gives a result's verdict in the reports' words.
                    games=20_000, out="runs/sweep")
     sw.table, sw.fair_points
 
+Every result shows itself in a notebook (its verdict, key table and figure) and draws
+its key figure as a matplotlib Figure with `.plot()`; `api.run`'s result has `.summary()`.
 Every function raises simcore.errors.UserError (one line) on bad input, as the CLI does.
 """
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 import strategies
+from analysis import display
 from analysis.options import each_once, param_name
 from analysis.render.formats import count, ordinal
 from analysis.render.formats import rate as rate_text
@@ -132,13 +135,31 @@ def seat_balance(key: str) -> bool:
     return key.startswith("pos")
 
 
+def _notebook() -> types.ModuleType:
+    """The renderer of results in a notebook (it loads the plotting stack)."""
+    from analysis.render import notebook
+
+    return notebook
+
+
+display.use(_notebook)
+
+
 @dataclass(frozen=True)
-class RunOutcome:
+class RunOutcome(display.Shown):
+    """A run directory as api.run left it. In a notebook it shows its summary (win rates by
+    turn position with 95% intervals, as `chocosim summary` prints them) and what this
+    call played; plot(ax=None) draws the win rates by turn position."""
+
     path: Path
     manifest: dict[str, Any]
     played: int  # games played by this call
     precision: Precision | None  # how a --precision run ended
     resumed: int = 0  # games the directory held already (without precision)
+
+    def summary(self) -> Summary:
+        """The run directory's summary (api.summary), read from it now."""
+        return summarize(self.path)
 
 
 def _lineup(game: str, seats: Sequence[str]):
@@ -203,7 +224,10 @@ def results(run_dir: Path | str, lazy: bool = False) -> pl.DataFrame | pl.LazyFr
 
 
 @dataclass(frozen=True)
-class CompareOutcome:
+class CompareOutcome(display.Shown):
+    """Variants compared with a base. In a notebook it shows its verdicts, each variant's
+    table and forest plot, as the comparison report does; plot(variant=0, ax=None)."""
+
     comparisons: list[Comparison]
     table: pl.DataFrame  # variant, group, metric, unit, base, variant_value, change, low, high, q, ...
     verdicts: list[str]

@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike
 
+from analysis.display import Shown
 from analysis.rundir import RunDir
 from simcore.runner import GROUPING
 
@@ -29,7 +30,7 @@ CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
-class Summary:
+class Summary(Shown):
     manifest: dict[str, Any]
     games: int  # games found in the directory (n_games of the manifest once complete)
     by_seat: pl.DataFrame  # seat, games, wins, win_rate, ci_low, ci_high, mean_score

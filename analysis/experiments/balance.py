@@ -33,6 +33,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from analysis.display import Shown
 from analysis.experiments import budget
 from analysis.experiments.balance_plan import (COMPENSATION, DEFAULT_MARGIN, NEEDS, SEARCH, TUNED, Cell, Needs, Plan,
                                                Withheld, default_ladder, plan, same_value)
@@ -144,7 +145,7 @@ class SizeVerdict:
 
 
 @dataclass(frozen=True)
-class BalanceResult:
+class BalanceResult(Shown):
     game: str
     title: str
     sizes: list[SizeVerdict]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import stats
+from analysis.display import Shown
 from analysis.metrics import (
     MIN_EFFECT,
     PooledPositions,
@@ -26,7 +27,7 @@ __all__ = ["RunsReport", "report_of", "analyze_runs", "compare_variants"]
 
 
 @dataclass(frozen=True)
-class RunsReport:
+class RunsReport(Shown):
     analyses: list[RunAnalysis]
     # Position balance per table size over runs with the same rules (several runs only).
     positions: list[PooledPositions]

@@ -15,6 +15,7 @@ from scipy import stats as sps
 
 import strategies
 from analysis import stats
+from analysis.display import Shown
 from analysis.experiments.skill import (BUDGET, FORBID, HeadToHead, Ladder, Plan, analyze_ladder, head_to_head,
                                        tally, with_arg)
 from analysis.stats import ALPHA, Rate
@@ -141,7 +142,7 @@ def analyze_restricted(mirror_dir: Path | str, restricted: dict[str, Path | str]
 
 
 @dataclass(frozen=True)
-class SkillAnalysis:
+class SkillAnalysis(Shown):
     game: str
     title: str
     players: int

@@ -29,6 +29,7 @@ import polars as pl
 
 import strategies
 from analysis import stats
+from analysis.display import Shown
 from analysis.experiments import compare as cmp
 from analysis.sequential import Precision, until_precise
 from analysis.rundir import RunDir, open_run
@@ -63,7 +64,7 @@ class Point:
 
 
 @dataclass
-class SweepResult:
+class SweepResult(Shown):
     path: Path
     game: str
     params: list[str]

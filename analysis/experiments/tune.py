@@ -32,6 +32,7 @@ from scipy import stats as sps
 
 import strategies
 from analysis import stats
+from analysis.display import Shown
 from analysis.experiments.study import enqueue_baseline, exclusive, importances_of, open_study, search, write_json
 from simcore.errors import UserError
 from simcore.inmemory import play_in_memory
@@ -151,7 +152,7 @@ def _seat_wins(a: dict[str, np.ndarray], players: int, strategy: int) -> np.ndar
 # ---- bot tuning ----
 
 @dataclass
-class BotTuning:
+class BotTuning(Shown):
     game: str
     bot: str
     out: Path

@@ -17,6 +17,7 @@ from optuna.distributions import FloatDistribution, IntDistribution
 
 import strategies
 from analysis import stats
+from analysis.display import Shown
 from analysis.experiments.study import enqueue_baseline, exclusive, open_study, search, write_file, write_json
 from analysis.experiments.tune import HOLDOUT_SALT, number, play, pool_of, rotation_games
 from simcore.errors import UserError
@@ -74,7 +75,7 @@ def parse_goal(text: str) -> Goal:
 # ---- rule tuning ----
 
 @dataclass
-class RuleTuning:
+class RuleTuning(Shown):
     game: str
     out: Path
     vary: dict[str, tuple[float, float]]

@@ -11,12 +11,13 @@ from typing import Any
 
 import numpy as np
 import seaborn as sns
+from matplotlib.axes import Axes
 from matplotlib.ticker import PercentFormatter
 
 from analysis.experiments.balance import NEEDS, BalanceResult, Convergence, SizeVerdict, Withheld
 from analysis.experiments.report import RunsReport
 from analysis.render import plots, templates, version
-from analysis.render.figure import data_uri, plt, svg
+from analysis.render.figure import axes, data_uri, svg
 from analysis.render.formats import nth, ordinal, pvalue, rate
 from analysis.render.page import print_pdf
 from analysis.render.report import render_html as render_report
@@ -24,7 +25,7 @@ from simcore.errors import UserError, writing
 from simcore.parts import write_atomic, write_text
 
 __all__ = ["headline", "overall", "agreement", "too_few", "komi_text", "knob_text", "plan_text", "short_text",
-           "render_html", "write_balance", "DATA_FILES"]
+           "render_html", "write_balance", "draw_size", "DATA_FILES"]
 
 DATA_FILES = ("balance.parquet", "balance.csv", "verdict.json")
 
@@ -225,12 +226,12 @@ def short_text(r: dict[str, Any]) -> str:
             f"manifest asks for ({r['missing']:,} missing; running the command again plays them).")
 
 
-def _figure(v: SizeVerdict) -> str:
+def draw_size(v: SizeVerdict, ax: Axes | None = None) -> Axes:
     """Each position's win rate against the rung's rating (its place in the ladder when
     the rungs cannot be rated), with 95% intervals; dashed: the fair share."""
     rated = all(r.rating is not None for r in v.rungs)
     x = np.array([r.rating[0] if rated else k for k, r in enumerate(v.rungs)], dtype=float)
-    fig, ax = plt.subplots(figsize=(plots.WIDTH, 3.6))
+    ax = axes(ax, (plots.WIDTH, 3.6))
     colors = sns.color_palette("colorblind")
     spread = (np.ptp(x) or 1.0) * 0.006
     for p in range(v.players):
@@ -249,7 +250,11 @@ def _figure(v: SizeVerdict) -> str:
     ax.set_ylabel("win rate in the mirror match")
     ax.set_title(f"{v.players} players: win rate by turn position at each rung (95% intervals)")
     ax.legend(fontsize=8, frameon=False, ncol=min(v.players, 6), loc="upper center", bbox_to_anchor=(0.5, -0.2))
-    return data_uri(svg(fig))
+    return ax
+
+
+def _figure(v: SizeVerdict) -> str:
+    return data_uri(svg(draw_size(v).figure))
 
 
 def render_html(result: BalanceResult, evidence: str | None = None) -> str:

@@ -8,16 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
 
 from analysis import stats
 from analysis.experiments.compare import DEFAULT_MARGIN, Comparison, Row
 from analysis.metrics import LEAD_CHANGES
 from analysis.render import templates
-from analysis.render.figure import inline, plt, svg
+from analysis.render.figure import axes, inline, plt, svg
 from analysis.render.formats import pvalue
 from analysis.render.page import write_html
 
-__all__ = ["sentence", "verdicts", "render_compare", "write_compare"]
+__all__ = ["sentence", "verdicts", "render_compare", "write_compare", "forest_rows", "draw_forest"]
 
 
 # ---- verdicts ----
@@ -98,11 +99,16 @@ def verdicts(c: Comparison) -> list[str]:
 
 # ---- report ----
 
-def _forest_svg(c: Comparison) -> str:
-    """Changes of every rate (in points) with 95% intervals, as an inline SVG."""
+def forest_rows(c: Comparison) -> list[Row]:
+    """The rows of the forest plot: every rate, and the significant effects."""
     rows = [r for r in c.rows if r.metric.unit == "points" and r.metric.group != "components"]
-    rows += [r for r in c.rows if r.metric.key.startswith("effect:") and r.significant]
-    fig, ax = plt.subplots(figsize=(7.6, 0.8 + 0.3 * len(rows)))
+    return rows + [r for r in c.rows if r.metric.key.startswith("effect:") and r.significant]
+
+
+def draw_forest(c: Comparison, ax: Axes | None = None) -> Axes:
+    """Changes of every rate (in points) with 95% intervals."""
+    rows = forest_rows(c)
+    ax = axes(ax, (7.6, 0.8 + 0.3 * len(rows)))
     y = np.arange(len(rows))[::-1]
     v = np.array([r.change.value * 100 for r in rows])
     lo = np.array([r.change.low * 100 for r in rows])
@@ -114,8 +120,13 @@ def _forest_svg(c: Comparison) -> str:
     ax.set_yticks(y, [r.metric.label[:48] for r in rows], fontsize=8)
     ax.set_xlabel("variant − base, percentage points (95% CI; red: significant, FDR 5%)", fontsize=8)
     ax.set_title(f"{c.label}: changes of the rates", fontsize=10)
+    return ax
+
+
+def _forest_svg(c: Comparison) -> str:
+    """The forest plot as an inline SVG."""
     plt.rcParams["svg.fonttype"] = "none"
-    return inline(svg(fig, tight=False))
+    return inline(svg(draw_forest(c).figure, tight=False))
 
 
 def _context(comparisons: list[Comparison], margin: float) -> dict[str, Any]:

@@ -7,14 +7,20 @@ import io
 import re
 from dataclasses import dataclass
 
+import os
+
 import matplotlib
 
-matplotlib.use("Agg")  # no display; must precede pyplot
+# No display (before pyplot loads), except in a notebook: there the kernel's inline backend
+# puts a result's figures into the page.
+if "inline" not in os.environ.get("MPLBACKEND", ""):
+    matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-__all__ = ["svg", "inline", "data_uri", "Image", "image", "plt"]
+__all__ = ["svg", "inline", "data_uri", "Image", "image", "plt", "axes"]
 
 
 def svg(fig: Figure, *, tight: bool = True) -> str:
@@ -50,3 +56,9 @@ class Image:
 def image(document: str | Figure, alt: str) -> Image:
     """An SVG document (or a matplotlib figure, drawn tight) as an <img> of the page."""
     return Image(data_uri(document if isinstance(document, str) else svg(document)), alt)
+
+
+def axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
+    """The axes to draw a figure on: `ax` when given (a notebook's own figure), else those
+    of a new figure of `size` inches."""
+    return ax if ax is not None else plt.subplots(figsize=size)[1]

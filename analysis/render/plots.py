@@ -8,14 +8,15 @@ import textwrap
 
 import numpy as np
 import seaborn as sns
+from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from analysis.metrics import Histogram, Outcomes, PositionBalance, Quality, SeatBalance, Strategies
-from analysis.render.figure import plt, svg
+from analysis.render.figure import axes, plt, svg
 from analysis.render.formats import ordinal
 from analysis.stats import Matchups, Rate, Ratings
 
-__all__ = ["position_wins", "seat_wins", "seat_scores", "strategy_wins", "strategy_ratings",
+__all__ = ["position_wins", "draw_position_wins", "draw_rates", "seat_wins", "seat_scores", "strategy_wins", "strategy_ratings",
            "matchup_matrix", "margins", "score_distribution", "game_length", "end_reasons", "components", "leader_wins",
            "lead_changes", "rate_range", "thin_labels"]
 
@@ -94,13 +95,27 @@ def _height(n: int, per: float = 0.45, base: float = 1.4) -> float:
     return base + per * n
 
 
-def position_wins(pb: PositionBalance, title: str = "Win rate by turn position") -> str:
+def draw_position_wins(pb: PositionBalance, title: str = "Win rate by turn position",
+                       ax: Axes | None = None) -> Axes:
     n = pb.players
-    fig, ax = plt.subplots(figsize=(WIDTH, _height(n)))
+    ax = axes(ax, (WIDTH, _height(n)))
     labels = [ordinal(i) for i in range(n)]
     _rate_bars(ax, labels, pb.win, _PALETTE[1], 1 / n, "win rate (shared victories count 1/k)")
     ax.set_title(f"{title} (95% Wilson intervals)", pad=14)
-    return svg(fig)
+    return ax
+
+
+def position_wins(pb: PositionBalance, title: str = "Win rate by turn position") -> str:
+    return svg(draw_position_wins(pb, title).figure)
+
+
+def draw_rates(labels: list[str], rates: list[Rate], fair: float | None, title: str, xlabel: str,
+               ax: Axes | None = None) -> Axes:
+    """Rates with their 95% intervals, one row each (a summary's win rates by turn position)."""
+    ax = axes(ax, (WIDTH, _height(len(rates))))
+    _rate_bars(ax, labels, rates, _PALETTE[1], fair, xlabel)
+    ax.set_title(f"{title} (95% Wilson intervals)", pad=14)
+    return ax
 
 
 def seat_wins(s: SeatBalance, players: int) -> str:

@@ -9,18 +9,19 @@ from pathlib import Path
 
 import numpy as np
 import seaborn as sns
+from matplotlib.axes import Axes
 from matplotlib.ticker import PercentFormatter
 
 from analysis.experiments.skill import BUDGET, Ladder, PositionBalance
 from analysis.experiments.skill_analysis import Depth, Restricted, SkillAnalysis
 from analysis.render import plots, templates
-from analysis.render.figure import Image, image, plt
+from analysis.render.figure import Image, axes, image, plt
 from analysis.render.formats import ordinal, p_is, pct, points, pvalue, rate
 from analysis.render.page import write_html
 from analysis.stats import ALPHA
 
 __all__ = ["Finding", "findings", "ladder_findings", "depth_findings", "restricted_findings", "ladder_section",
-           "render_html", "write_skill_report", "elo_text", "balance_figure", "depth_figure", "restricted_figure", "ladder_figures"]
+           "render_html", "write_skill_report", "elo_text", "balance_figure", "draw_balance", "depth_figure", "restricted_figure", "ladder_figures"]
 
 
 # ---- findings ----
@@ -126,11 +127,11 @@ def _errors(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray
     return np.clip(np.vstack([values - low, high - values]), 0, None)
 
 
-def balance_figure(b: PositionBalance) -> Image:
+def draw_balance(b: PositionBalance, ax: Axes | None = None) -> Axes:
     """Win rate by position, one group per position, one bar per rung."""
 
 
-    fig, ax = plt.subplots(figsize=(plots.WIDTH, 1.6 + 0.35 * b.players * len(b.rungs)))
+    ax = axes(ax, (plots.WIDTH, 1.6 + 0.35 * b.players * len(b.rungs)))
     width = 0.8 / len(b.rungs)
     for r, rung in enumerate(b.rungs):
         rates = b.win[r]
@@ -149,7 +150,11 @@ def balance_figure(b: PositionBalance) -> Image:
     ax.set_title("Win rate by turn position at each rung (95% Wilson intervals)",
                  pad=8 + 14 * math.ceil(len(b.rungs) / ncol))
     ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol, frameon=False)
-    return image(fig, "win rate by turn position at each rung of the ladder")
+    return ax
+
+
+def balance_figure(b: PositionBalance) -> Image:
+    return image(draw_balance(b).figure, "win rate by turn position at each rung of the ladder")
 
 
 def depth_figure(d: Depth) -> Image:

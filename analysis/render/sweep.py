@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from matplotlib.figure import Figure
 
 from analysis import stats
 from analysis.experiments.sweep import SweepResult, numeric
@@ -16,7 +17,7 @@ from analysis.render import templates
 from analysis.render.figure import inline, plt, svg
 from analysis.render.page import write_html
 
-__all__ = ["figures", "render_sweep", "write_sweep"]
+__all__ = ["figures", "sweep_figures", "render_sweep", "write_sweep"]
 
 
 PLOTTED = (("pos", "win rate by turn position (%)"), ("turns", "game length (turns)"),
@@ -29,10 +30,14 @@ def _svg(fig) -> str:
 
 
 def figures(result: SweepResult) -> list[tuple[str, str]]:
-    """(caption, inline SVG): each metric against each param with 95% bands, and a
-    heatmap of the first player's advantage over two params."""
+    """(caption, inline SVG) of every figure of sweep_figures."""
     plt.rcParams["svg.fonttype"] = "none"
+    return [(caption, _svg(fig)) for caption, fig in sweep_figures(result)]
 
+
+def sweep_figures(result: SweepResult) -> list[tuple[str, Figure]]:
+    """(caption, figure): each metric against each param with 95% bands, and a heatmap
+    of the first player's advantage over two params."""
     t = result.table
     out = []
     if t.height == 0:
@@ -66,7 +71,7 @@ def figures(result: SweepResult) -> list[tuple[str, str]]:
                     ax.legend(fontsize=7)
             axes[-1, 0].set_xlabel(name)
             fig.suptitle(f"{lineup}: metrics against {name} (95% bands)", fontsize=10)
-            out.append((f"{lineup}: every metric against {name}, with 95% interval bands", _svg(fig)))
+            out.append((f"{lineup}: every metric against {name}, with 95% interval bands", fig))
         if len(result.params) == 2:
             a, b = result.params
             sel = lt.filter(pl.col("metric") == "pos0")
@@ -87,7 +92,7 @@ def figures(result: SweepResult) -> list[tuple[str, str]]:
                     ax.text(j, i, f"{v:+.1f}", ha="center", va="center", fontsize=7)
             fig.colorbar(im, ax=ax, label="first-player advantage (points)")
             ax.set_title(f"{lineup}: first player's win rate minus the fair share", fontsize=10)
-            out.append((f"{lineup}: first-player advantage over {a} and {b}", _svg(fig)))
+            out.append((f"{lineup}: first-player advantage over {a} and {b}", fig))
     return out
 
 

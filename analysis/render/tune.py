@@ -6,19 +6,21 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+from matplotlib.axes import Axes
 
 from analysis.experiments.tune import BotTuning
 from analysis.experiments.tune_rules import RuleTuning
 from analysis.render import templates
-from analysis.render.figure import data_uri, plt, svg
+from analysis.render.figure import axes, data_uri, plt, svg
 from analysis.render.formats import p_is, pct, pvalue, rate
 from analysis.render.page import write_html
 
-__all__ = ["write_tune_report", "verdict"]
+__all__ = ["write_tune_report", "verdict", "draw_tuning"]
 
 
-def _progress_svg(values: list[float], maximize: bool, ylabel: str) -> str:
-    fig, ax = plt.subplots(figsize=(7.6, 3.0))
+def draw_progress(values: list[float], maximize: bool, ylabel: str, ax: Axes | None = None) -> Axes:
+    """Every trial's search objective and the best so far."""
+    ax = axes(ax, (7.6, 3.0))
     x = np.arange(len(values))
     y = np.array(values, dtype=float)
     best = np.maximum.accumulate(y) if maximize else np.minimum.accumulate(y)
@@ -28,7 +30,15 @@ def _progress_svg(values: list[float], maximize: bool, ylabel: str) -> str:
     ax.set_ylabel(ylabel)
     ax.set_title("Search progress (search seeds: optimistic for the best)")
     ax.legend(fontsize=8)
-    return _svg_uri(fig)
+    return ax
+
+
+def draw_tuning(tuning: BotTuning | RuleTuning, ax: Axes | None = None) -> Axes:
+    """A tuning's search progress: a bot's edge over its fair share (maximised), or a
+    house rule's sum of goal misses (minimised)."""
+    if isinstance(tuning, BotTuning):
+        return draw_progress([100 * t["value"] for t in tuning.trials], True, "edge over fair share (points)", ax)
+    return draw_progress([sum(t["values"][:-1]) for t in tuning.trials], False, "sum of goal misses", ax)
 
 
 def _importance_svg(importances: dict[str, float]) -> str | None:
@@ -51,14 +61,8 @@ def _svg_uri(fig) -> str:
 def write_tune_report(tuning: BotTuning | RuleTuning, html: Path, pdf: Path | None = None) -> None:
     """A self-contained HTML page (and PDF) of a tuning."""
     env = templates(filters={"pvalue": pvalue, "p_is": p_is})
-    if isinstance(tuning, BotTuning):
-        values = [t["value"] for t in tuning.trials]
-        figures = {"progress": _progress_svg([100 * v for v in values], True, "edge over fair share (points)"),
-                   "importance": _importance_svg(tuning.importances)}
-    else:
-        values = [sum(t["values"][:-1]) for t in tuning.trials]
-        figures = {"progress": _progress_svg(values, False, "sum of goal misses"),
-                   "importance": None}
+    figures = {"progress": _svg_uri(draw_tuning(tuning).figure),
+               "importance": _importance_svg(tuning.importances) if isinstance(tuning, BotTuning) else None}
     text = env.get_template("tune.html.j2").render(t=tuning, bot=isinstance(tuning, BotTuning),
                                                    figures=figures, verdict=verdict(tuning))
     write_html(html, text, pdf)
