@@ -67,7 +67,7 @@ from simcore.games.alleycat.rules cimport (
     MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, G_ORDERS, BEAN, S_OPEN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
     R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
     N_SIZES, MAX_PARTS, MAX_ORDER_IDS, MAX_STAGES, N_SEATS, A_DONE, A_PIECE, A_TRADE, A_SQUARE, A_UPGRADE,
-    upg_from, upg_to)
+    upg_from, upg_to, upgradable, lowest_bit)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -538,22 +538,6 @@ cdef inline void own_restore(AlleyCatState st, AlleyCatState scratch, int seat) 
     memcpy(dst + tail, src + tail, sizeof(Ac) - tail)
 
 
-cdef inline bint upgradable(const short* c) noexcept nogil:
-    # A piece on the square can take an upgrade (as the rules' after_upgrade asks).
-    cdef int t
-    for t in range(N_PIECES - 1):
-        if c[t] > 0:
-            return True
-    return False
-
-
-cdef inline int lowest(int m) noexcept nogil:
-    cdef int t = 0
-    while not (m >> t) & 1:
-        t += 1
-    return t
-
-
 cdef enum:
     W_READY = 5           # the new heuristic's use of slot 5 (the first one's store_room)
     W_COMPLETE = 40
@@ -981,7 +965,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     if m & (m - 1):
                         pending = CHAIN
                         break
-                    c[lowest(m)] -= 1
+                    c[lowest_bit(m)] -= 1
                     sym += 1
                 sym = 0
             else:
@@ -992,7 +976,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 if m & (m - 1):
                     pending = CHAIN
                     break
-                c[lowest(m)] += 1
+                c[lowest_bit(m)] += 1
                 sym += 1
         elif sub == S_COPY:
             c[action - A_PIECE] += k.amount

@@ -467,3 +467,21 @@ cdef bint can_match(const int* masks, int n, const short* counts) noexcept nogil
 cdef int upg_from(int k) noexcept nogil
 cdef int upg_to(int k) noexcept nogil
 cdef int stage_of(int piece) noexcept nogil
+
+
+# Whether a piece on the square can take an upgrade (any but a boxed one); shared with the
+# bots, inline so the rules' and the bots' loops pay no call.
+cdef inline bint upgradable(const short* c) noexcept nogil:
+    cdef int t
+    for t in range(BOXED):
+        if c[t] > 0:
+            return True
+    return False
+
+
+# The lowest set bit of m (m != 0).
+cdef inline int lowest_bit(int m) noexcept nogil:
+    cdef int t = 0
+    while not (m >> t) & 1:
+        t += 1
+    return t

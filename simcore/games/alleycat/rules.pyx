@@ -98,21 +98,6 @@ cdef inline int total(const short* c) noexcept nogil:
     return n
 
 
-cdef inline bint upgradable(const short* c) noexcept nogil:
-    cdef int t
-    for t in range(BOXED):
-        if c[t] > 0:
-            return True
-    return False
-
-
-cdef inline int lowest_bit(int m) noexcept nogil:
-    cdef int t = 0
-    while not (m >> t) & 1:
-        t += 1
-    return t
-
-
 cdef inline int present(const short* c) noexcept nogil:
     # Bit t set when the square holds a piece of kind t.
     cdef int t, m = 0
