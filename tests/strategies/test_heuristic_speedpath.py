@@ -101,7 +101,7 @@ def test_determinize_draws_where_a_seat_knows_cards_only_together():
     # The hand-built recruits of test_manfredini_hidden leave seat 0 knowing the deck's
     # card and one of seat 1's recruits only together (a knowledge group), which its
     # deal shuffles apart: the count must include that shuffle, there and on to the end.
-    from test_manfredini_hidden import _seen_then_drawn
+    from games.manfredini.test_manfredini_hidden import _seen_then_drawn
     for hand1, deck1, keeps in ((["2", "1", "5"], ["7", "8", "4"], "lift_operator"),
                                 (["2", "1", "8"], ["5", "4", "7"], "sorter")):
         st = _seen_then_drawn(hand1, deck1, keeps)
@@ -117,7 +117,7 @@ def test_standings_after_a_sale_the_coin_pile_cuts_short():
     # Seat 0 sells its cacao at the Plantation's Outlet (space 4, two coins a sale) with
     # one coin left in the supply: it gains that one coin, not two.
     from simcore.games.manfredini.rules import ACTION_BASES as A, GOODS
-    from test_manfredini import card, new
+    from games.manfredini.test_manfredini import card, new
     st = new(2)
     st.set_position(to_move=0, hands=[["4"], ["5"]], warehouses=[{"cacao": 1}, {}], coins=[14, 0])
     for a in (card("4"), A["to"], A["stop"]):

@@ -9,7 +9,7 @@ import pytest
 
 from simcore.games.manfredini.rules import ACTION_BASES as A, GOODS
 from simcore.games.manfredini.params import RECIPES, SPECIALISTS
-from test_manfredini import card, new, play
+from games.manfredini.test_manfredini import card, new, play
 from simcore.strategy import RngView
 from strategies import build
 
