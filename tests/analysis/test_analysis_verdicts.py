@@ -217,6 +217,7 @@ def test_same_game_difference_covers_and_keeps_its_size() -> None:
     assert 30 <= rejected <= 70
 
 
+@pytest.mark.statistical  # 200 simulated runs
 def test_false_findings_under_the_null_stay_below_five_percent() -> None:
     """Ten features with no effect in two strategies, 200 simulated runs: the share of
     runs with any significant feature (= the FDR when every null is true) <= 5%."""

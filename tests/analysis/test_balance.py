@@ -180,6 +180,7 @@ def test_a_component_that_helps_at_one_rung_and_hurts_at_another_is_a_reversal(l
 
 # ---- the komi ----
 
+@pytest.mark.statistical  # 20,000 heuristic games, then the paired runs of the bonus and of each knob value
 def test_komi_is_confirmed_by_a_paired_run_in_fabryka(tmp_path):
     """Fabryka's heuristic mirror: the second player wins about 56%; two points to the
     first player even it out (a sweep measured 49.9%, 95% CI 49.2-50.6, at 20,000
@@ -295,6 +296,7 @@ def test_api_writes_the_report_the_tidy_table_and_the_verdict(tmp_path):
     assert f"{100 * row['win_rate']:.1f}%" in html
 
 
+@pytest.mark.statistical  # 20,000 games a rung and a mirror run as long
 def test_the_ladders_rates_agree_with_a_separate_mirror_run(tmp_path):
     """A heuristic mirror run on its own (another seed) agrees with the ladder's rung
     within the intervals (independent samples: the difference within 4 standard errors)."""

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import cli
 
-pytestmark = pytest.mark.usefixtures("release_build")
+pytestmark = [pytest.mark.usefixtures("release_build"), pytest.mark.slow]  # every report kind and command
 
 SEATS = "heuristic,random"
 # Other names a turn position has had: "first player (position 0)", "position 1 (last)",

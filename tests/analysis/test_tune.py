@@ -230,6 +230,7 @@ def test_self_play_league_plays_each_round_against_the_last_champion(tmp_path):
     assert result.best["collect_threshold"] in [t["params"]["collect_threshold"] for t in second_round]
 
 
+@pytest.mark.slow  # a process pool and a dask cluster started for a few games
 def test_candidates_play_the_same_games_on_every_backend():
     """Threads, processes and a dask cluster deal game i from seed f(seed, i) alike."""
     import distributed

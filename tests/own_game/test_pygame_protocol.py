@@ -416,7 +416,7 @@ def test_check_game_finds_an_observation_that_changes_the_game(hostile):
     # The example: still running 30 s after SIGINT. Both workers and the thread
     # of the command's process that plays while they start loop.
     ("processes", "2", "apply", "random,random", 3),
-    ("processes", "2", "standing", "greedy,random", 3),
+    pytest.param("processes", "2", "standing", "greedy,random", 3, marks=pytest.mark.slow),  # worker processes: seconds
     ("threads", "2", "standing", "greedy,random", 2),
     ("threads", "1", "standing", "greedy,random", 1),  # serial: the loop in the command's own thread
 ])

@@ -155,6 +155,7 @@ def test_balance_on_a_cluster_gives_the_verdict_of_a_local_run(capsys, cluster, 
     assert_frame_equal(local.table, pl.read_parquet(tmp_path / "dask" / "balance.parquet"))
 
 
+@pytest.mark.slow  # a dask cluster of three processes
 def test_compare_on_a_cluster_gives_the_local_comparison(capsys, cluster, tmp_path):
     *_, err_local, err_dask = both(capsys, cluster, tmp_path, "compare", "fabryka", "--seats", "random,greedy",
                                    "--variant", "rounds=3", "--games", "120", "--runs", "{root}/runs",
@@ -163,6 +164,7 @@ def test_compare_on_a_cluster_gives_the_local_comparison(capsys, cluster, tmp_pa
     assert "rounds = 3" in err_local
 
 
+@pytest.mark.slow  # a dask cluster of three processes
 def test_sweep_on_a_cluster_gives_the_local_table(capsys, cluster, tmp_path):
     local, dask, *_ = both(capsys, cluster, tmp_path, "sweep", "fabryka", "--vary", "collect_count=4,6",
                            "--seats", "random,greedy", "--games", "120", "--dir", "{root}/sweep",
@@ -173,6 +175,7 @@ def test_sweep_on_a_cluster_gives_the_local_table(capsys, cluster, tmp_path):
     assert_frame_equal(tables[0].select(kept), tables[1].select(kept))
 
 
+@pytest.mark.slow  # a dask cluster of three processes
 def test_skill_on_a_cluster_plays_the_local_runs(capsys, cluster, tmp_path):
     local, dask, err_local, err_dask = both(capsys, cluster, tmp_path, "skill", "fabryka", "--ladder",
                                             "random,greedy", "--games", "120", "--runs", "{root}/runs",
@@ -236,6 +239,7 @@ def test_compare_of_run_directories_plays_nothing_so_takes_no_backend(capsys, tm
     assert code == 2 and "--backend and --scheduler go with a GAME name" in err
 
 
+@pytest.mark.slow  # a dask cluster of three processes
 def test_one_connection_serves_every_run_of_an_experiment(cluster, tmp_path, monkeypatch):
     """playing_on reaches the cluster once; the runs inside reuse its client."""
     address, _ = cluster

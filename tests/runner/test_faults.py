@@ -399,6 +399,7 @@ def alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow  # starts a run's worker processes in a process of its own and kills it
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_end_with_a_killed_run(tmp_path):
     # The compiled package this test imports (the installed one, or a source tree built in
