@@ -549,9 +549,9 @@ def words(result: CompareOutcome | BalanceResult | BotTuning | RuleTuning) -> li
     from analysis.experiments.balance import BalanceResult
 
     if isinstance(result, BalanceResult):
-        from analysis.render.balance import headline, overall
+        from analysis.render.balance import degenerate, headline, overall
 
-        return [overall(result), *(headline(v, result.margin) for v in result.sizes)]
+        return [overall(result), *(line for v in result.sizes for line in (headline(v, result.margin), *degenerate(v)))]
     from analysis.render.tune import verdict
 
     return [verdict(result)]

@@ -48,6 +48,10 @@ class GameSpec:
     bonus_decides: bool = True
     # How the winner follows from the final scores, tie-breaks and end reasons.
     victory: Victory = field(default_factory=Victory, hash=False)
+    # The game's own bots, declared with it (class attribute STRATEGIES): Strategy
+    # subclasses or "package.module:Class" references (a bots module that imports the
+    # game cannot be imported by it); `chocosim strategies` lists them, specs name them.
+    strategies: tuple = field(default=(), hash=False)
     # Where the game comes from, as `chocosim games` lists it.
     origin: str = "bundled"
 
@@ -127,9 +131,22 @@ def spec_of(cls: Any, origin: str = "bundled", name: str | None = None, ref: str
         position_knobs=dict(cls.POSITION_KNOBS),
         bonus_decides=cls.BONUS_DECIDES,
         victory=Victory(tuple(cls.TIE_BREAKS), tuple(cls.WON_IN_PLAY)),
+        strategies=_own_strategies(cls, origin),
         origin=origin,
         **extra,
     )
+
+
+def _own_strategies(cls: type, origin: str) -> tuple:
+    """A game's STRATEGIES, checked for their form (a reference is imported when a bot
+    is asked for)."""
+    declared = getattr(cls, "STRATEGIES", ())
+    if not isinstance(declared, (tuple, list)) or not all(
+            isinstance(s, str) and ":" in s or isinstance(s, type) for s in declared):
+        name = cls.NAME or cls.__name__
+        raise UserError(f"game {name} ({origin}): STRATEGIES = {short_repr(declared)}: expected a tuple of "
+                        "Strategy subclasses or 'package.module:Class' references")
+    return tuple(declared)
 
 
 def _check_compiled(cls: type, origin: str) -> None:

@@ -53,7 +53,7 @@ def write_tune_report(tuning: BotTuning | RuleTuning, html: Path, pdf: Path | No
     env = templates(filters={"pvalue": pvalue, "p_is": p_is})
     if isinstance(tuning, BotTuning):
         values = [t["value"] for t in tuning.trials]
-        figures = {"progress": _progress_svg([100 * v for v in values], True, "edge over fair share (points)"),
+        figures = {"progress": _progress_svg([100 * v for v in values], True, "edge over fair share (percentage points)"),
                    "importance": _importance_svg(tuning.importances)}
     else:
         values = [sum(t["values"][:-1]) for t in tuning.trials]
