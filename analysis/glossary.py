@@ -35,7 +35,7 @@ TERMS: tuple[Term, ...] = (
     Term("fair share", ("fair share", "advantage"), r"\bfair share\b|\bover the fair\b|\bagainst a fair\b",
          "The win rate every turn position would have in a fair game: 1 / players (50% at 2 players). "
          "A position's advantage is its win rate minus the fair share."),
-    Term("percentage points and score points", ("points", "percentage points", "score points", "pp"),
+    Term("percentage points and score points", ("percentage points", "score points", "points", "pp"),
          r"\bpercentage points?\b|\bscore points?\b",
          "A difference of win rates is in percentage points: 53.6% against a fair 50.0% is an advantage "
          "of +3.6 percentage points, and `--margin 1` and `--precision 0.5` are in percentage points. "

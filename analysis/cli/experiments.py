@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from analysis.options import each_once, param_name, seat_specs, set_overrides, split_list
+from analysis.positions import ordinal
 from simcore.errors import UserError
 from simcore.pygame import is_reference
 from simcore.registry import games as registered_games

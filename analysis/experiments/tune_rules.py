@@ -62,7 +62,10 @@ def parse_goal(text: str) -> Goal:
         g = m.groups()
         numbers = [float(number(x, f"--goal {text!r}")) for x in (g[1:] if metric == "end_share" else g)]
         if metric in ("position_balance", "margin"):
-            return Goal(text, metric, 0.0, numbers[0])
+            # Said back in its units: a rate's in percentage points, a margin's in score points.
+            unit = "percentage point" if metric == "position_balance" else "score point"
+            said = f"{norm.split(' within ')[0]} within {numbers[0]:g} {unit}{'' if numbers[0] == 1 else 's'}"
+            return Goal(said, metric, 0.0, numbers[0])
         low, high = numbers
         if low > high:
             raise UserError(f"--goal {text!r}: empty band ({low:g} > {high:g})")

@@ -220,7 +220,7 @@ def short_text(r: dict[str, Any]) -> str:
             f"manifest asks for ({r['missing']:,} missing; running the command again plays them).")
 
 
-def spread(at: np.ndarray, gap: float) -> np.ndarray:
+def apart(at: np.ndarray, gap: float) -> np.ndarray:
     """Positions (axes fractions) moved apart to be at least `gap` from each other, each
     as close to its own as that allows, kept within [0, 1] where they fit: the places
     of labels that must not overlap."""
@@ -268,7 +268,7 @@ def _figure(v: SizeVerdict) -> str:
     fig.tight_layout()
     lo, hi = ax.get_xlim()
     width = fig.get_figwidth() * 72 * ax.get_position().width  # the axes' width in points
-    at = spread((x - lo) / (hi - lo), 10 / width)
+    at = apart((x - lo) / (hi - lo), 10 / width)
     for k, r in enumerate(v.rungs):
         ax.annotate(r.spec, (x[k], 0), xycoords=("data", "axes fraction"), xytext=(at[k], 0.12),
                     textcoords="axes fraction", rotation=90, fontsize=7, color="#5d6675", ha="center",

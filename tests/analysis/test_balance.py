@@ -101,7 +101,7 @@ def test_identical_rates_at_the_top_two_rungs_converged(ladder_plan):
     assert "Converged: the two strongest rungs agree within ±0.1 percentage points" in headline(v, r.margin)
     assert r.verdict()["sizes"][0]["converged"] is True
     assert r.verdict()["sizes"][0]["convergence"]["agreement_points"] == pytest.approx(600 / 40_000)
-    assert overall(r).endswith("at 2 players 1st-player advantage of +5.0 points over the fair 50.0% "
+    assert overall(r).endswith("at 2 players 1st-player advantage of +5.0 percentage points over the fair 50.0% "
                                "(converged: agreeing within ±0.1 percentage points).")
 
 
