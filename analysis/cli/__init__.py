@@ -245,7 +245,7 @@ def run_command(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     precision: Annotated[float | None, typer.Option(
         "--precision", min=0, help="Play in rounds until the 95% confidence sequence of every "
-        "position's win rate is within ± this many points; --games is then the cap.")] = None,
+        "position's win rate is within ± this many percentage points; --games is then the cap.")] = None,
 ) -> None:
     """Play many games in parallel into a run directory, then print the summary. A
     directory holding fewer games of the same run is extended (game i keeps its seed)."""

@@ -91,6 +91,21 @@ def test_every_report_and_the_summary_name_positions_one_way(tmp_path, capsys):
     assert first.group(0) in out["report"]
 
 
+def test_every_commands_help_names_positions_and_points_one_way(capsys):
+    import typer
+
+    from analysis.cli import app
+
+    names = [n for n, c in typer.main.get_command(app).commands.items() if not c.hidden]
+    assert {"balance", "compare", "help", "strategies", "tune"} <= set(names)
+    out = {}
+    for name in ["", *names]:
+        code, text, _ = cli(capsys, *filter(None, [name, "--help"]))
+        assert code == 0, name
+        out[f"{name or 'chocosim'} --help"] = " ".join(text.split())  # help wraps a unit across lines
+    _check(out, points=set(out))
+
+
 def test_the_ladder_reports_name_positions_one_way(tmp_path, capsys):
     runs = str(tmp_path / "runs")
     out, errs = {}, {}
