@@ -250,7 +250,8 @@ def _figure(v: SizeVerdict) -> str:
     the rungs cannot be rated), with 95% intervals; dashed: the fair share."""
     rated = all(r.rating is not None for r in v.rungs)
     x = np.array([r.rating[0] if rated else k for k, r in enumerate(v.rungs)], dtype=float)
-    fig, ax = plt.subplots(figsize=(plots.WIDTH, 3.6))
+    names = 12 + 4.2 * max(len(r.spec) for r in v.rungs)  # the height of the rung names, points
+    fig, ax = plt.subplots(figsize=(plots.WIDTH, 3.6 + names / 72))
     colors = sns.color_palette("colorblind")
     spread = (np.ptp(x) or 1.0) * 0.006
     for p in range(v.players):
@@ -263,19 +264,20 @@ def _figure(v: SizeVerdict) -> str:
     ax.set_xlabel("rung rating (Elo, Bradley–Terry)" if rated else "rung (weakest to strongest)")
     if not rated:
         ax.set_xticks(x, [""] * len(x))
-    # Rung names stand upright along the bottom, moved apart where ratings lie close
-    # (a line leads from each name to its rung): at least a line of text between two.
+    ax.set_ylabel("win rate in the mirror match")
+    ax.legend(fontsize=8, frameon=False, ncol=min(v.players, 6), loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    # Rung names stand upright above the axes, clear of the data, moved apart where
+    # ratings lie close (a line leads from each name to its rung): at least a line of
+    # text between two. The title sits above the longest name.
     fig.tight_layout()
     lo, hi = ax.get_xlim()
     width = fig.get_figwidth() * 72 * ax.get_position().width  # the axes' width in points
     at = apart((x - lo) / (hi - lo), 10 / width)
     for k, r in enumerate(v.rungs):
-        ax.annotate(r.spec, (x[k], 0), xycoords=("data", "axes fraction"), xytext=(at[k], 0.12),
+        ax.annotate(r.spec, (x[k], 1), xycoords=("data", "axes fraction"), xytext=(at[k], 1.06),
                     textcoords="axes fraction", rotation=90, fontsize=7, color="#5d6675", ha="center",
                     va="bottom", arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "#b0b6c0"})
-    ax.set_ylabel("win rate in the mirror match")
-    ax.set_title(f"{v.players} players: win rate by turn position at each rung (95% intervals)")
-    ax.legend(fontsize=8, frameon=False, ncol=min(v.players, 6), loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    ax.set_title(f"{v.players} players: win rate by turn position at each rung (95% intervals)", pad=names)
     return data_uri(svg(fig))
 
 
