@@ -234,7 +234,8 @@ def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, flo
         pareto=[{"number": t.number, "params": t.params, "values": t.values} for t in study.best_trials],
         trials=[{"number": t.number, "params": t.params, "values": t.values} for t in completed],
         refused=refused, ran=ran)
-    command = _command(game, seats, vary, goals, trials=trials, games=games, seed=seed, rules=rules, sets=sets)
+    command = _command(game, seats, vary, goals, trials=trials, games=games, holdout_games=holdout_games,
+                       seed=seed, rules=rules, sets=sets)
     write_file(out / "proposal.toml", _toml(changed, game, goals, command))
     write_json(out / "holdout.json", tuning.to_json())
     return tuning
@@ -258,12 +259,14 @@ def _simplify(values: dict[str, Any], defaults: dict[str, Any],
 
 
 def _command(game: str, seats: Sequence[str], vary: dict[str, tuple[float, float]], goals: Sequence[Goal], *,
-             trials: int, games: int, seed: int, rules: Path | None, sets: dict[str, Any] | None) -> str:
+             trials: int, games: int, holdout_games: int, seed: int, rules: Path | None,
+             sets: dict[str, Any] | None) -> str:
     """The `chocosim tune` command that searches these rules (the proposal names it)."""
     words = ["chocosim", "tune", game]
     words += [w for name, (low, high) in vary.items() for w in ("--vary", f"{name}={low:g}..{high:g}")]
     words += [w for g in goals for w in ("--goal", g.text)]
-    words += ["--seats", ",".join(seats), "--trials", str(trials), "--games", str(games), "--seed", str(seed)]
+    words += ["--seats", ",".join(seats), "--trials", str(trials), "--games", str(games),
+              "--holdout-games", str(holdout_games), "--seed", str(seed)]
     if rules is not None:
         words += ["--rules", str(rules)]
     words += [w for k, v in (sets or {}).items() for w in ("--set", f"{k}={json.dumps(v)}")]

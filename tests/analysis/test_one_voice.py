@@ -83,7 +83,7 @@ def test_every_report_and_the_summary_name_positions_one_way(tmp_path, capsys):
     proposal = (tmp_path / "rules" / "proposal.toml").read_text()
     assert proposal.startswith("# A house rule for fabryka proposed by\n#   chocosim tune fabryka --vary "
                                "collect_count=4..5 --goal 'position balance within 5 percentage points' "
-                               "--seats heuristic,heuristic --trials 2 --games 100 --seed 0\n")
+                               "--seats heuristic,heuristic --trials 2 --games 100 --holdout-games 200 --seed 0\n")
     # The same number in the same words: the 1st player's win rate with its interval.
     row = next(line for line in out["summary (command)"].splitlines() if "1st player" in line)
     first = re.search(r"\d+(\.\d+)?% \(95% CI \d+(\.\d+)?–\d+(\.\d+)?%\)", row)
