@@ -178,19 +178,16 @@ def help_command(
 ) -> None:
     """What a word of the reports means: `chocosim help rung`; without a word, every word
     the glossary defines."""
-    from analysis import glossary
+    from analysis import api
 
     if term is None:
-        width = max(len(t.key) for t in glossary.TERMS)
-        for t in glossary.TERMS:
+        terms = api.glossary()
+        width = max(len(t.key) for t in terms)
+        for t in terms:
             print(f"{t.key:<{width}}  {t.name}")
         print("chocosim help TERM prints an entry.")
         return
-    found = glossary.find(term)
-    if found is None:
-        close = glossary.suggest(term)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise UserError(f"help {term!r}: not a word of the glossary{hint}; `chocosim help` lists them")
+    found = api.define(term)
     print(f"{found.name}\n{textwrap.fill(found.definition.replace('`', ''), 88)}")
 
 

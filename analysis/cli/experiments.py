@@ -12,7 +12,6 @@ import typer
 from rich.console import Console
 
 from analysis.options import each_once, param_name, seat_specs, set_overrides, split_list
-from analysis.positions import ordinal
 from simcore.errors import UserError
 from simcore.pygame import is_reference
 from simcore.registry import games as registered_games
@@ -146,7 +145,7 @@ def sweep_command(
         at = f" at {f['at']}" if f["at"] else ""
         open_end = "" if -math.inf < f["low"] and f["high"] < math.inf else \
             ": the interval reaches beyond the swept values, so the crossing may be noise"
-        _say(f"fair point ({f['lineup']}{at}): the {ordinal(f['position'])}'s advantage crosses zero at "
+        _say(f"fair point ({f['lineup']}{at}): the {api.ordinal(f['position'])}'s advantage crosses zero at "
              f"{f['param']} = {f['x']:.2f} (95% CI {f['low']:.2f} to {f['high']:.2f}){open_end}")
     ok = sum(1 for p in result.points if not p.refused)
     _say(f"sweep of {ok} grid point(s) ({len(result.points) - ok} refused), {result.played:,} games played "

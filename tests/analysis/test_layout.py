@@ -13,7 +13,8 @@ from helpers import ROOT
 
 PACKAGES = ("simcore", "strategies", "analysis")
 # What every experiment shares, under analysis/ itself (DESIGN.md's layout).
-SHARED = {"metrics", "stats", "sequential", "summary", "options", "rundir", "tally", "effects", "positions"}
+SHARED = {"metrics", "stats", "sequential", "summary", "options", "rundir", "tally", "effects", "positions",
+          "glossary"}
 # analysis/'s rooms, and the rooms each may import from.
 ALLOWED = {
     "cli": {"cli", "api", "shared"},
