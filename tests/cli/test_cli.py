@@ -78,6 +78,14 @@ def test_strategies_hides_expert_settings_and_superseded_bots_unless_all(capsys,
     assert "mcts_openloop" in out and "superseded by mcts" in out and "peek=0" in out
 
 
+@pytest.mark.parametrize("game", ["fabryka", "enemy_chocolatier"])
+def test_every_bots_expert_settings_are_its_weights_and_its_successor_a_bot(game):
+    bots = strategies.available(game)
+    for name, cls in bots.items():
+        assert set(strategies.expert_weights(cls)) <= set(cls.WEIGHTS), name
+        assert strategies.superseded_by(cls) in (None, *bots), name
+
+
 def test_split_seats_keeps_commas_inside_a_spec():
     assert strategies.split_specs("heuristic(a=1, b=2), random") == ["heuristic(a=1, b=2)", "random"]
     assert strategies.split_specs("random") == ["random"]
