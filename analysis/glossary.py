@@ -156,7 +156,8 @@ def _html_definition(text: str) -> str:
 
 def footer(terms: list[Term]) -> str:
     """The report's footer: the definitions of the words it uses and where the rest are."""
-    items = "\n".join(f"  <dt>{html.escape(t.name)}</dt><dd>{_html_definition(t.definition)}</dd>" for t in terms)
+    items = "\n".join(f'  <dt style="font-weight:600">{html.escape(t.name)}</dt>'
+                      f'<dd style="margin:0 0 .5rem 1.5rem">{_html_definition(t.definition)}</dd>' for t in terms)
     return ('<footer id="glossary">\n<h2>Words used in this report</h2>\n<dl class="glossary">\n'
             f"{items}\n</dl>\n<p class=\"note\">Every term: <code>chocosim help</code>, or the Glossary page of "
             "the manual (<code>docs/reference/glossary.md</code>).</p>\n</footer>\n")

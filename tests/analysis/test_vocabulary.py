@@ -46,7 +46,7 @@ def test_a_page_ends_with_the_entries_of_the_words_it_uses_and_no_others():
     assert out.endswith("</footer>\n</body></html>")
     names = {t.name for t in glossary.used_in(page)}
     assert names == {"rung, ladder", "converged, still moves with skill", "1st player, 2nd player, …"}
-    assert "<dt>rung, ladder</dt>" in footer and "komi" not in footer  # a style is not text
+    assert ">rung, ladder</dt>" in footer and "komi" not in footer  # a style is not text
     assert glossary.with_footer("<p>a fragment</p>") == "<p>a fragment</p>"
 
 
