@@ -62,6 +62,17 @@ def test_the_tidy_table_is_on_disk(rounds_sweep):
     assert {"lineup", "rounds", "collect_count", "metric", "value", "low", "high", "se"} <= set(on_disk.columns)
 
 
+def test_a_whole_number_param_ticks_at_whole_numbers(rounds_sweep, monkeypatch):
+    import analysis.render.sweep as render
+
+    drawn = []
+    monkeypatch.setattr(render, "_svg", lambda fig: drawn.append(fig) or "")
+    figures(rounds_sweep)
+    ticks = [t for fig in drawn for ax in fig.axes if ax.get_xlabel() == "rounds" for t in ax.get_xticks()
+             if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks), ticks  # rounds 1, 2, 3: never 1.5
+
+
 def test_two_params_get_a_heatmap(rounds_sweep):
     captions = [c for c, _ in figures(rounds_sweep)]
     assert any("the 1st player's advantage over rounds and collect_count" in c for c in captions)
