@@ -72,7 +72,7 @@ def degenerate_text(spec: str, players: int, rates: list) -> str | None:
     named = "; ".join(f"the {ordinal(p)} wins {rate(rates[p])}" for p in odd)
     return (f"Degenerate play in the {spec} mirror match at {players} players: {named}, against a fair "
             f"{pct(1 / players)}. Turn order rarely does this; a bot that fails in that seat does (watch "
-            f"it with `chocosim play`), so read the balance of this mirror as the bot's, not the game's.")
+            "it play a game: chocosim play), so read the balance of this mirror as the bot's, not the game's.")
 
 
 def _separated(pb: PositionBalance, test: str) -> str:
