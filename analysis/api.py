@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from analysis.experiments.skill_analysis import SkillAnalysis
     from analysis.experiments.sweep import SweepResult
     from analysis.experiments.tune import BotTuning, RuleTuning
+    from analysis.glossary import Term
     from analysis.sequential import Precision
 
 # Each job imports its experiment when it runs: the statistics stack under them (scipy,
@@ -70,7 +71,7 @@ MIN_EFFECT = 0.02  # analysis.metrics.MIN_EFFECT
 __all__ = ["RunOutcome", "run", "results", "summary", "play", "CompareOutcome", "compare", "compare_rules",
            "parse_variant", "sweep_values", "sweep", "report", "seat_balance", "run_params", "play_params",
            "comparison_table", "balance", "skill", "tune_bot", "tune_ranges", "tune_rules", "words", "version",
-           "check_outputs", "ordinal", "count", "rate_text"]
+           "check_outputs", "ordinal", "count", "rate_text", "glossary", "define"]
 
 
 def _fits(value: Any, hint: Any) -> bool:
@@ -573,12 +574,32 @@ def words(result: CompareOutcome | BalanceResult | BotTuning | RuleTuning) -> li
     from analysis.experiments.balance import BalanceResult
 
     if isinstance(result, BalanceResult):
-        from analysis.render.balance import headline, overall
+        from analysis.render.balance import degenerate, headline, overall
 
-        return [overall(result), *(headline(v, result.margin) for v in result.sizes)]
+        return [overall(result), *(line for v in result.sizes for line in (headline(v, result.margin), *degenerate(v)))]
     from analysis.render.tune import verdict
 
     return [verdict(result)]
+
+
+def glossary() -> tuple[Term, ...]:
+    """Every word the reports use, with its definition (`chocosim help`)."""
+    from analysis.glossary import TERMS
+
+    return TERMS
+
+
+def define(word: str) -> Term:
+    """The glossary's entry for a word of the reports, in any case or a plural
+    (`chocosim help WORD`); UserError naming the close words when there is none."""
+    from analysis.glossary import find, suggest
+
+    found = find(word)
+    if found is None:
+        close = suggest(word)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise UserError(f"help {word!r}: not a word of the glossary{hint}; `chocosim help` lists them")
+    return found
 
 
 def version() -> str:

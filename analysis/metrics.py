@@ -8,7 +8,7 @@ turns them into rates with intervals, tests and findings.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from simcore.meta import FeatureRoles
 __all__ = ["analyze", "RunAnalysis", "SeatBalance", "Strategies",
            "Outcomes", "Quality", "BASE_COLUMNS", "standings_columns",
            "component_table", "component_thresholds", "feature_threshold",
-           "pooled_strategies", "PositionBalance", "position_balance", "pooled_positions", "MIN_EFFECT",
+           "pooled_strategies", "degenerate_positions", "PositionBalance", "position_balance", "pooled_positions", "MIN_EFFECT",
            "Breakdown", "SetupEffect", "LEAD_CHANGES"]
 
 # A feature is compared as "present vs absent" (value >= 1) when between these shares
@@ -42,6 +42,22 @@ LEAD_CHANGES = ("averaged over all games: how often the sole leader of the inter
 
 
 # ---- results ----
+
+
+# A mirror match (the same bot in every seat) in which a position's whole 95% interval
+# lies below this share of the fair 1/players, or its losses' below this share of the
+# fair losses, is degenerate play: turn order rarely makes a position (almost) never win,
+# a bot that fails in that seat does.
+DEGENERATE = 0.1
+
+
+def degenerate_positions(rates: Sequence[Any], players: int) -> list[int]:
+    """The positions of a mirror match whose win rate (with .low and .high) is near 0 or 1
+    beyond doubt: the whole 95% interval below DEGENERATE x fair, or above
+    1 - DEGENERATE x (1 - fair)."""
+    fair = 1 / players
+    return [p for p, r in enumerate(rates)
+            if r.high < DEGENERATE * fair or r.low > 1 - DEGENERATE * (1 - fair)]
 
 
 @dataclass(frozen=True)

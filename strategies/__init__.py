@@ -47,8 +47,9 @@ def _registered() -> tuple[type, ...]:
 
 
 def available(game: str) -> dict[str, type]:
-    """name -> class of the bots that play `game` (a game's own bot wins over a generic
-    bot of the same name)."""
+    """name -> class of the bots that play `game`: the generic ones, this package's bots
+    for the game, and the bots the game declares with itself (its STRATEGIES). A game's
+    own bot wins over a generic bot of the same name."""
     out: dict[str, type] = {}
     for cls in _registered():
         if "*" in cls.GAMES and cls.NAME not in out:
@@ -56,7 +57,45 @@ def available(game: str) -> dict[str, type]:
     for cls in _registered():
         if game in cls.GAMES:
             out[cls.NAME] = cls
+    out.update(own_bots(game))
     return dict(sorted(out.items()))
+
+
+def own_bots(game: str) -> dict[str, type]:
+    """name -> class of the bots a game declares with itself (GameSpec.strategies)."""
+    spec = get_game(game)
+    out: dict[str, type] = {}
+    for declared in spec.strategies:
+        cls = declared if isinstance(declared, type) else _import_class(declared, f"game {spec.name}: strategy")
+        if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+            raise UserError(f"game {spec.name}: strategy {declared!r} is not a simcore.strategy.Strategy subclass")
+        out[getattr(cls, "NAME", None) or cls.__name__.lower()] = cls
+    return out
+
+
+def expert_weights(cls: type) -> tuple[str, ...]:
+    """The weights a bot declares as settings for experts (class attribute EXPERT):
+    `chocosim strategies` shows them with --all only."""
+    return tuple(getattr(cls, "EXPERT", ()))
+
+
+def superseded_by(cls: type) -> str | None:
+    """The bot that replaces this one (class attribute SUPERSEDED_BY), or None: a
+    superseded bot still plays, but `chocosim strategies` lists it with --all only."""
+    return getattr(cls, "SUPERSEDED_BY", None)
+
+
+def _import_class(ref: str, what: str) -> Any:
+    module_name, _, attr = ref.partition(":")
+    # A user's bot usually sits beside the command; console scripts and the worker
+    # processes do not put the working directory on the path by themselves.
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as e:
+        raise UserError(f"{what} {ref!r}: cannot import ({e})") from None
+    return cls
 
 
 def split_specs(text: str) -> list[str]:
@@ -91,15 +130,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
 def resolve(game: str, spec: str) -> type:
     name, _ = parse_spec(spec)
     if ":" in name:
-        module_name, _, attr = name.partition(":")
-        # A user's bot usually sits beside the command; console scripts and the worker
-        # processes do not put the working directory on the path by themselves.
-        if os.getcwd() not in sys.path:
-            sys.path.append(os.getcwd())
-        try:
-            cls = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as e:
-            raise UserError(f"strategy {name!r}: cannot import ({e})") from None
+        cls = _import_class(name, "strategy")
         if not (isinstance(cls, type) and issubclass(cls, Strategy)):
             raise UserError(f"strategy {name!r} is not a simcore.strategy.Strategy subclass")
         return cls

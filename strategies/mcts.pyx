@@ -243,6 +243,9 @@ cdef class MctsStrategy(Strategy):
     # and every legal move expanded at once (widening at 4 iterations would never grow past
     # the heuristic's first choice, so the suite would check only the heuristic's games).
     CONFORMANCE_SPEC = "mcts(iterations=4, rollout=0, depth=10, nodes=16, widen=0)"
+    # Settings for those who study the search itself: `chocosim strategies` lists them with --all.
+    EXPERT = ("c", "rollout", "depth", "scale", "widen", "guide", "explore", "nodes", "chance", "peek",
+              "bias", "tuned", "reuse")
     WEIGHTS = {
         "iterations": 200,    # search iterations per decision (the budget); unnamed in the
                               # spec: the game's (GAME_DEFAULTS), else this

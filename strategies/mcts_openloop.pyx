@@ -99,8 +99,11 @@ cdef class OpenLoopMctsStrategy(Strategy):
     # Hundreds to thousands of times slower than the heuristic: `balance` seats it only
     # when asked (--seats), so its default every-bot-against-every-other run stays quick.
     DEFAULT_TABLES = False
-    DESCRIPTION = ("the former mcts: open-loop search over determinized copies, tree keyed by action "
-                   "numbers, heuristic rollouts, progressive widening; for comparison with mcts")
+    DESCRIPTION = ("open-loop search over determinized copies, tree keyed by action numbers, heuristic "
+                   "rollouts, progressive widening; kept for comparison with mcts")
+    # Replaced by mcts: `chocosim strategies` lists it with --all only.
+    SUPERSEDED_BY = "mcts"
+    EXPERT = ("c", "rollout", "depth", "widen", "guide", "nodes")
     # The conformance suite's many games: a small budget, short rollouts, a pool that fills.
     CONFORMANCE_SPEC = "mcts_openloop(iterations=4, rollout=0, depth=10, nodes=8)"
     WEIGHTS = {

@@ -12,6 +12,7 @@ import gc
 import json
 import re
 import sys
+import textwrap
 import traceback
 from enum import Enum
 from pathlib import Path
@@ -138,14 +139,56 @@ def rules(game: GameArg, rules: RulesOpt = None, set_: SetOpt = None) -> None:
 
 
 @app.command("strategies")
-def list_strategies(game: GameArg) -> None:
-    """The bots that can play a game, with their weights and defaults."""
+def list_strategies(
+    game: GameArg,
+    every: Annotated[bool, typer.Option(
+        "--all", help="Also the settings for experts (e.g. the search bot's `peek`) and the bots "
+        "another has replaced.")] = False,
+) -> None:
+    """The bots that can play a game (the game's own bots among them), with their weights
+    and defaults. Settings for experts and superseded bots are listed with --all."""
     get_game(game)
+    own = strategies.own_bots(game)
     table = Table("name", "description", "weights (defaults)")
+    hidden = False
     for name, cls in strategies.available(game).items():
-        weights = ", ".join(f"{k}={v:g}" for k, v in cls.WEIGHTS.items()) or "-"
-        table.add_row(name, cls.DESCRIPTION, weights)
+        replaced = strategies.superseded_by(cls)
+        if replaced and not every:
+            hidden = True
+            continue
+        expert = set(strategies.expert_weights(cls))
+        shown = {k: v for k, v in cls.WEIGHTS.items() if every or k not in expert}
+        weights = ", ".join(f"{k}={v:g}" for k, v in shown.items()) or "-"
+        if len(shown) < len(cls.WEIGHTS):
+            hidden = True
+            weights += f" (+{len(cls.WEIGHTS) - len(shown)} for experts)"
+        described = cls.DESCRIPTION + (" (the game's own bot)" if name in own else "") \
+            + (f" (superseded by {replaced})" if replaced else "")
+        table.add_row(name, described, weights)
     console.print(table)
+    if hidden:
+        print(f"Settings for experts and superseded bots: chocosim strategies {game} --all")
+
+
+@app.command("help")
+def help_command(
+    term: Annotated[str | None, typer.Argument(
+        help="A word of the reports, e.g. rung, komi, converged, 'q value' (default: list them).",
+        show_default=False)] = None,
+) -> None:
+    """What a word of the reports means: `chocosim help rung`; without a word, every word
+    the glossary defines."""
+    from analysis import api
+
+    if term is None:
+        terms = api.glossary()
+        width = max(len(t.key) for t in terms)
+        for t in terms:
+            print(f"{t.key:<{width}}  {t.name}")
+        print("chocosim help TERM prints an entry.")
+        return
+    found = api.define(term)
+    print(f"{found.name}\n{textwrap.fill(found.definition.replace('`', ''), 88)}")
 
 
 @app.command()
@@ -199,7 +242,7 @@ def run_command(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     precision: Annotated[float | None, typer.Option(
         "--precision", min=0, help="Play in rounds until the 95% confidence sequence of every "
-        "position's win rate is within ± this many points; --games is then the cap.")] = None,
+        "position's win rate is within ± this many percentage points; --games is then the cap.")] = None,
 ) -> None:
     """Play many games in parallel into a run directory, then print the summary. A
     directory holding fewer games of the same run is extended (game i keeps its seed)."""

@@ -26,7 +26,7 @@ HtmlOpt = Annotated[Path, typer.Option("-o", "--out", help="The HTML report to w
 PdfOpt = Annotated[Path | None, typer.Option("--pdf", help="Also print the report to this PDF (needs Chromium).")]
 PrecisionOpt = Annotated[float | None, typer.Option(
     "--precision", min=0, help="Play in rounds until the 95% confidence sequence of every position's "
-    "win rate (compare: of its change) is within ± this many points; --games is then the cap.")]
+    "win rate (compare: of its change) is within ± this many percentage points; --games is then the cap.")]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Run seed (every run shares it).")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
@@ -59,7 +59,7 @@ def compare_command(
     jobs: JobsOpt = None,
     precision: PrecisionOpt = None,
     margin: Annotated[float, typer.Option(
-        "--margin", min=0, help="Equivalence margin in points: seat balance is called unchanged when every "
+        "--margin", min=0, help="Equivalence margin in percentage points: seat balance is called unchanged when every "
         "position's 95% interval of change lies within ± this.")] = 1.0,
     unpaired: Annotated[bool, typer.Option(
         "--unpaired", help="Compare runs that do not share game, table size, seating and seeds, as "
@@ -109,7 +109,7 @@ def sweep_command(
         "--vary", help="A swept param: NAME=V1,V2,... (TOML values) or NAME=LOW..HIGH (every integer); "
         "repeatable, the grid is every combination.")],
     seats: Annotated[list[str], typer.Option("--seats", help="A lineup, one spec per seat; repeatable.")],
-    games: Annotated[int, typer.Option("--games", min=1, help="Games per point (the cap with --precision).")] = 100_000,
+    games: Annotated[int, typer.Option("--games", min=1, help="Games per grid point (the cap with --precision).")] = 100_000,
     pdf: PdfOpt = None,
     sweep_dir: Annotated[Path | None, typer.Option(
         "--dir", help="The sweep directory (default: runs/sweep-GAME-NAMES); re-running finishes what is missing.")] = None,
@@ -123,7 +123,7 @@ def sweep_command(
     scheduler: SchedulerOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Sweep params over a grid (and lineups), every point on the same game seeds; writes
+    """Sweep params over a grid (and lineups), every grid point on the same game seeds; writes
     the tidy metrics table, the plots and the fair points."""
     from analysis import api
 
@@ -145,10 +145,10 @@ def sweep_command(
         at = f" at {f['at']}" if f["at"] else ""
         open_end = "" if -math.inf < f["low"] and f["high"] < math.inf else \
             ": the interval reaches beyond the swept values, so the crossing may be noise"
-        _say(f"fair point ({f['lineup']}{at}): position {f['position']}'s advantage crosses zero at "
+        _say(f"fair point ({f['lineup']}{at}): the {api.ordinal(f['position'])}'s advantage crosses zero at "
              f"{f['param']} = {f['x']:.2f} (95% CI {f['low']:.2f} to {f['high']:.2f}){open_end}")
     ok = sum(1 for p in result.points if not p.refused)
-    _say(f"sweep of {ok} point(s) ({len(result.points) - ok} refused), {result.played:,} games played "
+    _say(f"sweep of {ok} grid point(s) ({len(result.points) - ok} refused), {result.played:,} games played "
          f"in {result.seconds:.1f} s: {where}, {out}" + (f" and {pdf}" if pdf else ""))
 
 

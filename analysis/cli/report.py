@@ -44,7 +44,7 @@ PdfOpt = Annotated[Path | None, typer.Option("--pdf", help="Also print the repor
 
 MinEffectOpt = Annotated[float, typer.Option(
     "--min-effect", min=0.0, max=0.99,
-    help="Smallest difference in win rate (a share: 0.02 = 2 points) a component or behaviour "
+    help="Smallest difference in win rate (a share: 0.02 = 2 percentage points) a component or behaviour "
          "needs, besides significance, to be stated as a finding.")]
 
 
@@ -72,7 +72,7 @@ def balance_command(
     games: Annotated[int, typer.Option("--games", min=1, help="Games per run at most.")] = 1_000_000,
     precision: Annotated[float, typer.Option(
         "--precision", min=0.0001, help="A run stops once every win rate it measures is known within "
-        "± this many points (95% confidence sequence).")] = 0.5,
+        "± this many percentage points (95% confidence sequence).")] = 0.5,
     players: Annotated[list[int] | None, typer.Option(
         "--players", min=2, help="A table size; repeatable (default: every size the game allows).")] = None,
     ladder: Annotated[str | None, typer.Option(
@@ -84,7 +84,7 @@ def balance_command(
         "--search", help="The search bot of the top rungs (at its budget and doublings of it).")] = "mcts",
     doublings: Annotated[int, typer.Option("--doublings", min=0, help="Doublings of the search budget.")] = 1,
     margin: Annotated[float, typer.Option(
-        "--margin", min=0.0001, help="Points within which the two strongest rungs must agree to call the "
+        "--margin", min=0.0001, help="Percentage points within which the two strongest rungs must agree to call the "
         "verdict converged.")] = 1.0,
     compensation: Annotated[bool, typer.Option(
         "--compensation/--no-compensation", help="Estimate and confirm the score bonus by turn position and "

@@ -45,8 +45,8 @@ def tune_command(
         "--vary", help="Tune the game's params instead of a bot: a param and its range, "
         "NAME=LOW..HIGH; repeatable; goes with --goal.")] = None,
     goal: Annotated[list[str] | None, typer.Option(
-        "--goal", help="A goal of rule tuning, repeatable: 'position balance within X points', "
-        "'game length A..B turns', 'REASON ends A..B%', 'margin within X points'.")] = None,
+        "--goal", help="A goal of rule tuning, repeatable: 'position balance within X percentage points', "
+        "'game length A..B turns', 'REASON ends A..B%', 'margin within X score points'.")] = None,
     seats: Annotated[str, typer.Option(
         "--seats", help="Rule tuning: the lineup that plays every candidate.")] = "heuristic,heuristic",
     trials: Annotated[int, typer.Option("--trials", min=1, help="Candidates in the study, in all.")] = 40,

@@ -112,7 +112,7 @@ class Metric:
     key: str
     group: str  # seat balance, strategies, scores, length, end reasons, quality, components
     label: str
-    unit: str  # "points" (percentage points of a rate), "turns", "score"
+    unit: str  # "percentage points" (of a rate), "turns", "score" (score points)
     columns: tuple[str, ...]
     h: Callable[[np.ndarray], float]
     scale: float = 1.0  # a rate is shown x100, in points
@@ -141,24 +141,24 @@ def metrics_for(info: RunDir, other: RunDir | None = None) -> list[Metric]:
 
     ms: list[Metric] = []
     if other is None or other.players == n:
-        ms += [Metric(f"pos{p}", "seat balance", f"win rate of the {ordinal(p)}", "points",
+        ms += [Metric(f"pos{p}", "seat balance", f"win rate of the {ordinal(p)}", "percentage points",
                       (f"pos{p}",), _mean, 100.0, 1.0 / n) for p in range(n)]
     if len(info.strategies) > 1 and (other is None or len(other.strategies) > 1):
-        ms += [Metric(f"strat:{s}", "strategies", f"win rate of {s}", "points", (f"strat:{s}",), _mean, 100.0)
+        ms += [Metric(f"strat:{s}", "strategies", f"win rate of {s}", "percentage points", (f"strat:{s}",), _mean, 100.0)
                for s in shared(info.strategies, other and other.strategies)]
     ms += [Metric("turns", "length", "game length", "turns", ("turns",), _mean),
            Metric("score", "scores", "mean score", "score", ("score",), _mean),
            Metric("spread", "scores", "score spread (standard deviation)", "score", ("score", "score2"), _sd),
-           Metric("margin", "scores", "margin between first and second", "score", ("margin",), _mean),
-           Metric("shared", "outcomes", "shared victories", "points", ("shared",), _mean, 100.0)]
+           Metric("margin", "scores", "score margin between the winner and the runner-up", "score", ("margin",), _mean),
+           Metric("shared", "outcomes", "shared victories", "percentage points", ("shared",), _mean, 100.0)]
     reasons = sorted(set(info.end_reasons) | set(other.end_reasons if other else []))
-    ms += [Metric(f"end:{r}", "outcomes", f"games ending by {r}", "points", (f"end:{r}",), _mean, 100.0)
+    ms += [Metric(f"end:{r}", "outcomes", f"games ending by {r}", "percentage points", (f"end:{r}",), _mean, 100.0)
            for r in reasons]
     if info.standings and (other is None or other.standings):
         ms.append(Metric("lead_changes", "quality", "lead changes per game", "changes", ("lead_changes",), _mean))
     for f in shared(info.features, other and other.features):
         ms.append(Metric(f"use:{f}", "components", f"{f} per seat", "count", (f"use:{f}",), _mean))
-        ms.append(Metric(f"effect:{f}", "components", f"win-rate effect of having {f}", "points",
+        ms.append(Metric(f"effect:{f}", "components", f"win-rate effect of having {f}", "percentage points",
                          (f"has:{f}", f"win_has:{f}", f"win_not:{f}"),
                          lambda x, n=n: _effect(x, n), 100.0))
     return ms

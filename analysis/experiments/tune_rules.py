@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -44,13 +45,13 @@ class Goal:
 
 
 _GOALS = (
-    (re.compile(r"^position balance within ([\d.]+) points?$"), "position_balance"),
+    (re.compile(r"^position balance within ([\d.]+) (?:percentage )?points?$"), "position_balance"),
     (re.compile(r"^game length ([\d.]+)\s*\.\.\s*([\d.]+) turns$"), "length"),
     (re.compile(r"^(\w+) ends ([\d.]+)\s*\.\.\s*([\d.]+)%$"), "end_share"),
-    (re.compile(r"^margin within ([\d.]+) points?$"), "margin"),
+    (re.compile(r"^margin within ([\d.]+) (?:score )?points?$"), "margin"),
 )
-GOAL_FORMS = ('"position balance within X points"', '"game length A..B turns"',
-              '"REASON ends A..B%"', '"margin within X points"')
+GOAL_FORMS = ('"position balance within X percentage points"', '"game length A..B turns"',
+              '"REASON ends A..B%"', '"margin within X score points"')
 
 
 def parse_goal(text: str) -> Goal:
@@ -62,7 +63,10 @@ def parse_goal(text: str) -> Goal:
         g = m.groups()
         numbers = [float(number(x, f"--goal {text!r}")) for x in (g[1:] if metric == "end_share" else g)]
         if metric in ("position_balance", "margin"):
-            return Goal(text, metric, 0.0, numbers[0])
+            # Said back in its units: a rate's in percentage points, a margin's in score points.
+            unit = "percentage point" if metric == "position_balance" else "score point"
+            said = f"{norm.split(' within ')[0]} within {numbers[0]:g} {unit}{'' if numbers[0] == 1 else 's'}"
+            return Goal(said, metric, 0.0, numbers[0])
         low, high = numbers
         if low > high:
             raise UserError(f"--goal {text!r}: empty band ({low:g} > {high:g})")
@@ -231,7 +235,9 @@ def tune_rules(game: str, seats: Sequence[str], vary: dict[str, tuple[float, flo
         pareto=[{"number": t.number, "params": t.params, "values": t.values} for t in study.best_trials],
         trials=[{"number": t.number, "params": t.params, "values": t.values} for t in completed],
         refused=refused, ran=ran)
-    write_file(out / "proposal.toml", _toml(changed, game, goals))
+    command = _command(game, seats, vary, goals, trials=trials, games=games, holdout_games=holdout_games,
+                       seed=seed, rules=rules, sets=sets)
+    write_file(out / "proposal.toml", _toml(changed, game, goals, command))
     write_json(out / "holdout.json", tuning.to_json())
     return tuning
 
@@ -253,8 +259,23 @@ def _simplify(values: dict[str, Any], defaults: dict[str, Any],
     return values
 
 
-def _toml(changed: dict[str, Any], game: str, goals: Sequence[Goal]) -> str:
-    lines = [f"# A house rule for {game} proposed by `chocosim tune --rules` for:"]
+def _command(game: str, seats: Sequence[str], vary: dict[str, tuple[float, float]], goals: Sequence[Goal], *,
+             trials: int, games: int, holdout_games: int, seed: int, rules: Path | None,
+             sets: dict[str, Any] | None) -> str:
+    """The `chocosim tune` command that searches these rules (the proposal names it)."""
+    words = ["chocosim", "tune", game]
+    words += [w for name, (low, high) in vary.items() for w in ("--vary", f"{name}={low:g}..{high:g}")]
+    words += [w for g in goals for w in ("--goal", g.text)]
+    words += ["--seats", ",".join(seats), "--trials", str(trials), "--games", str(games),
+              "--holdout-games", str(holdout_games), "--seed", str(seed)]
+    if rules is not None:
+        words += ["--rules", str(rules)]
+    words += [w for k, v in (sets or {}).items() for w in ("--set", f"{k}={json.dumps(v)}")]
+    return shlex.join(words)
+
+
+def _toml(changed: dict[str, Any], game: str, goals: Sequence[Goal], command: str) -> str:
+    lines = [f"# A house rule for {game} proposed by", f"#   {command}", "# for the goals:"]
     lines += [f"#   {g.text}" for g in goals]
     if not changed:
         lines.append("# The rulebook values already meet the goals: nothing to change.")

@@ -14,14 +14,25 @@ def templates(*, trim: bool = True, filters: dict[str, Any] | None = None,
     """The Jinja environment of every report: the templates in analysis/render/templates,
     autoescaped, an undefined name an error (a report never prints an empty hole);
     `trim` drops the newline after a block tag. `filters` and `names` (globals) are
-    what a template uses."""
+    what a template uses; a full page gets the glossary footer of the words it uses."""
     import jinja2
+
+    from analysis.glossary import with_footer
+    from analysis.render.formats import ordinal, within
+
+    class Page(jinja2.Template):
+        """A page ends with the glossary entries of the words it uses."""
+
+        def render(self, *args: Any, **kwargs: Any) -> str:
+            return with_footer(super().render(*args, **kwargs))
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("analysis.render", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
                              undefined=jinja2.StrictUndefined, trim_blocks=trim, lstrip_blocks=trim)
+    env.template_class = Page
     env.filters.update(filters or {})
-    env.globals.update(names or {})
+    # Every page names turn positions and margins of rates the one way.
+    env.globals.update({"ordinal": ordinal, "within": within, **(names or {})})
     return env
 
 

@@ -18,21 +18,22 @@ from analysis.experiments.balance import NEEDS, BalanceResult, Convergence, Size
 from analysis.experiments.report import RunsReport
 from analysis.render import plots, templates, version
 from analysis.render.figure import axes, data_uri, svg
-from analysis.render.formats import nth, ordinal, pvalue, rate
+from analysis.render.findings import degenerate_text
+from analysis.render.formats import nth, ordinal, pvalue, rate, within
 from analysis.render.page import print_pdf
 from analysis.render.report import render_html as render_report
 from simcore.errors import UserError, writing
 from simcore.parts import write_atomic, write_text
 
-__all__ = ["headline", "overall", "agreement", "too_few", "komi_text", "knob_text", "plan_text", "short_text",
-           "render_html", "write_balance", "draw_size", "DATA_FILES"]
+__all__ = ["headline", "overall", "degenerate", "agreement", "too_few", "komi_text", "knob_text", "plan_text",
+           "short_text", "render_html", "write_balance", "draw_size", "DATA_FILES"]
 
 DATA_FILES = ("balance.parquet", "balance.csv", "verdict.json")
 
 
 def change(c: tuple[float, float, float, float]) -> str:
-    """A change in points with its interval: "+4.5 points (95% CI +3.1 to +5.9)"."""
-    return f"{c[0]:+.1f} points (95% CI {c[1]:+.1f} to {c[2]:+.1f})"
+    """A change of a rate with its interval: "+4.5 percentage points (95% CI +3.1 to +5.9)"."""
+    return f"{c[0]:+.1f} percentage points (95% CI {c[1]:+.1f} to {c[2]:+.1f})"
 
 
 def _balance_word(v: SizeVerdict, margin: float) -> str:
@@ -41,15 +42,15 @@ def _balance_word(v: SizeVerdict, margin: float) -> str:
     n = v.players
     rates = v.top.rates
     if all(abs(r.low - 1 / n) * 100 <= margin and abs(r.high - 1 / n) * 100 <= margin for r in rates):
-        return f"balanced within {_points(margin)}"
+        return f"balanced within {within(margin)}"
     # Rounded, so that a tie (always, at two players: the rates are complements) names
     # the earlier position, not whichever float came out larger.
     p = max(range(n), key=lambda k: (round(abs(rates[k].value - 1 / n), 9), -k))
     r = rates[p]
     if r.p_value < 0.05 / n and abs(r.value - 1 / n) * 100 >= margin:
         side = "advantage" if r.value > 1 / n else "disadvantage"
-        return f"a {nth(p)}-player {side} of {100 * (r.value - 1 / n):+.1f} points over the fair {100 / n:.1f}%"
-    return f"turn order not shown to matter, nor balanced within {_points(margin)}"
+        return f"a {nth(p)}-player {side} of {100 * (r.value - 1 / n):+.1f} percentage points over the fair {100 / n:.1f}%"
+    return f"turn order not shown to matter, nor balanced within {within(margin)}"
 
 
 def too_few(w: Withheld) -> str:
@@ -63,7 +64,7 @@ def agreement(c: Convergence) -> str:
     text = f"the two strongest rungs agree within ±{_up(c.agreement)} percentage points at every position"
     if (shown := c.shown_change) is not None:
         text += (f", and the {ordinal(shown[0])}'s rate is shown to change by at least "
-                 f"{math.floor(10 * shown[1]) / 10:.1f}")
+                 f"{math.floor(10 * shown[1]) / 10:.1f} percentage points")
     return text
 
 
@@ -90,17 +91,13 @@ def headline(v: SizeVerdict, margin: float) -> str:
         return text + f"Whether it still moves with skill against {c.second}: {too_few(w)} of their paired mirrors."
     if c.state == "converged":
         return text + (f"Converged: {agreement(c)} against {c.second} (every 95% interval of the paired change "
-                       f"inside the margin of {_points(margin)}).")
+                       f"inside the margin of {within(margin)}).")
     if c.state == "moves":
         p, _ = c.shown_change
         return text + (f"Still moves with skill: against {c.second}, the {ordinal(p)}'s rate changes by "
-                       f"{change(c.changes[p])}, its whole interval beyond {_points(margin)}.")
-    return text + (f"Not yet decided at {_points(margin)} against {c.second}: {agreement(c)}; more games at the "
+                       f"{change(c.changes[p])}, its whole interval beyond {within(margin)}.")
+    return text + (f"Not yet decided at {within(margin)} against {c.second}: {agreement(c)}; more games at the "
                    "top two rungs would decide it.")
-
-
-def _points(x: float) -> str:
-    return f"±{x:g} point" + ("" if x == 1 else "s")
 
 
 def overall(result: BalanceResult) -> str:
@@ -134,17 +131,17 @@ def komi_text(v: SizeVerdict, margin: float) -> str | None:
         return None
     n = v.players
     if not any(k.points):
-        est = ", ".join(f"{e[0]:+.2f} points to the {ordinal(p)} (95% CI {e[1]:+.2f} to {e[2]:+.2f})"
+        est = ", ".join(f"{e[0]:+.2f} score points to the {ordinal(p)} (95% CI {e[1]:+.2f} to {e[2]:+.2f})"
                         for p, e in enumerate(k.estimate) if p)
-        return (f"No whole-point score bonus does better than none at {n} players: the fair bonus relative to "
+        return (f"No whole score-point bonus does better than none at {n} players: the fair bonus relative to "
                 f"the 1st player, {est}, rounds to zero.")
-    est = "; ".join(f"the {ordinal(p)} {e[0]:+.2f} points (95% CI {e[1]:+.2f} to {e[2]:+.2f})"
+    est = "; ".join(f"the {ordinal(p)} {e[0]:+.2f} score points (95% CI {e[1]:+.2f} to {e[2]:+.2f})"
                     for p, e in enumerate(k.estimate) if p)
-    bonus = " and ".join(f"{b} point{'s' if b != 1 else ''} to the {ordinal(p)}"
+    bonus = " and ".join(f"{b} score point{'s' if b != 1 else ''} to the {ordinal(p)}"
                          for p, b in enumerate(k.points) if b)
     text = (f"A score bonus by turn position (komi) would equalise the positions at {n} players. Relative to "
             f"the 1st player, the fair bonus is {est}, estimated from {k.games:,} games' final scores. In whole "
-            f"points, {bonus}: the same games would then give "
+            f"score points, {bonus}: the same games would then give "
             + ", ".join(f"{100 * x:.1f}%" for x in k.predicted) + " by position. ")
     if k.held:
         text += (f"{k.held:,} of the {k.games:,} games stand whatever the bonus (won during play, or decided by "
@@ -158,10 +155,10 @@ def komi_text(v: SizeVerdict, margin: float) -> str | None:
     conf = ", ".join(f"the {ordinal(p)} {rate(r)}" for p, r in enumerate(k.confirmed))
     if k.balanced:
         return text + (f"Confirmed as a house rule (compensation.points = {k.points}) in a paired run of "
-                       f"{k.confirm_games:,} games on the same seeds: {conf}, balanced within {_points(margin)}.")
+                       f"{k.confirm_games:,} games on the same seeds: {conf}, balanced within {within(margin)}.")
     return text + (f"Tried as a house rule (compensation.points = {k.points}) in a paired run of "
                    f"{k.confirm_games:,} games on the same seeds: {conf}, not shown balanced within "
-                   f"{_points(margin)}.")
+                   f"{within(margin)}.")
 
 
 def knob_text(v: SizeVerdict, knob: Any) -> str:
@@ -176,14 +173,14 @@ def knob_text(v: SizeVerdict, knob: Any) -> str:
                 f"played ({', '.join(str(pt.value) for pt in knob.points)}).")
     if knob.fair is None:
         span = ", ".join(f"{pt.value}: {100 * pt.rates[0].value:.1f}%" for pt in knob.points)
-        return (f"{knob.param} (rulebook {knob.rulebook}): no value tried makes the first player's win rate "
+        return (f"{knob.param} (rulebook {knob.rulebook}): no value tried makes the {ordinal(0)}'s win rate "
                 f"cross the fair {100 / n:.1f}% ({span}).")
     others = ", ".join(f"{ordinal(p)} {100 * x:.1f}%" for p, x in enumerate(knob.fair_rates or []))
     if not (math.isfinite(knob.fair.low) and math.isfinite(knob.fair.high)):
-        return (f"{knob.param} (rulebook {knob.rulebook}): on these games the first player's advantage changes "
+        return (f"{knob.param} (rulebook {knob.rulebook}): on these games the {ordinal(0)}'s advantage changes "
                 f"sign at {knob.fair.x:.2f}, but its 95% interval is unbounded: too few games to place the fair "
                 "point.")
-    return (f"{knob.param} (rulebook {knob.rulebook}): the first player's advantage changes sign at "
+    return (f"{knob.param} (rulebook {knob.rulebook}): the {ordinal(0)}'s advantage changes sign at "
             f"{knob.fair.x:.2f} (95% CI {knob.fair.low:.2f}–{knob.fair.high:.2f}); there the positions "
             f"would win {others} (interpolated between the values played).")
 
@@ -204,13 +201,13 @@ def plan_text(plan: Any, margin: float) -> str:
     played = f"this run played {plan.played:,}"
     word = {"converged": "converged", "moves": "moving with skill"}
     if plan.state in word:
-        text = f"{n} players is decided at {_points(margin)} ({word[plan.state]}); {played} paired games."
+        text = f"{n} players is decided at {within(margin)} ({word[plan.state]}); {played} paired games."
     elif not x.route:
-        text = f"Deciding {n} players at {_points(margin)} cannot be projected yet ({x.reason}); {played}."
+        text = f"Deciding {n} players at {within(margin)} cannot be projected yet ({x.reason}); {played}."
     else:
-        text = (f"Deciding {n} players at {_points(margin)} needs {_projected(x)}; {played} "
-                f"(projected {word[x.route]}: the {ordinal(x.position)}'s change {x.change:+.1f} points, "
-                f"a game's paired difference spread {x.sd:.0f} points).")
+        text = (f"Deciding {n} players at {within(margin)} needs {_projected(x)}; {played} "
+                f"(projected {word[x.route]}: the {ordinal(x.position)}'s change {x.change:+.1f} percentage points, "
+                f"a game's paired difference spread {x.sd:.0f} percentage points).")
     if plan.pilot is not None and plan.pilot.route:
         reach = "" if plan.reach is None else f"; the budget was to reach about {plan.reach:,}"
         text += (f" Before the main phase, the pilot's {plan.pilot.pairs:,} paired games projected "
@@ -226,12 +223,39 @@ def short_text(r: dict[str, Any]) -> str:
             f"manifest asks for ({r['missing']:,} missing; running the command again plays them).")
 
 
+def apart(at: np.ndarray, gap: float) -> np.ndarray:
+    """Positions (axes fractions) moved apart to be at least `gap` from each other, each
+    as close to its own as that allows, kept within [0, 1] where they fit: the places
+    of labels that must not overlap."""
+    order = np.argsort(at, kind="stable")
+    want = np.asarray(at, dtype=float)[order]
+    # Each label's offset from an evenly spaced row; clusters pool their offsets
+    # (isotonic regression by pool-adjacent-violators), so no two come closer than gap.
+    base = gap * np.arange(len(want))
+    blocks: list[list[float]] = []  # [mean offset, count]
+    for d in want - base:
+        blocks.append([d, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            m, c = blocks.pop()
+            blocks[-1] = [(blocks[-1][0] * blocks[-1][1] + m * c) / (blocks[-1][1] + c), blocks[-1][1] + c]
+    offset = np.repeat([b[0] for b in blocks], [int(b[1]) for b in blocks])
+    room = 1 - gap * (len(want) - 1)
+    if room >= 0:  # inside the axes where the row fits: clipping keeps the offsets in order
+        offset = np.clip(offset, 0, room)
+    got = base + offset
+    out = np.empty_like(got)
+    out[order] = got
+    return out
+
+
 def draw_size(v: SizeVerdict, ax: Axes | None = None) -> Axes:
     """Each position's win rate against the rung's rating (its place in the ladder when
     the rungs cannot be rated), with 95% intervals; dashed: the fair share."""
     rated = all(r.rating is not None for r in v.rungs)
     x = np.array([r.rating[0] if rated else k for k, r in enumerate(v.rungs)], dtype=float)
-    ax = axes(ax, (plots.WIDTH, 3.6))
+    names = 12 + 4.2 * max(len(r.spec) for r in v.rungs)  # the height of the rung names, points
+    ax = axes(ax, (plots.WIDTH, 3.6 + names / 72))
+    fig = ax.figure
     colors = sns.color_palette("colorblind")
     spread = (np.ptp(x) or 1.0) * 0.006
     for p in range(v.players):
@@ -240,16 +264,24 @@ def draw_size(v: SizeVerdict, ax: Axes | None = None) -> Axes:
         ax.errorbar(x + (p - (v.players - 1) / 2) * spread, y, yerr=err, fmt="o-", capsize=3,
                     color=colors[p % 10], label=ordinal(p))
     ax.axhline(1 / v.players, color="black", ls="--", lw=1)
-    for k, r in enumerate(v.rungs):
-        ax.annotate(r.spec, (x[k], 0), xycoords=("data", "axes fraction"), xytext=(0, 3), textcoords="offset points",
-                    rotation=90, fontsize=7, color="#5d6675", ha="center", va="bottom")
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_xlabel("rung rating (Elo, Bradley–Terry)" if rated else "rung (weakest to strongest)")
     if not rated:
         ax.set_xticks(x, [""] * len(x))
     ax.set_ylabel("win rate in the mirror match")
-    ax.set_title(f"{v.players} players: win rate by turn position at each rung (95% intervals)")
-    ax.legend(fontsize=8, frameon=False, ncol=min(v.players, 6), loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    ax.legend(fontsize=8, frameon=False, ncol=min(v.players, 6), loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    # Rung names stand upright above the axes, clear of the data, moved apart where
+    # ratings lie close (a line leads from each name to its rung): at least a line of
+    # text between two. The title sits above the longest name.
+    fig.tight_layout()
+    lo, hi = ax.get_xlim()
+    width = fig.get_figwidth() * 72 * ax.get_position().width  # the axes' width in points
+    at = apart((x - lo) / (hi - lo), 10 / width)
+    for k, r in enumerate(v.rungs):
+        ax.annotate(r.spec, (x[k], 1), xycoords=("data", "axes fraction"), xytext=(at[k], 1.06),
+                    textcoords="axes fraction", rotation=90, fontsize=7, color="#5d6675", ha="center",
+                    va="bottom", arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "#b0b6c0"})
+    ax.set_title(f"{v.players} players: win rate by turn position at each rung (95% intervals)", pad=names)
     return ax
 
 
@@ -257,11 +289,17 @@ def _figure(v: SizeVerdict) -> str:
     return data_uri(svg(draw_size(v).figure))
 
 
+def degenerate(v: SizeVerdict) -> list[str]:
+    """The flags of the rungs whose mirror match is degenerate play."""
+    return [t for r in v.rungs if (t := degenerate_text(r.spec, v.players, r.rates)) is not None]
+
+
 def render_html(result: BalanceResult, evidence: str | None = None) -> str:
-    sizes = [{"v": v, "headline": headline(v, result.margin), "komi": komi_text(v, result.margin),
+    sizes = [{"v": v, "headline": headline(v, result.margin), "degenerate": degenerate(v),
+              "komi": komi_text(v, result.margin),
               "knobs": [knob_text(v, k) for k in v.knobs], "figure": _figure(v)} for v in result.sizes]
     env = templates(filters={"rate": rate, "change": change, "pvalue": pvalue},
-                    names={"ordinal": ordinal, "too_few": too_few, "agreement": agreement})
+                    names={"ordinal": ordinal, "too_few": too_few, "agreement": agreement, "within": within})
     return env.get_template("balance.html.j2").render(
         r=result, overall=overall(result), sizes=sizes, evidence=evidence, version=version(), needs=NEEDS,
         plans=[plan_text(x, result.margin) for x in result.plans], short=[short_text(x) for x in result.short],

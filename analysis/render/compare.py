@@ -33,7 +33,7 @@ def _ci(row: Row, digits: int = 1) -> str:
 
 
 def _unit(row: Row) -> str:
-    return {"points": "points", "turns": "turns", "score": "score points", "changes": "lead changes",
+    return {"turns": "turns", "score": "score points", "changes": "lead changes",
             "count": ""}.get(row.metric.unit, row.metric.unit)
 
 
@@ -42,7 +42,7 @@ def _digits(row: Row) -> int:
     half = stats.Z95 * row.change.se * row.metric.scale
     if not half > 0:
         return 2 if abs(row.change.value * row.metric.scale) < 1 else 1
-    least = 2 if row.metric.unit == "points" else 1  # a rate's change in tenths says little
+    least = 2 if row.metric.unit == "percentage points" else 1  # a rate's change in tenths says little
     return min(3, max(least, -math.floor(math.log10(half))))
 
 
@@ -77,12 +77,12 @@ def verdicts(c: Comparison) -> list[str]:
     elif seat:
         widest = max(max(abs(r.change.low), abs(r.change.high)) * 100 for r in seat)
         if widest <= margin:
-            out.append(f"{c.label} leaves seat balance unchanged within ±{_num(margin, 1)} points "
+            out.append(f"{c.label} leaves seat balance unchanged within ±{_num(margin, 1)} percentage points "
                        f"(every position's win-rate change has its 95% interval inside; "
                        f"largest bound {_num(widest, 2)}).")
         else:
             out.append(f"{c.label}: no significant change in seat balance, but changes of up to "
-                       f"{_num(widest, 2)} points are not ruled out (margin ±{_num(margin, 1)}: "
+                       f"{_num(widest, 2)} percentage points are not ruled out (margin ±{_num(margin, 1)}: "
                        "play more games to claim it unchanged).")
     out += [sentence(r, c.label) for r in other[1:]]
     moved = [r for r in c.rows if r.significant and r.metric.group == "components"]
@@ -101,12 +101,12 @@ def verdicts(c: Comparison) -> list[str]:
 
 def forest_rows(c: Comparison) -> list[Row]:
     """The rows of the forest plot: every rate, and the significant effects."""
-    rows = [r for r in c.rows if r.metric.unit == "points" and r.metric.group != "components"]
+    rows = [r for r in c.rows if r.metric.unit == "percentage points" and r.metric.group != "components"]
     return rows + [r for r in c.rows if r.metric.key.startswith("effect:") and r.significant]
 
 
 def draw_forest(c: Comparison, ax: Axes | None = None) -> Axes:
-    """Changes of every rate (in points) with 95% intervals."""
+    """Changes of every rate (in percentage points) with 95% intervals."""
     rows = forest_rows(c)
     ax = axes(ax, (7.6, 0.8 + 0.3 * len(rows)))
     y = np.arange(len(rows))[::-1]

@@ -12,10 +12,10 @@ import numpy as np
 import polars as pl
 
 from analysis import stats
-from analysis.metrics import PositionBalance, RunAnalysis
+from analysis.metrics import PositionBalance, RunAnalysis, degenerate_positions
 from analysis.render.formats import decimals, nth, ordinal, p_is, pct, points, rate
 
-__all__ = ["Finding", "findings", "checks", "pp", "position_findings", "leader_checkpoint"]
+__all__ = ["Finding", "findings", "checks", "pp", "position_findings", "degenerate_text", "leader_checkpoint"]
 
 MAX_COMPONENT_FINDINGS = 5
 MAX_MATCHUP_FINDINGS = 5
@@ -63,6 +63,18 @@ def position_findings(pb: PositionBalance, section: str, where: str = "") -> tup
                              f"{_separated(pb, test)}.")], []
 
 
+def degenerate_text(spec: str, players: int, rates: list) -> str | None:
+    """The flag of a mirror match where a position (almost) never or (almost) always
+    wins (metrics.degenerate_positions), or None."""
+    odd = degenerate_positions(rates, players)
+    if not odd:
+        return None
+    named = "; ".join(f"the {ordinal(p)} wins {rate(rates[p])}" for p in odd)
+    return (f"Degenerate play in the {spec} mirror match at {players} players: {named}, against a fair "
+            f"{pct(1 / players)}. Turn order rarely does this; a bot that fails in that seat does (watch "
+            "it play a game: chocosim play), so read the balance of this mirror as the bot's, not the game's.")
+
+
 def _separated(pb: PositionBalance, test: str) -> str:
     """What the tests across positions show. The χ² only says the positions do not all
     win equally often; which of them differ is for the pairwise same-game tests (BH over
@@ -90,6 +102,8 @@ def _seat_findings(a: RunAnalysis) -> tuple[list[Finding], list[str]]:
     if s is None:
         return [], []
     found, checked = position_findings(s.positions, "seat-balance")
+    if len(a.run.strategies) == 1 and (odd := degenerate_text(a.run.strategies[0], a.run.players, s.positions.win)):
+        found.insert(0, Finding("seat-balance", odd))
     if s.seat_is_position:
         return found, checked  # each seat always held its own position: one view
     test = f"χ² = {s.chi2:.1f}, df = {a.run.players - 1}, {p_is(s.p_value)}"
@@ -212,7 +226,7 @@ def _outcome_findings(a: RunAnalysis) -> list[Finding]:
         found.append(Finding("outcomes", f"{rate(o.shared)} of games end in a shared victory."))
     if o.close.n:
         found.append(Finding("outcomes", f"{rate(o.close)} of games with a sole winner are decided "
-                             f"by at most {o.close_margin} point{'s' if o.close_margin > 1 else ''}."))
+                             f"by at most {o.close_margin} score point{'s' if o.close_margin > 1 else ''}."))
     return found
 
 

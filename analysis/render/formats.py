@@ -5,7 +5,8 @@ the same number reads the same everywhere.
   (defined in analysis/positions.py, where the experiments name their measures too);
 - a rate with its 95% interval: "51.03% (95% CI 50.94–51.12%)", as many decimals as the
   interval's width needs (up to two);
-- a difference of rates: "+1.2 percentage points (95% CI +0.5 to +1.9)";
+- a difference of rates: "+1.2 percentage points (95% CI +0.5 to +1.9)", a margin of rates
+  "±1 percentage point": never bare "points", which in a game are score points;
 - a p or q value: "< 0.001" below a thousandth (a million-game run makes p values like
   4.52e-161, whose digits mean nothing to a reader), else three significant digits,
   "n/a" where there is none; in a sentence "p < 0.001", "q = 0.0348";
@@ -19,7 +20,7 @@ from typing import Protocol
 
 from analysis.positions import nth, ordinal
 
-__all__ = ["nth", "ordinal", "decimals", "pct", "rate", "points", "pvalue", "p_is", "count"]
+__all__ = ["nth", "ordinal", "decimals", "pct", "rate", "points", "within", "pvalue", "p_is", "count"]
 
 
 class Interval(Protocol):
@@ -52,6 +53,11 @@ def points(diff: float, low: float, high: float) -> str:
     "+1.2 percentage points (95% CI +0.5 to +1.9)"."""
     d = decimals((high - low) / 2)
     return f"{100 * diff:+.{d}f} percentage points (95% CI {100 * low:+.{d}f} to {100 * high:+.{d}f})"
+
+
+def within(margin: float) -> str:
+    """A margin of rates: "±1 percentage point", "±0.5 percentage points"."""
+    return f"±{margin:g} percentage point" + ("" if margin == 1 else "s")
 
 
 def pvalue(p: float) -> str:

@@ -136,7 +136,7 @@ def seat_scores(s: SeatBalance, players: int) -> str:
         ax.step(h["score"].to_numpy(), share, where="mid", lw=1.4, color=_PALETTE[seat % 10],
                 label=f"seat {seat} (mean {mean:.1f})")
     ax.set_title("Final score distribution by seat")
-    ax.set_xlabel("final score (points)")
+    ax.set_xlabel("final score (score points)")
     ax.set_ylabel("share of games")
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.legend(ncol=min(players, 3), fontsize=8)
@@ -160,7 +160,7 @@ def strategy_ratings(r: Ratings) -> str:
     ax.invert_yaxis()
     ax.axvline(0, color="grey", lw=1)
     ax.set_title("Bradley–Terry rating (95% intervals; 0 = average strategy)")
-    ax.set_xlabel("rating (Elo points: +400 = 10× the odds of winning)")
+    ax.set_xlabel("rating (Elo: +400 = 10× the odds of winning)")
     ax.set_ylim(len(order) - 0.5, -0.5)
     ax.margins(x=0.15)
     return svg(fig)
@@ -201,7 +201,7 @@ def margins(o: Outcomes) -> str:
         ax.step(f["value"].to_numpy(), f["count"].to_numpy() / h.n, where="mid", lw=1.4,
                 color=_PALETTE[i % 10], label=f"{reason} ({h.n:,} games, mean {h.mean()[0]:.1f})")
     ax.set_title("Margin of victory (winner's score minus the best other score)")
-    ax.set_xlabel("margin (points; below 0: won without the most points)")
+    ax.set_xlabel("margin (score points; below 0: won without the highest score)")
     ax.set_ylabel("share of games ended this way")
     ax.set_ylim(bottom=0)  # shares from zero: a narrow band would exaggerate (or pass 100%)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
@@ -223,7 +223,7 @@ def _histogram_with_mean(h: Histogram, color, title: str, xlabel: str) -> str:
 
 
 def score_distribution(o: Outcomes) -> str:
-    return _histogram_with_mean(o.scores, _PALETTE[2], "Final score distribution", "final score (points)")
+    return _histogram_with_mean(o.scores, _PALETTE[2], "Final score distribution", "final score (score points)")
 
 
 def game_length(o: Outcomes) -> str:

@@ -106,7 +106,9 @@ def _component_rows(a: RunAnalysis) -> dict[str, Any]:
 def _run_context(a: RunAnalysis, index: int) -> dict[str, Any]:
     m = a.run.manifest
     title = games()[m["game"]].title if m.get("game") in games() else m.get("game", "?")
-    return {"a": a, "index": index, "m": m, "title": title, "findings": findings(a),
+    specs = a.run.strategies
+    lineup = f"{specs[0]} mirror match" if len(specs) == 1 else " vs ".join(specs)
+    return {"a": a, "index": index, "m": m, "title": title, "lineup": lineup, "findings": findings(a),
             "checks": checks(a), "figures": _figures(a), "params": param_rows(m),
             "parts": len(a.run.parts), "complete": a.games == m.get("n_games") and not a.run.unproven,
             "leader_rows": _leader_rows(a),
@@ -149,7 +151,9 @@ def _pooled_context(report: RunsReport) -> dict[str, Any] | None:
 
 def render_html(report: RunsReport) -> str:
     runs = [_run_context(a, i) for i, a in enumerate(report.analyses)]
-    title = ", ".join(dict.fromkeys(r["title"] for r in runs))
+    # Titled by what it is (the runs' games and lineups), not as the `balance` verdict.
+    title = "; ".join(f"{game}: {', '.join(dict.fromkeys(r['lineup'] for r in runs if r['title'] == game))}"
+                      for game in dict.fromkeys(r["title"] for r in runs))
     return _environment().get_template("report.html.j2").render(
         runs=runs, title=title, sections=SECTIONS, version=version(), pooled=_pooled_context(report),
         lead_changes=LEAD_CHANGES,

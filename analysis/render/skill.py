@@ -16,6 +16,7 @@ from analysis.experiments.skill import BUDGET, Ladder, PositionBalance
 from analysis.experiments.skill_analysis import Depth, Restricted, SkillAnalysis
 from analysis.render import plots, templates
 from analysis.render.figure import Image, axes, image, plt
+from analysis.render.findings import degenerate_text
 from analysis.render.formats import ordinal, p_is, pct, points, pvalue, rate
 from analysis.render.page import write_html
 from analysis.stats import ALPHA
@@ -62,6 +63,8 @@ def ladder_findings(ladder: Ladder) -> list[Finding]:
     if ladder.balance is None:
         return out
     b = ladder.balance
+    out += [Finding("skill-balance", text) for rung, rates in zip(b.rungs, b.win, strict=True)
+            if (text := degenerate_text(rung, b.players, rates)) is not None]
     moved = [s for s in b.shifts if s.significant]
     for s in moved:
         r0, r1 = b.win[0][s.position], b.win[b.rungs.index(s.rung)][s.position]

@@ -1,5 +1,5 @@
 """The sweep report: every metric of analysis.experiments.sweep against each swept param
-with 95% bands, the first player's advantage over two params, the tables and the page."""
+with 95% bands, the 1st player's advantage over two params, the tables and the page."""
 from __future__ import annotations
 
 import math
@@ -10,18 +10,20 @@ from typing import Any
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from analysis import stats
 from analysis.experiments.sweep import SweepResult, numeric
 from analysis.render import templates
 from analysis.render.figure import inline, plt, svg
+from analysis.render.formats import ordinal
 from analysis.render.page import write_html
 
 __all__ = ["figures", "sweep_figures", "render_sweep", "write_sweep"]
 
 
 PLOTTED = (("pos", "win rate by turn position (%)"), ("turns", "game length (turns)"),
-           ("score", "mean score"), ("margin", "margin between first and second"),
+           ("score", "mean score"), ("margin", "score margin between the winner and the runner-up"),
            ("lead_changes", "lead changes per game"), ("shared", "shared victories (%)"))
 
 
@@ -37,7 +39,7 @@ def figures(result: SweepResult) -> list[tuple[str, str]]:
 
 def sweep_figures(result: SweepResult) -> list[tuple[str, Figure]]:
     """(caption, figure): each metric against each param with 95% bands, and a heatmap
-    of the first player's advantage over two params."""
+    of the 1st player's advantage over two params."""
     t = result.table
     out = []
     if t.height == 0:
@@ -67,6 +69,8 @@ def sweep_figures(result: SweepResult) -> list[tuple[str, Figure]]:
                 ax.set_ylabel(title, fontsize=8)
                 if not is_numeric:
                     ax.set_xticks(range(len(xs_all)), [str(v) for v in xs_all])
+                elif all(isinstance(v, int) for v in xs_all):  # a whole-number param never ticks at 3.5
+                    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
                 if ax.get_legend_handles_labels()[0]:
                     ax.legend(fontsize=7)
             axes[-1, 0].set_xlabel(name)
@@ -90,9 +94,9 @@ def sweep_figures(result: SweepResult) -> list[tuple[str, Figure]]:
             for (i, j), v in np.ndenumerate(grid_):
                 if math.isfinite(v):
                     ax.text(j, i, f"{v:+.1f}", ha="center", va="center", fontsize=7)
-            fig.colorbar(im, ax=ax, label="first-player advantage (points)")
-            ax.set_title(f"{lineup}: first player's win rate minus the fair share", fontsize=10)
-            out.append((f"{lineup}: first-player advantage over {a} and {b}", fig))
+            fig.colorbar(im, ax=ax, label=f"{ordinal(0)}'s advantage (percentage points)")
+            ax.set_title(f"{lineup}: {ordinal(0)}'s win rate minus the fair share", fontsize=10)
+            out.append((f"{lineup}: the {ordinal(0)}'s advantage over {a} and {b}", fig))
     return out
 
 

@@ -37,7 +37,7 @@ def draw_tuning(tuning: BotTuning | RuleTuning, ax: Axes | None = None) -> Axes:
     """A tuning's search progress: a bot's edge over its fair share (maximised), or a
     house rule's sum of goal misses (minimised)."""
     if isinstance(tuning, BotTuning):
-        return draw_progress([100 * t["value"] for t in tuning.trials], True, "edge over fair share (points)", ax)
+        return draw_progress([100 * t["value"] for t in tuning.trials], True, "edge over fair share (percentage points)", ax)
     return draw_progress([sum(t["values"][:-1]) for t in tuning.trials], False, "sum of goal misses", ax)
 
 

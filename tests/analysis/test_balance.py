@@ -101,7 +101,7 @@ def test_identical_rates_at_the_top_two_rungs_converged(ladder_plan):
     assert "Converged: the two strongest rungs agree within ±0.1 percentage points" in headline(v, r.margin)
     assert r.verdict()["sizes"][0]["converged"] is True
     assert r.verdict()["sizes"][0]["convergence"]["agreement_points"] == pytest.approx(600 / 40_000)
-    assert overall(r).endswith("at 2 players 1st-player advantage of +5.0 points over the fair 50.0% "
+    assert overall(r).endswith("at 2 players 1st-player advantage of +5.0 percentage points over the fair 50.0% "
                                "(converged: agreeing within ±0.1 percentage points).")
 
 
@@ -115,7 +115,7 @@ def test_two_players_name_the_1st_player_whichever_deviation_rounds_larger():
     rates = [SimpleNamespace(value=v, low=v - 0.2, high=v + 0.2, p_value=1e-6) for v in (8 / 14, 6 / 14)]
     v = SimpleNamespace(players=2, top=SimpleNamespace(rates=rates))
     assert abs(6 / 14 - 0.5) > abs(8 / 14 - 0.5)
-    assert _balance_word(v, 1.0).startswith("a 1st-player advantage of +7.1 points")
+    assert _balance_word(v, 1.0).startswith("a 1st-player advantage of +7.1 percentage points")
 
 
 def test_a_null_difference_with_few_games_is_undecided_not_converged(ladder_plan):

@@ -15,7 +15,7 @@ import pytest
 
 from analysis.experiments import balance as bal
 from analysis.experiments import balance_run
-from analysis.render.balance import headline, overall, render_html
+from analysis.render.balance import degenerate, headline, overall, render_html
 from test_balance import GAME, synthetic_run
 
 NEEDS = bal.NEEDS
@@ -66,10 +66,12 @@ def test_a_tiny_sample_makes_only_too_few_games_statements(tmp_path, games):
     assert {w.kind for w in v.withheld} == {"rate", "agreement", "bonus", "fair_point", "reversal"}
     assert v.convergence.state == "too few games" and v.komi is None and not v.reversals
     assert all(k.fair is None for k in v.knobs)
+    assert degenerate(v) == []  # a position that never won 29 games is not yet beyond doubt
     html = render_html(r)
     assert "No component or behaviour goes with winning" not in html
-    # What the report says, without its notes on method (which name the statements).
-    text = re.sub(r"<[^>]+>", " ", re.sub(r'<p class="note">.*?</p>', "", html, flags=re.S))
+    # What the report says, without its notes on method and its glossary (which name the
+    # statements).
+    text = re.sub(r"<[^>]+>", " ", re.sub(r'<p class="note">.*?</p>|<footer\b.*?</footer>', "", html, flags=re.S))
     for claim in CLAIMS:
         assert claim not in text, claim
     assert ">yes<" not in html.replace(" ", "")
@@ -95,6 +97,12 @@ def test_above_every_threshold_the_statements_are_made(tmp_path):
     # change is +100 points at the 1st position, its whole interval beyond the margin.
     assert v.convergence.state == "moves" and "Still moves with skill" in head
     assert "the two strongest rungs agree within" in overall(r) or v.convergence.agreement == pytest.approx(100)
+    # A mirror one position always wins is degenerate play, flagged in the report.
+    flags = degenerate(v)
+    assert [f.split(":")[0] for f in flags] == ["Degenerate play in the random mirror match at 2 players",
+                                                "Degenerate play in the heuristic mirror match at 2 players"]
+    assert all("the 1st player wins" in f and "the 2nd player wins" in f for f in flags)
+    assert render_html(r).count('class="flag">Degenerate play') == 2 * len(flags)  # verdict and section
     (belt,) = [k for k in v.knobs if k.param == "opening_belt"]
     assert belt.fair is not None and 0 < belt.fair.x < 2
     # Every game alike: no zero-width interval, the sign change only placed between the values.

@@ -39,7 +39,7 @@ def test_an_identical_variant_flags_nothing_and_every_interval_covers_zero(runs)
     assert c.rows and not any(r.significant for r in c.rows)
     assert all(r.change.low <= 0 <= r.change.high for r in c.rows)
     assert verdicts(c)[0].startswith("the same rules: no significant change in any of")
-    assert any("leaves seat balance unchanged within ±1.0 points" in v for v in verdicts(c))
+    assert any("leaves seat balance unchanged within ±1.0 percentage points" in v for v in verdicts(c))
 
 
 def test_a_null_variant_on_other_seeds_flags_nothing_unpaired(runs):
@@ -142,7 +142,7 @@ def test_the_report_is_self_contained_and_opens_with_verdicts(runs, capsys, tmp_
     assert code == 0 and "rounds = 3 shortens the game by" in err
     html = out.read_text()
     assert html.index("Verdicts") < html.index("What the pairing saved")
-    assert "within ±2.0 points" in html
+    assert "within ±2.0 percentage points" in html
     assert "src=\"http" not in html and "href=\"http" not in html and "<metadata>" not in html
 
 

@@ -62,9 +62,20 @@ def test_the_tidy_table_is_on_disk(rounds_sweep):
     assert {"lineup", "rounds", "collect_count", "metric", "value", "low", "high", "se"} <= set(on_disk.columns)
 
 
+def test_a_whole_number_param_ticks_at_whole_numbers(rounds_sweep, monkeypatch):
+    import analysis.render.sweep as render
+
+    drawn = []
+    monkeypatch.setattr(render, "_svg", lambda fig: drawn.append(fig) or "")
+    figures(rounds_sweep)
+    ticks = [t for fig in drawn for ax in fig.axes if ax.get_xlabel() == "rounds" for t in ax.get_xticks()
+             if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks), ticks  # rounds 1, 2, 3: never 1.5
+
+
 def test_two_params_get_a_heatmap(rounds_sweep):
     captions = [c for c, _ in figures(rounds_sweep)]
-    assert any("first-player advantage over rounds and collect_count" in c for c in captions)
+    assert any("the 1st player's advantage over rounds and collect_count" in c for c in captions)
     assert any("every metric against rounds" in c for c in captions)
 
 
@@ -225,9 +236,9 @@ def test_the_cli_writes_the_report_and_says_where(capsys, tmp_path):
     html = tmp_path / "s.html"
     code, _, err = cli(capsys, "sweep", "fabryka", "--seats", "heuristic,random", "--vary", "rounds=2,3",
                        "--games", "200", "--dir", str(tmp_path / "s"), "-o", str(html), "--quiet")
-    assert code == 0 and "sweep of 2 point(s) (0 refused), 400 games played" in err
+    assert code == 0 and "sweep of 2 grid point(s) (0 refused), 400 games played" in err
     text = html.read_text()
-    assert "Fair points" in text and "src=\"http" not in text
+    assert "Fair points (where a knob equalises the positions)" in text and "src=\"http" not in text
     assert json.loads((tmp_path / "s" / "sweep.json").read_text())["vary"] == {"rounds": [2, 3]}
 
 

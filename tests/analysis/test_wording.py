@@ -55,3 +55,16 @@ def test_an_elo_gap_of_a_clean_sweep_is_stated_by_its_finite_bound():
                                                   "it won every game)")
     assert elo_text((-math.inf, -6261.0, -757.4)).startswith("an Elo difference beyond -757 ")
     assert elo_text((100.2, 50.0, 150.0)) == "+100 Elo (95% CI +50 to +150)"
+
+
+def test_a_mirror_run_one_position_always_wins_is_flagged_first_and_a_skewed_one_is_not(tmp_path) -> None:
+    from analysis.render.findings import findings
+
+    # One bot in both seats; the 1st player wins all 300 games (seat 0 is always the 1st).
+    always = [[(1, 1.0, 0), (2, 0.0, 0)] for _ in range(300)]
+    found = findings(analyze(one_bot_run(tmp_path / "always", always)))
+    assert found[0].text.startswith("Degenerate play in the bot mirror match at 2 players: the 1st player wins "
+                                    "100.00% (95% CI 98.74–100.00%); the 2nd player wins 0.00%")
+    # 75% against 25% is a large turn-order edge, not a failing bot.
+    skewed = [[(1, 1.0, 0), (2, 0.0, 0)] if g % 4 else [(2, 0.0, 0), (1, 1.0, 0)] for g in range(300)]
+    assert not any("Degenerate" in f.text for f in findings(analyze(one_bot_run(tmp_path / "skewed", skewed))))

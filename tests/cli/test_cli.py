@@ -55,13 +55,35 @@ def test_rules_marks_house_rule_changes(capsys, tmp_path):
     assert out.count("(was") == 2
 
 
-def test_strategies_lists_every_available_bot(capsys):
-    code, out, _ = cli(capsys, "strategies", "fabryka")
+def test_strategies_lists_every_available_bot_with_all(capsys):
+    code, out, _ = cli(capsys, "strategies", "fabryka", "--all")
     assert code == 0
     for name, cls in strategies.available("fabryka").items():
         assert name in out
         for weight in cls.WEIGHTS:
-            assert weight in out
+            assert f"{weight}=" in out
+
+
+def test_strategies_hides_expert_settings_and_superseded_bots_unless_all(capsys, monkeypatch):
+    # The search bot declares every setting but its budget as one for experts; the
+    # open-loop search declares itself superseded by mcts.
+    monkeypatch.setattr(analysis.cli.console, "width", 250)  # a row a bot, unwrapped
+    code, out, _ = cli(capsys, "strategies", "fabryka")
+    assert code == 0
+    assert "mcts_openloop" not in out and "iterations=200 (+13 for experts)" in out
+    assert "peek=" not in out and "tuned=" not in out
+    assert "collect_threshold=4" in out  # a heuristic's weights are the designer's
+    assert "chocosim strategies fabryka --all" in out
+    code, out, _ = cli(capsys, "strategies", "fabryka", "--all")
+    assert "mcts_openloop" in out and "superseded by mcts" in out and "peek=0" in out
+
+
+@pytest.mark.parametrize("game", ["fabryka", "enemy_chocolatier"])
+def test_every_bots_expert_settings_are_its_weights_and_its_successor_a_bot(game):
+    bots = strategies.available(game)
+    for name, cls in bots.items():
+        assert set(strategies.expert_weights(cls)) <= set(cls.WEIGHTS), name
+        assert strategies.superseded_by(cls) in (None, *bots), name
 
 
 def test_split_seats_keeps_commas_inside_a_spec():

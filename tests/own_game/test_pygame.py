@@ -115,7 +115,7 @@ def test_compare_and_sweep_play_a_python_game(tmp_path, monkeypatch, capsys):
     code, out, err = cli(capsys, "sweep", str(GAME_PY), "--out", "sw.html", "--vary",
                          "win_points=1,3", "--seats", "random,random", "--games", "120", "--jobs", "1", "--quiet")
     assert code == 0, err
-    assert "sweep of 2 point(s) (0 refused), 240 games played" in out + err
+    assert "sweep of 2 grid point(s) (0 refused), 240 games played" in out + err
 
 
 def test_chance_is_the_compiled_games_generator():
