@@ -159,7 +159,13 @@ class Progress:
         return f"{done} of {self.total:,.0f} {self.unit}" if self.total and not self.budget \
             else f"{done} {self.unit}"
 
+    def finishing(self) -> bool:
+        """The expected work all done, the command not yet (its analysis, its report)."""
+        return bool(self.total) and not self.budget and self.done >= self.total
+
     def eta_text(self) -> str:
+        if self.finishing():
+            return f"all {self.unit} done; finishing"
         eta = self.eta()
         if eta is None:
             return "ETA unknown"
