@@ -273,13 +273,16 @@ def _rich_bar(p: Progress) -> Iterator[Any]:
     class Fill(ProgressColumn):
         def render(self, task: Any) -> Any:
             fraction = p.fraction()
-            return ProgressBar(total=None if fraction is None else 1.0, completed=fraction or 0.0, width=30)
+            return ProgressBar(total=None if fraction is None else 1.0, completed=fraction or 0.0, width=20)
 
     class Status(ProgressColumn):
+        # One line, however narrow the terminal: the phase is cut, never wrapped.
         def render(self, task: Any) -> Text:
-            rate = f", {_number(p.rate())} {p.unit}/s" if p.fresh else ""
+            rate = f" · {_number(p.rate())}/s" if p.fresh else ""
+            eta = p.eta()
+            left = "finishing" if p.finishing() else "ETA ?" if eta is None else f"ETA {duration(eta)}"
             doing = f" · {p.now_doing}" if p.now_doing else ""
-            return Text(f"{p.counted()}{rate}, {p.eta_text()}{doing}")
+            return Text(f"{left} · {p.counted()}{rate}{doing}", no_wrap=True, overflow="ellipsis")
 
     console = Console(file=p.stream, markup=False, highlight=False)
     with Bar(TextColumn("{task.description}"), Fill(), Status(), console=console, refresh_per_second=4) as bar:
