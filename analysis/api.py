@@ -66,7 +66,7 @@ MIN_EFFECT = 0.02  # analysis.metrics.MIN_EFFECT
 
 __all__ = ["RunOutcome", "run", "results", "summary", "play", "CompareOutcome", "compare", "compare_rules",
            "parse_variant", "sweep_values", "sweep", "report", "seat_balance", "run_params", "play_params",
-           "comparison_table", "balance", "skill", "tune_bot", "tune_ranges", "tune_rules", "words", "version",
+           "comparison_table", "balance", "skill", "tune_bot", "tune_ranges", "tune_rules", "words", "as_json", "version",
            "check_outputs", "ordinal", "count", "rate_text"]
 
 
@@ -541,11 +541,16 @@ def tune_rules(game: str, seats: Sequence[str] | str, vary: dict[str, tuple[floa
     return result
 
 
-def words(result: CompareOutcome | BalanceResult | BotTuning | RuleTuning) -> list[str]:
+def words(result: Any) -> list[str]:
     """A result's verdict in the reports' words, a line each: a balance (the overall
-    verdict, then each table size's headline), a comparison, or a tuning."""
+    verdict, then each table size's headline), a comparison, a tuning, a sweep (its fair
+    points), a report of runs or a skill analysis (their findings)."""
     if isinstance(result, CompareOutcome):
         return list(result.verdicts)
+    from analysis.render import outputs
+
+    if isinstance(result, outputs.SPOKEN):
+        return outputs.words(result)
     from analysis.experiments.balance import BalanceResult
 
     if isinstance(result, BalanceResult):
@@ -555,6 +560,17 @@ def words(result: CompareOutcome | BalanceResult | BotTuning | RuleTuning) -> li
     from analysis.render.tune import verdict
 
     return [verdict(result)]
+
+
+def as_json(result: Any) -> Any:
+    """A result, or a run's summary, as plain JSON values (what the commands' --json
+    prints): the numbers its words state and the tables behind them."""
+    from analysis.render.outputs import jsonable, machine
+
+    if isinstance(result, CompareOutcome):
+        return jsonable({"base": result.base, "variants": result.variants, "verdicts": result.verdicts,
+                         "precision": result.precision, "table": result.table})
+    return machine(result)
 
 
 def version() -> str:

@@ -23,7 +23,11 @@ from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from typing import IO, Any
 
-__all__ = ["Progress", "expect", "advance", "phase", "say", "INTERVAL", "duration"]
+__all__ = ["Progress", "expect", "advance", "phase", "say", "INTERVAL", "duration", "GAMES", "RUNS", "TRIALS"]
+
+# What a progress counts: games played (the runner's), run directories analysed (a
+# report's), trials of a tuning.
+GAMES, RUNS, TRIALS = "games", "runs", "trials"
 
 # Seconds between two plain lines when stderr is not a terminal; the environment
 # variable CHOCOSIM_PROGRESS_INTERVAL overrides it (0: a line at every step, for tests).
@@ -33,7 +37,7 @@ INTERVAL_VARIABLE = "CHOCOSIM_PROGRESS_INTERVAL"
 _current: ContextVar[Progress | None] = ContextVar("chocosim_progress", default=None)
 
 
-def expect(n: float, unit: str = "games") -> None:
+def expect(n: float, unit: str = GAMES) -> None:
     """Add `n` units to the work the open progress expects (its total). A progress counts
     one unit: the work of another (a report's runs analysed within a balance that counts
     games) is not counted."""
@@ -41,7 +45,7 @@ def expect(n: float, unit: str = "games") -> None:
         p.expect(n)
 
 
-def advance(n: float = 1, unit: str = "games", *, resumed: bool = False) -> None:
+def advance(n: float = 1, unit: str = GAMES, *, resumed: bool = False) -> None:
     """`n` units done; `resumed`: done before this command (they count as done, not in the rate)."""
     if (p := _current.get()) is not None and p.unit == unit:
         p.advance(n, resumed=resumed)
@@ -84,7 +88,7 @@ class Progress:
     (grown by `expect`), or against a time `budget` in seconds. Use as a context manager:
     inside it, the module's functions and the runner's games report here."""
 
-    def __init__(self, what: str, *, unit: str = "games", total: float = 0, budget: float | None = None,
+    def __init__(self, what: str, *, unit: str = GAMES, total: float = 0, budget: float | None = None,
                  quiet: bool = False, stream: IO[str] | None = None, terminal: bool | None = None,
                  interval: float | None = None, clock: Callable[[], float] = time.monotonic):
         self.what, self.unit, self.total, self.budget = what, unit, total, budget
@@ -253,7 +257,7 @@ def _opened(p: Progress) -> Iterator[None]:
 
     token = _current.set(p)
     try:
-        if p.unit == "games":
+        if p.unit == GAMES:
             with reporting(lambda n, played: p.advance(n, resumed=not played)):
                 yield
         else:

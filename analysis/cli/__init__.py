@@ -227,10 +227,8 @@ def run_command(
               "run the same command again to resume", file=sys.stderr)
         raise typer.Exit(130) from None
     if as_json:
-        from analysis.render.outputs import precision_json
-
         result_json({"dir": str(out), "played": done.played, "resumed": done.resumed,
-                     "precision": precision_json(done.precision), "summary": api.summary(out).to_dict()})
+                     "precision": api.as_json(done.precision), "summary": api.as_json(api.summary(out))})
         return
     if done.precision is not None:
         console.print(done.precision.line(f"{spec.name} win rates by position"), soft_wrap=True)
@@ -251,7 +249,7 @@ def summary(
 
     s = api.summary(run_dir)
     if as_json:
-        result_json(s.to_dict())
+        result_json(api.as_json(s))
     else:
         _print_summary(s)
 

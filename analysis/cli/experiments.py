@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from analysis.cli.output import JsonOpt, QuietOpt, progress, result_json, result_lines
+from analysis.cli.output import JsonOpt, QuietOpt, progress, result_json, result_lines, written
 from analysis.options import each_once, param_name, seat_specs, set_overrides, split_list
 from simcore.errors import UserError
 from simcore.pygame import is_reference
@@ -90,9 +90,7 @@ def compare_command(
             raise UserError(f"compare: {first} is neither a game nor followed by a variant run directory")
         result = api.compare(targets[0], targets[1:], paired=not unpaired, margin=margin, html=out, pdf=pdf)
     if as_json:
-        from analysis.render.outputs import compare_json
-
-        result_json(compare_json(result, out, pdf))
+        result_json({**api.as_json(result), **written(out, pdf)})
         return
     done = [result.precision.line("change of every position's win rate")] if result.precision else []
     result_lines([*done, *result.verdicts,
@@ -136,12 +134,13 @@ def sweep_command(
         result = api.sweep(game, lineups, grid, games, where, seed=seed,
                            seating=seating, rules=rules, sets=sets, jobs=jobs, precision=precision,
                            html=out, pdf=pdf, quiet=quiet, backend=backend.value, scheduler=scheduler)
-    from analysis.render.outputs import sweep_json, sweep_lines
-
     if as_json:
-        result_json(sweep_json(result, out, pdf))
-    else:
-        result_lines(sweep_lines(result, out, pdf))
+        result_json({**api.as_json(result), **written(out, pdf)})
+        return
+    ok = sum(1 for p in result.points if not p.refused)
+    result_lines([*api.words(result),
+                  f"sweep of {ok} point(s) ({len(result.points) - ok} refused), {result.played:,} games played "
+                  f"in {result.seconds:.1f} s: {where}, {out}" + (f" and {pdf}" if pdf else "")])
 
 
 def _split_ladder(text: str) -> list[str]:
@@ -197,9 +196,8 @@ def skill_command(
                       quiet=quiet, ladder=rungs, depth=depth,
                       doublings=doublings, restricted=restricted, players=players,
                       components=only, sets=sets, rules=rules, seed=seed)
-    from analysis.render.outputs import skill_json, skill_lines
-
     if as_json:
-        result_json(skill_json(a, out, pdf))
-    else:
-        result_lines(skill_lines(a, out, pdf))
+        result_json({**api.as_json(a), **written(out, pdf)})
+        return
+    files = f"{out}" + (f" and {pdf}" if pdf else "")
+    result_lines([*api.words(a), f"skill report of {a.title}, {len(a.runs)} runs of {a.n_games:,} games: {files}"])

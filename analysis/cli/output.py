@@ -11,7 +11,7 @@ import typer
 
 from analysis.progress import Progress
 
-__all__ = ["JsonOpt", "QuietOpt", "progress", "result_lines", "result_json"]
+__all__ = ["JsonOpt", "QuietOpt", "progress", "result_lines", "result_json", "written"]
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (on stdout, as the words are).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", help="No progress on stderr (warnings still are).")]
@@ -29,6 +29,10 @@ def result_lines(lines: Iterable[str]) -> None:
 
 
 def result_json(data: Any) -> None:
-    from analysis.render.outputs import jsonable
+    """`data`: plain JSON values (analysis.api.as_json makes them of a result)."""
+    print(json.dumps(data, indent=1, allow_nan=False), flush=True)
 
-    print(json.dumps(jsonable(data), indent=1), flush=True)
+
+def written(html: Any, pdf: Any = None) -> dict[str, str | None]:
+    """The report files a command wrote, for its JSON."""
+    return {"html": None if html is None else str(html), "pdf": None if pdf is None else str(pdf)}

@@ -12,7 +12,8 @@ from typing import Annotated
 import typer
 
 from analysis.cli.experiments import Backend, BackendOpt, SchedulerOpt
-from analysis.cli.output import JsonOpt, QuietOpt, progress, result_json, result_lines
+from analysis.cli.output import JsonOpt, QuietOpt, progress, result_json, result_lines, written
+from analysis.progress import RUNS
 from analysis.options import each_once, set_overrides, split_list
 from simcore.runner import keep_freed_memory
 
@@ -52,17 +53,15 @@ def report_command(run_dirs: RunDirsArg, out: HtmlOpt, pdf: PdfOpt = None, min_e
     """Analyse run directories and write a self-contained HTML balance report (and PDF);
     print each run's findings."""
     from analysis import api
-    from analysis.experiments.report import RUNS
 
     keep_freed_memory()
     with progress("report", quiet, unit=RUNS):
         report = api.report(run_dirs, out, pdf, min_effect)
-    from analysis.render.outputs import report_json, report_lines
-
     if as_json:
-        result_json(report_json(report, out, pdf))
-    else:
-        result_lines(report_lines(report, out, pdf))
+        result_json({**api.as_json(report), **written(out, pdf)})
+        return
+    files = f"{out}" + (f" and {pdf}" if pdf else "")
+    result_lines([*api.words(report), f"report of {len(report.analyses)} run(s), {report.games:,} games: {files}"])
 
 
 def balance_command(
@@ -129,9 +128,7 @@ def balance_command(
                              sets=sets, log=shown.say)
     seconds = time.monotonic() - started
     if as_json:
-        from analysis.render.outputs import written
-
-        result_json({**result.verdict(), **written(out, pdf), "seconds": seconds})
+        result_json({**api.as_json(result), **written(out, pdf), "seconds": seconds})
         return
     files = f"{out}" + (f" and {pdf}" if pdf else "")
     result_lines([*api.words(result),

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from analysis.cli.output import JsonOpt, QuietOpt, progress, result_json, result_lines
+from analysis.progress import TRIALS
 from analysis.options import each_once, param_name, seat_specs, set_overrides, split_list
 from simcore.errors import UserError
 
@@ -66,7 +67,6 @@ def tune_command(
     """Tune a bot's weights against a field, or (with --vary and --goal) a game's params
     toward a designer's goals; confirm the winner on held-out seeds; write a report."""
     from analysis import api
-    from analysis.experiments.study import TRIALS
 
     sets = set_overrides(set_)
     rules_mode = bool(vary or goal)
@@ -93,6 +93,6 @@ def tune_command(
         raise typer.Exit(130) from None
     written = out / ("best.json" if not rules_mode else "proposal.toml")
     if as_json:
-        result_json({**result.to_json(), "written": [str(written), str(out / "report.html")]})
+        result_json({**api.as_json(result), "written": [str(written), str(out / "report.html")]})
         return
     result_lines([*api.words(result), f"{result.ran} trial(s) run now; {written}, {out / 'report.html'}"])

@@ -22,9 +22,7 @@ from analysis.stats import Matchups, Ratings
 from simcore.errors import UserError
 from simcore.params import flatten
 
-__all__ = ["RunsReport", "report_of", "analyze_runs", "compare_variants", "RUNS"]
-
-RUNS = "runs"  # what a report's progress counts: run directories analysed
+__all__ = ["RunsReport", "report_of", "analyze_runs", "compare_variants"]
 
 
 @dataclass(frozen=True)
@@ -76,10 +74,10 @@ def analyze_runs(run_dirs: Sequence[Path | str], min_effect: float = MIN_EFFECT)
     """Analyse every run directory (bad input fails here, before anything is written)."""
     if not run_dirs:
         raise UserError("no run directory given")
-    progress.expect(len(run_dirs), RUNS)
+    progress.expect(len(run_dirs), progress.RUNS)
     analyses = []
     for d in run_dirs:
         analyses.append(analyze(d, min_effect))
-        progress.advance(1, RUNS)
+        progress.advance(1, progress.RUNS)
     progress.phase("writing the report")
     return report_of(analyses)

@@ -25,10 +25,9 @@ from simcore.errors import UserError
 from simcore.parts import write_text
 
 __all__ = ["open_study", "enqueue_baseline", "exclusive", "search", "importances_of", "write_file", "write_json",
-           "STUDY_DB", "CONFIG", "TRIALS"]
+           "STUDY_DB", "CONFIG"]
 
 STUDY_DB = "study.db"
-TRIALS = "trials"  # what a tuning's progress counts
 CONFIG = "config.json"
 
 
@@ -145,8 +144,8 @@ def search(study, trials: int, distributions: dict[str, Any],
     done = _finished(study)
     todo = max(0, trials - done)
     if not quiet:
-        progress.expect(trials, TRIALS)
-        progress.advance(done, TRIALS, resumed=True)
+        progress.expect(trials, progress.TRIALS)
+        progress.advance(done, progress.TRIALS, resumed=True)
         progress.phase(describe_best())
     for k in range(todo):
         study.sampler = _sampler(seed, done + k)  # every trial before it finished
@@ -161,7 +160,7 @@ def search(study, trials: int, distributions: dict[str, Any],
         else:
             study.tell(trial, list(values))
         if not quiet:
-            progress.advance(1, TRIALS)
+            progress.advance(1, progress.TRIALS)
             progress.phase(describe_best())
     return todo
 

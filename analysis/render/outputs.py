@@ -1,6 +1,7 @@
-"""What a command prints on stdout: its result in words, a line each (`lines`), or the
-same result as plain JSON values (`machine`, the `--json` form). The words are the
-reports' own (verdicts, findings, fair points); the JSON carries the numbers they state.
+"""What a command prints on stdout: a result in words, a line each (`words`), or as plain
+JSON values (`machine`, the `--json` form). The words are the reports' own (findings,
+refused points, fair points); the JSON carries the numbers they state and the tables
+behind them. analysis.api.words and analysis.api.as_json serve them to the CLI.
 Progress and warnings are not results: they go to stderr (analysis.progress)."""
 from __future__ import annotations
 
@@ -14,10 +15,17 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from analysis.experiments.balance import BalanceResult
+from analysis.experiments.report import RunsReport
+from analysis.experiments.skill_analysis import SkillAnalysis
+from analysis.experiments.sweep import SweepResult
 from analysis.positions import ordinal
+from analysis.summary import Summary
 
-__all__ = ["jsonable", "written", "sweep_lines", "sweep_json", "compare_json", "report_lines", "report_json",
-           "skill_lines", "skill_json", "precision_json"]
+__all__ = ["jsonable", "words", "machine", "SPOKEN"]
+
+# The results `words` says (a comparison's verdicts, a balance's and a tuning's are the api's).
+SPOKEN = (SweepResult, RunsReport, SkillAnalysis)
 
 
 def jsonable(x: Any) -> Any:
@@ -47,29 +55,45 @@ def jsonable(x: Any) -> Any:
     return str(x)
 
 
-def written(html: Path | str | None, pdf: Path | str | None = None) -> dict[str, str | None]:
-    """The files a command wrote, for its JSON."""
-    return {"html": None if html is None else str(html), "pdf": None if pdf is None else str(pdf)}
+def words(result: SweepResult | RunsReport | SkillAnalysis) -> list[str]:
+    """A sweep (refused points, how points played to a precision ended, the fair points),
+    a report of runs (each run's findings) or a skill analysis (its findings), a line each."""
+    if isinstance(result, SweepResult):
+        return _sweep_words(result)
+    if isinstance(result, RunsReport):
+        return _report_words(result)
+    from analysis.render.skill import findings
+
+    return [f.text for f in findings(result)]
 
 
-def precision_json(p: Any) -> dict[str, Any] | None:
-    """How a run to a precision ended (analysis.sequential.Precision), points as points."""
-    if p is None:
-        return None
-    return {"games": p.games, "halfwidth_points": p.halfwidth, "looks": p.looks, "reached": p.reached,
-            "target_points": p.target}
+def machine(result: Any) -> Any:
+    """A result of an experiment, or a run's summary, as plain JSON values."""
+    if isinstance(result, Summary):
+        return jsonable(result.to_dict())
+    if isinstance(result, BalanceResult):
+        return jsonable(result.verdict())
+    if isinstance(result, SweepResult):
+        points = [{"lineup": list(p.lineup), "values": p.values, "dir": p.path, "refused": p.refused,
+                   "precision": p.precision} for p in result.points]
+        return jsonable({"game": result.game, "dir": result.path, "params": result.params, "points": points,
+                         "fair_points": result.fair_points, "metrics": result.table, "played": result.played,
+                         "seconds": result.seconds})
+    if isinstance(result, RunsReport):
+        from analysis.render.findings import findings
+        from analysis.summary import summarize
 
+        return jsonable({"games": result.games, "runs": [
+            {"dir": a.run.path, "games": a.games, "findings": [f.text for f in findings(a)],
+             "unproven": a.run.unproven, "summary": summarize(a.run.path).to_dict()} for a in result.analyses]})
+    if isinstance(result, SkillAnalysis):
+        return jsonable({"game": result.game, "title": result.title, "players": result.players,
+                         "games_per_run": result.n_games, "findings": words(result), "ladder": result.ladder,
+                         "depth": result.depth, "restricted": result.restricted, "runs": result.runs})
+    # A tuning (analysis.experiments.tune, tune_rules) says its own; anything else (how a
+    # run to a precision ended) is plain data.
+    return jsonable(result.to_json() if hasattr(result, "to_json") else result)
 
-# ---- compare ----
-
-def compare_json(result: Any, html: Path | str | None, pdf: Path | str | None) -> dict[str, Any]:
-    """A comparison (analysis.api.CompareOutcome): its verdicts and every metric's change."""
-    return {"base": str(result.base), "variants": [str(v) for v in result.variants],
-            "verdicts": list(result.verdicts), "precision": precision_json(result.precision),
-            "table": jsonable(result.table), **written(html, pdf)}
-
-
-# ---- sweep ----
 
 def _fair_point(f: dict[str, Any]) -> str:
     at = f" at {f['at']}" if f["at"] else ""
@@ -79,35 +103,17 @@ def _fair_point(f: dict[str, Any]) -> str:
             f"{f['param']} = {f['x']:.2f} (95% CI {f['low']:.2f} to {f['high']:.2f}){open_end}")
 
 
-def sweep_lines(result: Any, html: Path | str | None, pdf: Path | str | None) -> list[str]:
-    """A sweep (analysis.experiments.sweep.SweepResult) in words: refused points, how the
-    points played to a precision ended, the fair points."""
+def _sweep_words(result: SweepResult) -> list[str]:
     out = []
     for p in result.points:
         if p.refused:
             out.append(f"refused: {', '.join(p.lineup)} · {p.name}: {p.refused}")
         elif p.precision:
             out.append(f"{', '.join(p.lineup)} · {p.name}: {p.precision.line('win rates by position')}")
-    out += [_fair_point(f) for f in result.fair_points.iter_rows(named=True)]
-    ok = sum(1 for p in result.points if not p.refused)
-    files = "".join(f", {f}" for f in (html, pdf) if f)
-    out.append(f"sweep of {ok} point(s) ({len(result.points) - ok} refused), {result.played:,} games played "
-               f"in {result.seconds:.1f} s: {result.path}{files}")
-    return out
+    return out + [_fair_point(f) for f in result.fair_points.iter_rows(named=True)]
 
 
-def sweep_json(result: Any, html: Path | str | None, pdf: Path | str | None) -> dict[str, Any]:
-    points = [{"lineup": list(p.lineup), "values": jsonable(p.values), "dir": str(p.path), "refused": p.refused,
-               "precision": precision_json(p.precision)} for p in result.points]
-    return {"game": result.game, "dir": str(result.path), "params": list(result.params), "points": points,
-            "fair_points": jsonable(result.fair_points), "metrics": jsonable(result.table),
-            "played": result.played, "seconds": result.seconds, **written(html, pdf)}
-
-
-# ---- report ----
-
-def report_lines(report: Any, html: Path | str, pdf: Path | str | None) -> list[str]:
-    """A report of runs (analysis.experiments.report.RunsReport): each run's findings."""
+def _report_words(report: RunsReport) -> list[str]:
     from analysis.render.findings import findings
 
     out = []
@@ -115,35 +121,4 @@ def report_lines(report: Any, html: Path | str, pdf: Path | str | None) -> list[
         out.append(f"{a.run.path}: {a.games:,} games")
         out += [f"  {f.text}" for f in findings(a)]
         out += [f"  unproven: {line}" for line in a.run.unproven]
-    files = f"{html}" + (f" and {pdf}" if pdf else "")
-    out.append(f"report of {len(report.analyses)} run(s), {report.games:,} games: {files}")
     return out
-
-
-def report_json(report: Any, html: Path | str, pdf: Path | str | None) -> dict[str, Any]:
-    from analysis.render.findings import findings
-    from analysis.summary import summarize
-
-    runs = [{"dir": str(a.run.path), "games": a.games, "findings": [f.text for f in findings(a)],
-             "unproven": list(a.run.unproven), "summary": jsonable(summarize(a.run.path).to_dict())}
-            for a in report.analyses]
-    return {"runs": runs, "games": report.games, **written(html, pdf)}
-
-
-# ---- skill ----
-
-def skill_lines(a: Any, html: Path | str, pdf: Path | str | None) -> list[str]:
-    """A skill analysis (analysis.experiments.skill_analysis.SkillAnalysis): its findings."""
-    from analysis.render.skill import findings
-
-    files = f"{html}" + (f" and {pdf}" if pdf else "")
-    return [*(f.text for f in findings(a)),
-            f"skill report of {a.title}, {len(a.runs)} runs of {a.n_games:,} games: {files}"]
-
-
-def skill_json(a: Any, html: Path | str, pdf: Path | str | None) -> dict[str, Any]:
-    from analysis.render.skill import findings
-
-    return {"game": a.game, "title": a.title, "players": a.players, "games_per_run": a.n_games,
-            "findings": [f.text for f in findings(a)], "ladder": jsonable(a.ladder), "depth": jsonable(a.depth),
-            "restricted": jsonable(a.restricted), "runs": jsonable(a.runs), **written(html, pdf)}

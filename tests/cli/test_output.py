@@ -179,3 +179,13 @@ def test_tune_prints_its_verdict(tmp_path, capsys, piped_lines):
     assert "tune: 2 of 2 trials" in err
     data = as_json(capsys, *argv)
     assert data["ran"] == 0 and data["written"][0] == str(tmp_path / "t" / "best.json")
+
+
+def test_a_run_to_a_precision_says_how_it_ended(tmp_path, capsys):
+    argv = ("run", "fabryka", *SEATS, "--games", "4000", "--precision", "10", "--jobs", "1", "--quiet",
+            "--out", str(tmp_path / "r"))
+    lines, _ = result(capsys, *argv)
+    data = as_json(capsys, *argv)
+    precision = data["precision"]
+    assert precision["target"] == 10 and precision["reached"] and precision["games"] == data["summary"]["games"]
+    assert f"precise to ±{precision['halfwidth']:.2f} points" in lines[0]
