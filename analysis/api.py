@@ -70,8 +70,8 @@ MIN_EFFECT = 0.02  # analysis.metrics.MIN_EFFECT
 
 __all__ = ["RunOutcome", "run", "results", "summary", "play", "CompareOutcome", "compare", "compare_rules",
            "parse_variant", "sweep_values", "sweep", "report", "seat_balance", "run_params", "play_params",
-           "comparison_table", "balance", "skill", "tune_bot", "tune_ranges", "tune_rules", "words", "version",
-           "check_outputs", "ordinal", "count", "rate_text", "glossary", "define"]
+           "comparison_table", "balance", "skill", "tune_bot", "tune_ranges", "tune_rules", "words", "as_json",
+           "version", "check_outputs", "ordinal", "count", "rate_text", "glossary", "define"]
 
 
 def _fits(value: Any, hint: Any) -> bool:
@@ -566,11 +566,16 @@ def tune_rules(game: str, seats: Sequence[str] | str, vary: dict[str, tuple[floa
     return result
 
 
-def words(result: CompareOutcome | BalanceResult | BotTuning | RuleTuning) -> list[str]:
+def words(result: Any) -> list[str]:
     """A result's verdict in the reports' words, a line each: a balance (the overall
-    verdict, then each table size's headline), a comparison, or a tuning."""
+    verdict, then each table size's headline), a comparison, a tuning, a sweep (its fair
+    points), a report of runs or a skill analysis (their findings)."""
     if isinstance(result, CompareOutcome):
         return list(result.verdicts)
+    from analysis.render import outputs
+
+    if isinstance(result, outputs.SPOKEN):
+        return outputs.words(result)
     from analysis.experiments.balance import BalanceResult
 
     if isinstance(result, BalanceResult):
@@ -600,6 +605,17 @@ def define(word: str) -> Term:
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise UserError(f"help {word!r}: not a word of the glossary{hint}; `chocosim help` lists them")
     return found
+
+
+def as_json(result: Any) -> Any:
+    """A result, or a run's summary, as plain JSON values (what the commands' --json
+    prints): the numbers its words state and the tables behind them."""
+    from analysis.render.outputs import jsonable, machine
+
+    if isinstance(result, CompareOutcome):
+        return jsonable({"base": result.base, "variants": result.variants, "verdicts": result.verdicts,
+                         "precision": result.precision, "table": result.table})
+    return machine(result)
 
 
 def version() -> str:

@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from simcore.batch import SEATING_MODES, result_arrays
 from simcore.chunks import (GROUPING, TALLY_CELLS, BotFailure, Job, keep_freed_memory, play_chunk, play_queue,
@@ -53,7 +52,7 @@ from simcore.strategy import PythonStrategy, Strategy
 
 __all__ = ["run", "RunResult", "SEATINGS", "BACKENDS", "MANIFEST", "IDENTITY", "BUILD",
            "seat_orders", "bytes_per_game", "default_chunk_size", "TALLY_CELLS", "GROUPING",
-           "BotFailure", "rotation_size", "workers", "playing_on", "keep_freed_memory"]
+           "BotFailure", "rotation_size", "workers", "playing_on", "reporting", "keep_freed_memory"]
 
 SEATINGS = SEATING_MODES  # rotate, fixed, random: the codes play_batch takes, in order
 # "auto": threads when every bot is compiled (the game loop, the part writer and most of
@@ -226,7 +225,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
     identity = json.loads(json.dumps(identity))  # compare as it reads back from disk
     rotation = rotation_size(state.n_players, seating)
     n_games = math.ceil(n_games / rotation) * rotation
-    if n_games != requested:  # said even with quiet (which only hides the progress bar)
+    if n_games != requested:  # said even with quiet (which only hides the progress)
         Console(stderr=True).print(
             f"{game.name}: {requested:,} games rounded up to {n_games:,}, a multiple of the "
             f"{rotation} seat orders, so that --seating rotate plays each equally often",
@@ -279,7 +278,7 @@ def run(game: GameSpec, params: Params, specs: Sequence[str],
         resumed = n_games - sum(i1 - i0 for _, i0, i1 in todo)
         if todo and manifest is not fresh:
             record_resume(out, manifest, fresh)
-        played = _execute(job, todo, n_workers, n_games, resumed, quiet, backend,
+        played = _execute(job, todo, n_workers, resumed, quiet, backend,
                           adaptive=backend == "processes" and jobs is None)
     return RunResult(out, manifest, played, resumed, requested)
 
@@ -394,6 +393,23 @@ def playing_on(backend: str = "auto", scheduler: str | None = None) -> Iterator[
             _chosen.reset(token)
 
 
+# Where run() reports its games (unless quiet): a callable taking (games, played), played
+# False for the games a resumed directory held already; None: nowhere. Set by the
+# command's progress (analysis.progress), which simcore cannot import.
+_reporter: contextvars.ContextVar[Callable[[int, bool], None] | None] = contextvars.ContextVar(
+    "chocosim_reporter", default=None)
+
+
+@contextmanager
+def reporting(report: Callable[[int, bool], None]) -> Iterator[None]:
+    """Every run() inside that is not quiet reports its games to `report(games, played)`."""
+    token = _reporter.set(report)
+    try:
+        yield
+    finally:
+        _reporter.reset(token)
+
+
 def _connect(scheduler: str) -> Any:
     """A dask client of the scheduler at `scheduler` that has a worker (a cluster
     without one would take the chunks and never play them); UserError otherwise."""
@@ -428,33 +444,36 @@ def _connect(scheduler: str) -> Any:
     return client
 
 
-def _execute(job: Job, todo: list[tuple[int, int, int]], n_workers: int, n_games: int,
-             resumed: int, quiet: bool, backend: str, adaptive: bool) -> int:
+def _execute(job: Job, todo: list[tuple[int, int, int]], n_workers: int, resumed: int,
+             quiet: bool, backend: str, adaptive: bool) -> int:
     """Play the chunks of `todo`. With process workers, this process plays chunks too
     until the workers have started (each imports numpy, polars and the engine, about a
     second), so their start costs no time. `adaptive` (their number not given): play
     chunks here first and start the workers only when the rest of the run would take
     long enough to repay their start."""
-    console = Console(stderr=True)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("games"), TimeRemainingColumn())
-    with Progress(*columns, console=console, disable=quiet or not console.is_terminal) as bar:
-        task = bar.add_task(f"{job.game.name} {job.out.name}", total=n_games, completed=resumed)
-        queue = collections.deque(todo)
-        played = 0
-        if adaptive and n_workers > 1:
-            start = time.perf_counter()
-            while queue:
-                n = play_chunk(job, *queue.popleft())
-                played += n
-                bar.advance(task, n)
-                left = sum(i1 - i0 for _, i0, i1 in queue) * (time.perf_counter() - start) / played
-                if left * (1 - 1 / n_workers) > WORKERS_START_S:
-                    break
-        if not queue:
-            return played
-        help_start = backend == "processes" and n_workers > 1
-        return played + play_queue(job, queue, n_workers, help_start, lambda n: bar.advance(task, n))
+    report = None if quiet else _reporter.get()
+
+    def advance(n: int) -> None:
+        if report is not None:
+            report(n, True)
+
+    if resumed and report is not None:
+        report(resumed, False)
+    queue = collections.deque(todo)
+    played = 0
+    if adaptive and n_workers > 1:
+        start = time.perf_counter()
+        while queue:
+            n = play_chunk(job, *queue.popleft())
+            played += n
+            advance(n)
+            left = sum(i1 - i0 for _, i0, i1 in queue) * (time.perf_counter() - start) / played
+            if left * (1 - 1 / n_workers) > WORKERS_START_S:
+                break
+    if not queue:
+        return played
+    help_start = backend == "processes" and n_workers > 1
+    return played + play_queue(job, queue, n_workers, help_start, advance)
 
 
 

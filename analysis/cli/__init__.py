@@ -27,6 +27,7 @@ from rich.text import Text
 
 import strategies
 from analysis.cli.experiments import Backend, compare_command, skill_command, sweep_command
+from analysis.cli.output import JsonOpt, QuietOpt, progress, result_json
 from analysis.cli.report import balance_command, report_command
 from analysis.cli.tune import tune_command
 from analysis.options import seat_specs, set_overrides
@@ -112,8 +113,12 @@ def _setup(game: str, seats: str, rules: Path | None,
 
 
 @app.command("games")
-def list_games() -> None:
+def list_games(as_json: JsonOpt = False) -> None:
     """The registered games."""
+    if as_json:
+        result_json([{"name": spec.name, "title": spec.title, "players": list(spec.players), "origin": spec.origin}
+                     for spec in games().values()])
+        return
     table = Table("name", "title", "players", "origin")
     for spec in games().values():
         lo, hi = spec.players
@@ -122,11 +127,16 @@ def list_games() -> None:
 
 
 @app.command()
-def rules(game: GameArg, rules: RulesOpt = None, set_: SetOpt = None) -> None:
+def rules(game: GameArg, rules: RulesOpt = None, set_: SetOpt = None, as_json: JsonOpt = False) -> None:
     """Every param of a game: dotted name, value, source and meaning. With --rules or
     --set, the values they change are marked with the default they replace."""
     spec = get_game(game)
     resolved = flatten(spec.params(rules, set_overrides(set_)).model_dump(mode="json"))
+    if as_json:
+        result_json([{"param": info.name, "value": resolved[info.name], "default": info.value,
+                      "source": info.source if resolved[info.name] == info.value else "house rule",
+                      "meaning": info.doc} for info in spec.defaults()])
+        return
     table = Table("param", "value", "source", "meaning")
     for info in spec.defaults():
         value = resolved[info.name]
@@ -239,10 +249,11 @@ def run_command(
         "small enough to keep every worker busy); a resumed run keeps its own.")] = None,
     rules: RulesOpt = None,
     set_: SetOpt = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    quiet: QuietOpt = False,
     precision: Annotated[float | None, typer.Option(
         "--precision", min=0, help="Play in rounds until the 95% confidence sequence of every "
         "position's win rate is within ± this many percentage points; --games is then the cap.")] = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Play many games in parallel into a run directory, then print the summary. A
     directory holding fewer games of the same run is extended (game i keeps its seed)."""
@@ -250,13 +261,18 @@ def run_command(
 
     spec, params, specs = _setup(game, seats, rules, set_)
     try:
-        done = api.run_params(spec, params, specs, games, out, precision=precision, seed=seed,
-                              seating=seating.value, jobs=jobs, backend=backend.value, scheduler=scheduler,
-                              chunk_size=chunk_size, quiet=quiet)
+        with progress("run", quiet, total=games):
+            done = api.run_params(spec, params, specs, games, out, precision=precision, seed=seed,
+                                  seating=seating.value, jobs=jobs, backend=backend.value, scheduler=scheduler,
+                                  chunk_size=chunk_size, quiet=quiet)
     except KeyboardInterrupt:
         print(f"chocosim: interrupted; the finished parts are kept in {out}: "
               "run the same command again to resume", file=sys.stderr)
         raise typer.Exit(130) from None
+    if as_json:
+        result_json({"dir": str(out), "played": done.played, "resumed": done.resumed,
+                     "precision": api.as_json(done.precision), "summary": api.as_json(api.summary(out))})
+        return
     if done.precision is not None:
         console.print(done.precision.line(f"{spec.name} win rates by position"), soft_wrap=True)
     else:
@@ -276,7 +292,7 @@ def summary(
 
     s = api.summary(run_dir)
     if as_json:
-        print(json.dumps(s.to_dict(), indent=1))
+        result_json(api.as_json(s))
     else:
         _print_summary(s)
 

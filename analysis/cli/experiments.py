@@ -3,14 +3,13 @@ the CLI registers, like analysis/cli/report.py, so they can be tested without th
 Each calls its job in analysis.api, imported when the command runs (see analysis.cli)."""
 from __future__ import annotations
 
-import math
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from analysis.cli.output import JsonOpt, QuietOpt, progress, result_json, result_lines, written
 from analysis.options import each_once, param_name, seat_specs, set_overrides, split_list
 from simcore.errors import UserError
 from simcore.pygame import is_reference
@@ -20,8 +19,6 @@ from simcore.runner import BACKENDS, SEATINGS
 
 __all__ = ["compare_command", "sweep_command", "skill_command", "Backend", "BackendOpt", "SchedulerOpt"]
 
-_console = Console(stderr=True, markup=False, highlight=False)
-
 HtmlOpt = Annotated[Path, typer.Option("-o", "--out", help="The HTML report to write.")]
 PdfOpt = Annotated[Path | None, typer.Option("--pdf", help="Also print the report to this PDF (needs Chromium).")]
 PrecisionOpt = Annotated[float | None, typer.Option(
@@ -29,7 +26,6 @@ PrecisionOpt = Annotated[float | None, typer.Option(
     "win rate (compare: of its change) is within ± this many percentage points; --games is then the cap.")]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Run seed (every run shares it).")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", min=1, help="Parallel workers (default: every core).")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
 # The runner's backends, as the enum typer validates and lists in --help.
 Backend = Enum("Backend", {name: name for name in BACKENDS}, type=str)
 BackendOpt = Annotated[Backend, typer.Option(
@@ -38,10 +34,6 @@ BackendOpt = Annotated[Backend, typer.Option(
     "and a run directory every worker shares).")]
 SchedulerOpt = Annotated[str | None, typer.Option(
     "--scheduler", help="With --backend dask: the address of the dask scheduler, e.g. tcp://10.0.0.5:8786.")]
-
-
-def _say(text: str) -> None:
-    _console.print(text, soft_wrap=True)
 
 
 def compare_command(
@@ -67,6 +59,7 @@ def compare_command(
     backend: BackendOpt = Backend["auto"],
     scheduler: SchedulerOpt = None,
     quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Compare house rules against a baseline, paired on the same game seeds: every
     headline metric differenced with a 95% interval and an FDR-controlled verdict."""
@@ -83,12 +76,12 @@ def compare_command(
             raise UserError(f"compare {first}: --seats is needed to play the game")
         if unpaired:
             raise UserError("--unpaired is for run directories; the runs compare plays are always paired")
-        result = api.compare_rules(first, seat_specs(seats), games, each_once("--variant", variant, what="house rule"),
-                                   runs=runs, seed=seed, jobs=jobs, margin=margin,
-                                   precision=precision, html=out, pdf=pdf, quiet=quiet,
-                                   backend=backend.value, scheduler=scheduler)
-        if result.precision:
-            _say(result.precision.line("change of every position's win rate"))
+        variants = each_once("--variant", variant, what="house rule")
+        with progress("compare", quiet, total=games * (1 + len(variants))):
+            result = api.compare_rules(first, seat_specs(seats), games, variants,
+                                       runs=runs, seed=seed, jobs=jobs, margin=margin,
+                                       precision=precision, html=out, pdf=pdf, quiet=quiet,
+                                       backend=backend.value, scheduler=scheduler)
     else:
         if variant or seats or precision is not None or backend.value != "auto" or scheduler is not None:
             raise UserError("--variant, --seats, --precision, --backend and --scheduler go with a GAME name, "
@@ -96,10 +89,13 @@ def compare_command(
         if len(targets) < 2:
             raise UserError(f"compare: {first} is neither a game nor followed by a variant run directory")
         result = api.compare(targets[0], targets[1:], paired=not unpaired, margin=margin, html=out, pdf=pdf)
-    for line in result.verdicts:
-        _say(line)
-    _say(f"comparison of {len(result.comparisons)} variant(s) against {result.base}: {out}"
-         + (f" and {pdf}" if pdf else ""))
+    if as_json:
+        result_json({**api.as_json(result), **written(out, pdf)})
+        return
+    done = [result.precision.line("change of every position's win rate")] if result.precision else []
+    result_lines([*done, *result.verdicts,
+                  f"comparison of {len(result.comparisons)} variant(s) against {result.base}: {out}"
+                  + (f" and {pdf}" if pdf else "")])
 
 
 def sweep_command(
@@ -122,6 +118,7 @@ def sweep_command(
     backend: BackendOpt = Backend["auto"],
     scheduler: SchedulerOpt = None,
     quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Sweep params over a grid (and lineups), every grid point on the same game seeds; writes
     the tidy metrics table, the plots and the fair points."""
@@ -133,23 +130,17 @@ def sweep_command(
     sets = set_overrides(set_)
     where = sweep_dir or Path("runs") / f"sweep-{game}-{'-'.join(grid)}"
     lineups = [seat_specs(s) for s in each_once("--seats", seats, what="lineup", key=lambda s: ",".join(seat_specs(s)))]
-    result = api.sweep(game, lineups, grid, games, where, seed=seed,
-                       seating=seating, rules=rules, sets=sets, jobs=jobs, precision=precision,
-                       html=out, pdf=pdf, quiet=quiet, backend=backend.value, scheduler=scheduler)
-    for p in result.points:
-        if p.refused:
-            _say(f"refused: {', '.join(p.lineup)} · {p.name}: {p.refused}")
-        elif p.precision:
-            _say(f"{', '.join(p.lineup)} · {p.name}: {p.precision.line('win rates by position')}")
-    for f in result.fair_points.iter_rows(named=True) if result.fair_points.height else []:
-        at = f" at {f['at']}" if f["at"] else ""
-        open_end = "" if -math.inf < f["low"] and f["high"] < math.inf else \
-            ": the interval reaches beyond the swept values, so the crossing may be noise"
-        _say(f"fair point ({f['lineup']}{at}): the {api.ordinal(f['position'])}'s advantage crosses zero at "
-             f"{f['param']} = {f['x']:.2f} (95% CI {f['low']:.2f} to {f['high']:.2f}){open_end}")
+    with progress("sweep", quiet):
+        result = api.sweep(game, lineups, grid, games, where, seed=seed,
+                           seating=seating, rules=rules, sets=sets, jobs=jobs, precision=precision,
+                           html=out, pdf=pdf, quiet=quiet, backend=backend.value, scheduler=scheduler)
+    if as_json:
+        result_json({**api.as_json(result), **written(out, pdf)})
+        return
     ok = sum(1 for p in result.points if not p.refused)
-    _say(f"sweep of {ok} grid point(s) ({len(result.points) - ok} refused), {result.played:,} games played "
-         f"in {result.seconds:.1f} s: {where}, {out}" + (f" and {pdf}" if pdf else ""))
+    result_lines([*api.words(result),
+                  f"sweep of {ok} grid point(s) ({len(result.points) - ok} refused), {result.played:,} games played "
+                  f"in {result.seconds:.1f} s: {where}, {out}" + (f" and {pdf}" if pdf else "")])
 
 
 def _split_ladder(text: str) -> list[str]:
@@ -185,7 +176,8 @@ def skill_command(
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override one param: key=value; repeatable.")] = None,
     backend: BackendOpt = Backend["auto"],
     scheduler: SchedulerOpt = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Skill in a game: a ladder of bots with ratings, the balance at each rung, the skill
     depth of a search bot and the importance of each component (restricted play)."""
@@ -199,9 +191,13 @@ def skill_command(
         if components else None if components is None else []
     from analysis import api
 
-    a = api.skill(game, games, runs, out, pdf=pdf, jobs=jobs, backend=backend.value, scheduler=scheduler,
-                  quiet=quiet, ladder=rungs, depth=depth,
-                  doublings=doublings, restricted=restricted, players=players,
-                  components=only, sets=sets, rules=rules, seed=seed)
-    written = f"{out}" + (f" and {pdf}" if pdf else "")
-    _console.print(f"skill report of {a.title}, {len(a.runs)} runs of {a.n_games:,} games: {written}", soft_wrap=True)
+    with progress("skill", quiet):
+        a = api.skill(game, games, runs, out, pdf=pdf, jobs=jobs, backend=backend.value, scheduler=scheduler,
+                      quiet=quiet, ladder=rungs, depth=depth,
+                      doublings=doublings, restricted=restricted, players=players,
+                      components=only, sets=sets, rules=rules, seed=seed)
+    if as_json:
+        result_json({**api.as_json(a), **written(out, pdf)})
+        return
+    files = f"{out}" + (f" and {pdf}" if pdf else "")
+    result_lines([*api.words(a), f"skill report of {a.title}, {len(a.runs)} runs of {a.n_games:,} games: {files}"])

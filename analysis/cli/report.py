@@ -10,15 +10,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from analysis.cli.experiments import Backend, BackendOpt, SchedulerOpt
+from analysis.cli.output import JsonOpt, QuietOpt, progress, result_json, result_lines, written
+from analysis.progress import RUNS
 from analysis.options import each_once, set_overrides, split_list
 from simcore.runner import keep_freed_memory
 
 __all__ = ["report_command", "balance_command"]
-
-_console = Console(stderr=True)
 
 
 def _process_age() -> float:
@@ -49,16 +48,20 @@ MinEffectOpt = Annotated[float, typer.Option(
 
 
 # The default is analysis.api.MIN_EFFECT, written out: the api loads when a command runs.
-def report_command(run_dirs: RunDirsArg, out: HtmlOpt, pdf: PdfOpt = None, min_effect: MinEffectOpt = 0.02) -> None:
-    """Analyse run directories and write a self-contained HTML balance report (and PDF)."""
+def report_command(run_dirs: RunDirsArg, out: HtmlOpt, pdf: PdfOpt = None, min_effect: MinEffectOpt = 0.02,
+                   quiet: QuietOpt = False, as_json: JsonOpt = False) -> None:
+    """Analyse run directories and write a self-contained HTML balance report (and PDF);
+    print each run's findings."""
     from analysis import api
 
     keep_freed_memory()
-    report = api.report(run_dirs, out, pdf, min_effect)
-    written = f"{out}" + (f" and {pdf}" if pdf else "")
-    _console.print(f"report of {len(report.analyses)} run(s), {report.games:,} games: {written}", soft_wrap=True)
-    for line in (line for a in report.analyses for line in a.run.unproven):
-        _console.print(f"unproven: {line}", soft_wrap=True, markup=False, highlight=False)
+    with progress("report", quiet, unit=RUNS):
+        report = api.report(run_dirs, out, pdf, min_effect)
+    if as_json:
+        result_json({**api.as_json(report), **written(out, pdf)})
+        return
+    files = f"{out}" + (f" and {pdf}" if pdf else "")
+    result_lines([*api.words(report), f"report of {len(report.analyses)} run(s), {report.games:,} games: {files}"])
 
 
 def balance_command(
@@ -99,7 +102,8 @@ def balance_command(
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override one param: key=value; repeatable.")] = None,
     backend: BackendOpt = Backend["auto"],
     scheduler: SchedulerOpt = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Turn-position balance on a skill ladder, at every table size: mirror matches from the
     weakest bot to the strongest, the strongest rung's verdict and whether it has
@@ -110,21 +114,23 @@ def balance_command(
     rungs = split_list("--ladder", ladder, what="strategy specs, weakest first", example="random,greedy,heuristic") \
         if ladder is not None else None
     each_once("--players", [str(p) for p in players or []], what="table size")
-    log = None if quiet else (lambda line: _console.print(line, soft_wrap=True, markup=False, highlight=False))
     keep_freed_memory()
     # --minutes counts from the command's start: loading Python and the CLI takes seconds
     # on a busy machine.
     started = time.monotonic() - _process_age()
     if minutes:
         minutes = max(minutes - (time.monotonic() - started) / 60, 1e-3)
-    result = api.balance(game, html=out, pdf=pdf, minutes=minutes or None, games=games, precision=precision,
-                         players=players, ladder=rungs, lowest=lowest, search=search, doublings=doublings,
-                         margin=margin, compensation=compensation, evidence=evidence, runs=runs,
-                         seed=seed, jobs=jobs, backend=backend.value, scheduler=scheduler, rules=rules,
-                         sets=sets, log=log)
-    for line in api.words(result):
-        typer.echo(line)
-    written = f"{out}" + (f" and {pdf}" if pdf else "")
-    _console.print(f"balance report: {written}; tables and verdict beside it "
-                   f"({', '.join(('balance.parquet', 'balance.csv', 'verdict.json'))}) "
-                   f"in {time.monotonic() - started:.0f} s", soft_wrap=True, markup=False, highlight=False)
+    with progress("balance", quiet, budget=60 * minutes or None) as shown:
+        result = api.balance(game, html=out, pdf=pdf, minutes=minutes or None, games=games, precision=precision,
+                             players=players, ladder=rungs, lowest=lowest, search=search, doublings=doublings,
+                             margin=margin, compensation=compensation, evidence=evidence, runs=runs,
+                             seed=seed, jobs=jobs, backend=backend.value, scheduler=scheduler, rules=rules,
+                             sets=sets, log=shown.say)
+    seconds = time.monotonic() - started
+    if as_json:
+        result_json({**api.as_json(result), **written(out, pdf), "seconds": seconds})
+        return
+    files = f"{out}" + (f" and {pdf}" if pdf else "")
+    result_lines([*api.words(result),
+                  f"balance report: {files}; tables and verdict beside it "
+                  f"({', '.join(('balance.parquet', 'balance.csv', 'verdict.json'))}) in {seconds:.0f} s"])

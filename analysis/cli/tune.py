@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from analysis.cli.output import JsonOpt, QuietOpt, progress, result_json, result_lines
+from analysis.progress import TRIALS
 from analysis.options import each_once, param_name, seat_specs, set_overrides, split_list
 from simcore.errors import UserError
 
 __all__ = ["tune_command"]
-
-_console = Console(stderr=True, markup=False)
 
 
 def _sizes(text: str) -> list[int]:
@@ -62,7 +61,8 @@ def tune_command(
     rules_file: Annotated[Path | None, typer.Option("--rules", help="House rules TOML the games are played under.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override one param: key=value; repeatable.")] = None,
     pdf: Annotated[Path | None, typer.Option("--pdf", help="Also print the report to this PDF.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Tune a bot's weights against a field, or (with --vary and --goal) a game's params
     toward a designer's goals; confirm the winner on held-out seeds; write a report."""
@@ -73,24 +73,26 @@ def tune_command(
     varied = each_once("--vary", vary, what="param", key=param_name)
     goals = each_once("--goal", goal, what="goal", key=lambda g: " ".join(g.lower().split()))
     try:
-        if rules_mode:
-            result = api.tune_rules(
-                game, seat_specs(seats), api.tune_ranges(varied), goals, out, trials=trials, games=games,
-                holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file, sets=sets, quiet=quiet,
-                backend=backend, scheduler=scheduler, pdf=pdf)
-        else:
-            sizes = _sizes(players) if players is not None else None
-            result = api.tune_bot(
-                game, bot, seat_specs(against, "--against"), out, trials=trials, games=games,
-                weights=split_list("--weights", weights, what="weight names", example="wait,deny")
-                if weights is not None else None,
-                players=sizes, holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file,
-                sets=sets, quiet=quiet, backend=backend, scheduler=scheduler, pdf=pdf)
+        with progress("tune", quiet, unit=TRIALS):
+            if rules_mode:
+                result = api.tune_rules(
+                    game, seat_specs(seats), api.tune_ranges(varied), goals, out, trials=trials, games=games,
+                    holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file, sets=sets, quiet=quiet,
+                    backend=backend, scheduler=scheduler, pdf=pdf)
+            else:
+                sizes = _sizes(players) if players is not None else None
+                result = api.tune_bot(
+                    game, bot, seat_specs(against, "--against"), out, trials=trials, games=games,
+                    weights=split_list("--weights", weights, what="weight names", example="wait,deny")
+                    if weights is not None else None,
+                    players=sizes, holdout_games=holdout, seed=seed, jobs=jobs, rules=rules_file,
+                    sets=sets, quiet=quiet, backend=backend, scheduler=scheduler, pdf=pdf)
     except KeyboardInterrupt:
         print(f"chocosim: interrupted; the finished trials are kept in {out}: run the same "
               "command again to continue", file=sys.stderr)
         raise typer.Exit(130) from None
-    for line in api.words(result):
-        print(line)
-    written = "best.json" if not rules_mode else "proposal.toml"
-    _console.print(f"{result.ran} trial(s) run now; {out / written}, {out / 'report.html'}", soft_wrap=True)
+    written = out / ("best.json" if not rules_mode else "proposal.toml")
+    if as_json:
+        result_json({**api.as_json(result), "written": [str(written), str(out / "report.html")]})
+        return
+    result_lines([*api.words(result), f"{result.ran} trial(s) run now; {written}, {out / 'report.html'}"])

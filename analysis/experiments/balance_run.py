@@ -1,15 +1,15 @@
 """A balance experiment played (analysis.experiments.balance): every run of the plan to its
 precision, or within a time budget where games narrow the verdict most
-(analysis.experiments.budget), then analysed; progress lines as it goes."""
+(analysis.experiments.budget), then analysed; its phases go to the command's progress."""
 from __future__ import annotations
 
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from analysis import progress
 from analysis.experiments import budget
 from analysis.experiments.balance import BalanceResult, SizeVerdict, analyze
 from analysis.experiments.balance_plan import Cell, Plan
@@ -28,7 +28,7 @@ def balance(p: Plan, *, jobs: int | None = None, log: Callable[[str], None] | No
     (what deciding each size costs, and what the budget will reach) is said before the
     main phase; without one, every cell plays to precision or its cap."""
     start = time.monotonic()
-    say = _Progress(log, start, None if p.minutes is None else 60 * p.minutes)
+    say = _Progress(log)
     if p.minutes is None:
         say.phase("ladder", f"{len(p.ladder_cells())} runs, each to ±{p.precision:g} points or {p.cap:,} games")
         played = play(p, p.ladder_cells(), jobs=jobs)
@@ -185,23 +185,18 @@ def with_plans(p: Plan, result: BalanceResult, before: dict[int, tuple[budget.Pr
 
 
 class _Progress:
-    """One line on stderr per phase, with the overall time left and when it ends."""
+    """Each phase to the command's progress (analysis.progress), which shows the time left
+    of the budget; the plan's lines to `log`."""
 
-    def __init__(self, log: Callable[[str], None] | None, start: float, total: float | None):
-        self.log, self.start, self.total = log, start, total
+    def __init__(self, log: Callable[[str], None] | None):
+        self.log = log
 
     def line(self, text: str) -> None:
         if self.log:
             self.log(text)
 
     def phase(self, name: str, what: str) -> None:
-        elapsed = time.monotonic() - self.start
-        if self.total is None:
-            self.line(f"balance, {name}: {what} ({elapsed:.0f} s so far; no time limit)")
-            return
-        eta = datetime.now(UTC) + timedelta(seconds=max(0.0, self.total - elapsed))
-        self.line(f"balance, {name}: {what} ({elapsed:.0f} of {self.total:.0f} s; ends about "
-                  f"{eta:%H:%M:%S} UTC)")
+        progress.phase(f"{name}: {what}")
 
 
 def _plan_line(n: int, margin: float, pilot: budget.Projection, reach: int | None) -> str:

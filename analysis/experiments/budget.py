@@ -198,7 +198,7 @@ class Spender:
         lineup = functools.partial(strategies.build_lineup, self.p.game.name, list(c.specs))
         start, cpu = time.monotonic(), time.process_time()
         r = run(self.p.game, self.p.params(c.players, c.sets), list(c.specs), lineup, c.path, n_games=n,
-                seed=self.p.seed, seating=c.seating, jobs=self.jobs, quiet=True)
+                seed=self.p.seed, seating=c.seating, jobs=self.jobs)
         wall, cpu = time.monotonic() - start, time.process_time() - cpu
         # Games played in worker processes (Python bots or games) do not count in this
         # process's CPU time: there every worker is taken as busy for the step.

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis import stats
+from analysis import progress, stats
 from analysis.display import Shown
 from analysis.metrics import (
     MIN_EFFECT,
@@ -75,4 +75,10 @@ def analyze_runs(run_dirs: Sequence[Path | str], min_effect: float = MIN_EFFECT)
     """Analyse every run directory (bad input fails here, before anything is written)."""
     if not run_dirs:
         raise UserError("no run directory given")
-    return report_of([analyze(d, min_effect) for d in run_dirs])
+    progress.expect(len(run_dirs), progress.RUNS)
+    analyses = []
+    for d in run_dirs:
+        analyses.append(analyze(d, min_effect))
+        progress.advance(1, progress.RUNS)
+    progress.phase("writing the report")
+    return report_of(analyses)

@@ -38,7 +38,7 @@ import numpy as np
 import polars as pl
 
 import strategies
-from analysis import stats
+from analysis import progress, stats
 from analysis.rundir import open_run
 from analysis.stats import ALPHA, ELO_PER_LOGIT, Difference, Matchups, Rate, Ratings
 from simcore.errors import UserError
@@ -219,6 +219,8 @@ def plan(game: str, n_games: int, runs_dir: Path | str, *, ladder: Sequence[str]
 
 def play(p: Plan, *, jobs: int | None = None, quiet: bool = False) -> int:
     """Play (or resume) every run of the plan; return the number of games played."""
+    if not quiet:
+        progress.expect(len(p.tables()) * p.n_games)
     played = 0
     for specs in p.tables():
         lineup = functools.partial(strategies.build_lineup, p.game.name, specs)

@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 import optuna
 from optuna.exceptions import StorageInternalError
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from sqlalchemy.exc import SQLAlchemyError
 
+from analysis import progress
 from simcore.errors import UserError
 from simcore.parts import write_text
 
@@ -144,24 +143,25 @@ def search(study, trials: int, distributions: dict[str, Any],
     stay in the storage for the next run."""
     done = _finished(study)
     todo = max(0, trials - done)
-    console = Console(stderr=True)
-    columns = (TextColumn("trials"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-               TextColumn("{task.description}"))
-    with Progress(*columns, console=console, disable=quiet or not console.is_terminal) as bar:
-        task = bar.add_task(describe_best(), total=trials, completed=done)
-        for k in range(todo):
-            study.sampler = _sampler(seed, done + k)  # every trial before it finished
-            trial = study.ask(distributions)
-            try:
-                values = evaluate(trial)
-            except BaseException:
-                study.tell(trial, state=optuna.trial.TrialState.FAIL)
-                raise
-            if values is None:
-                study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-            else:
-                study.tell(trial, list(values))
-            bar.update(task, advance=1, description=describe_best())
+    if not quiet:
+        progress.expect(trials, progress.TRIALS)
+        progress.advance(done, progress.TRIALS, resumed=True)
+        progress.phase(describe_best())
+    for k in range(todo):
+        study.sampler = _sampler(seed, done + k)  # every trial before it finished
+        trial = study.ask(distributions)
+        try:
+            values = evaluate(trial)
+        except BaseException:
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            raise
+        if values is None:
+            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        else:
+            study.tell(trial, list(values))
+        if not quiet:
+            progress.advance(1, progress.TRIALS)
+            progress.phase(describe_best())
     return todo
 
 

@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 import strategies
-from analysis import stats
+from analysis import progress, stats
 from analysis.display import Shown
 from analysis.experiments import compare as cmp
 from analysis.sequential import Precision, until_precise
@@ -205,6 +205,8 @@ def run_sweep(game: str, lineups: Sequence[Sequence[str]], vary: dict[str, Seque
     if all(r is not None for *_, r in plan):
         raise UserError(f"the game refuses every point of the grid, e.g. {plan[0][3]}")
     _open_sweep_dir(out, record)
+    if not quiet:
+        progress.expect(games * sum(r is None for *_, r in plan))
     workers = 1 if games < SMALL_POINT and jobs is None else jobs
     started = time.perf_counter()
     points, played = [], 0

@@ -190,15 +190,19 @@ def test_a_time_budget_puts_the_games_on_the_two_strongest_rungs(tmp_path):
 
 
 @pytest.mark.statistical  # twenty seconds of budget
-def test_cli_balance_says_one_line_a_phase(tmp_path, capsys, monkeypatch):
+def test_cli_balance_says_its_phases_and_plan_on_stderr_and_its_verdict_on_stdout(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CHOCOSIM_PROGRESS_INTERVAL", "0")  # a progress line at every step
     code, out, err = cli(capsys, "balance", GAME, "--ladder", "random,heuristic", "--minutes", "0.35",
                          "--no-compensation", "--no-evidence", "-o", "r/fab.html")
     assert code is None or code == 0, err
     lines = err.splitlines()
-    assert [x.split(":")[0] for x in lines] == ["balance, pilot", "plan, 2 players", "balance, floor",
-                                                "balance, headline", "balance, report", "balance report"]
-    assert all("ends about" in x for x in lines if x.startswith("balance, "))
+    assert sum(x.startswith("plan, 2 players: ") for x in lines) == 1
+    progress = [x for x in lines if x.startswith("balance: ")]
+    phases = list(dict.fromkeys(x.split(" · ")[1].split(":")[0] for x in progress if " · " in x))
+    assert phases == ["pilot", "floor", "headline", "report"]
+    assert all("of the 21 s budget" in x and "ETA" in x for x in progress[:-1])
+    assert out.splitlines()[-1].startswith("balance report: r/fab.html; ")
     verdict = json.loads((tmp_path / "r" / "verdict.json").read_text())
     (plan,) = verdict["plans"]
     assert plan["players"] == 2 and plan["pilot"]["from_paired_games"] >= 1

@@ -137,9 +137,9 @@ def test_a_variant_with_other_seeds_is_refused_for_pairing(runs, capsys, tmp_pat
 
 def test_the_report_is_self_contained_and_opens_with_verdicts(runs, capsys, tmp_path):
     out = tmp_path / "c.html"
-    code, _, err = cli(capsys, "compare", str(runs / "base"), str(runs / "short"), str(runs / "same"),
-                       "-o", str(out), "--margin", "2")
-    assert code == 0 and "rounds = 3 shortens the game by" in err
+    code, stdout, err = cli(capsys, "compare", str(runs / "base"), str(runs / "short"), str(runs / "same"),
+                            "-o", str(out), "--margin", "2")
+    assert code == 0 and "rounds = 3 shortens the game by" in stdout
     html = out.read_text()
     assert html.index("Verdicts") < html.index("What the pairing saved")
     assert "within ±2.0 percentage points" in html
@@ -151,9 +151,9 @@ def test_compare_plays_the_rulebook_against_variants_and_resumes(capsys, tmp_pat
     rule.write_text("rounds = 3\n")
     argv = ["compare", "fabryka", "--seats", "random,random", "--games", "600", "--variant", "rounds=2",
             "--variant", str(rule), "--runs", str(tmp_path / "runs"), "-o", str(tmp_path / "c.html"), "--quiet"]
-    code, _, err = cli(capsys, *argv)
+    code, stdout, err = cli(capsys, *argv)
     assert code == 0, err
-    assert "rounds = 2 shortens the game" in err and "rounds = 3 shortens the game" in err
+    assert "rounds = 2 shortens the game" in stdout and "rounds = 3 shortens the game" in stdout
     where = tmp_path / "runs" / "fabryka" / "random_random"
     assert sorted(p.name for p in where.iterdir()) == ["rounds=2", "rulebook", "three"]
     before = {p: p.stat().st_mtime_ns for p in where.rglob("part-*.arrow")}
@@ -183,11 +183,11 @@ def test_a_folder_named_as_the_game_does_not_hide_it(tmp_path, capsys, monkeypat
     that name (a designer's package, say); a run directory of that name is compared."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "fabryka").mkdir()
-    code, _, err = cli(capsys, "compare", "fabryka", "--seats", "random,random", "--variant", "rounds=3",
-                       "--games", "20", "--jobs", "1", "--quiet", "--runs", "runs", "-o", "c.html")
-    assert code == 0 and "against runs/fabryka/random_random/rulebook" in err and (tmp_path / "c.html").is_file()
+    code, stdout, _ = cli(capsys, "compare", "fabryka", "--seats", "random,random", "--variant", "rounds=3",
+                          "--games", "20", "--jobs", "1", "--quiet", "--runs", "runs", "-o", "c.html")
+    assert code == 0 and "against runs/fabryka/random_random/rulebook" in stdout and (tmp_path / "c.html").is_file()
     shutil.rmtree(tmp_path / "fabryka")
     api.run("fabryka", ["random", "random"], 20, "fabryka", jobs=1)
     api.run("fabryka", ["random", "random"], 20, "other", sets={"rounds": 3}, jobs=1)
-    code, _, err = cli(capsys, "compare", "fabryka", "other", "-o", "d.html")
-    assert code == 0 and "comparison of 1 variant(s) against fabryka:" in err and (tmp_path / "d.html").is_file()
+    code, stdout, _ = cli(capsys, "compare", "fabryka", "other", "-o", "d.html")
+    assert code == 0 and "comparison of 1 variant(s) against fabryka:" in stdout and (tmp_path / "d.html").is_file()

@@ -234,9 +234,9 @@ def test_a_directory_that_is_not_a_sweep_is_refused(tmp_path):
 
 def test_the_cli_writes_the_report_and_says_where(capsys, tmp_path):
     html = tmp_path / "s.html"
-    code, _, err = cli(capsys, "sweep", "fabryka", "--seats", "heuristic,random", "--vary", "rounds=2,3",
-                       "--games", "200", "--dir", str(tmp_path / "s"), "-o", str(html), "--quiet")
-    assert code == 0 and "sweep of 2 grid point(s) (0 refused), 400 games played" in err
+    code, out, err = cli(capsys, "sweep", "fabryka", "--seats", "heuristic,random", "--vary", "rounds=2,3",
+                         "--games", "200", "--dir", str(tmp_path / "s"), "-o", str(html), "--quiet")
+    assert code == 0 and "sweep of 2 grid point(s) (0 refused), 400 games played" in out and err == ""
     text = html.read_text()
     assert "Fair points (where a knob equalises the positions)" in text and "src=\"http" not in text
     assert json.loads((tmp_path / "s" / "sweep.json").read_text())["vary"] == {"rounds": [2, 3]}

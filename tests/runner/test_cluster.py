@@ -113,29 +113,29 @@ def results_only(value):
 
 def on_cluster(capsys, cluster, root: Path, *argv: str) -> str:
     """Run `chocosim argv --backend dask --scheduler ADDRESS` ({root} in argv: `root`);
-    check it succeeded and every worker ran some of its chunks. Returns its stderr,
+    check it succeeded and every worker ran some of its chunks. Returns its result (stdout),
     `root` written {root}."""
     address, client = cluster
     before = executed(client)
-    code, _, err = cli(capsys, *(a.format(root=root) for a in argv), "--backend", "dask", "--scheduler", address)
+    code, out, err = cli(capsys, *(a.format(root=root) for a in argv), "--backend", "dask", "--scheduler", address)
     assert code == 0, err
     after = executed(client)
     assert all(after[w] > before[w] for w in after), (before, after)
-    return err.replace(str(root), "{root}")
+    return out.replace(str(root), "{root}")
 
 
 def both(capsys, cluster, tmp_path, *argv: str) -> tuple[Path, Path, str, str]:
     """Run `chocosim argv` locally, then on the cluster, each in a directory of its own
     ({root} in argv); check the local run used no worker and that the same run
-    directories hold the same results. Returns both roots and both stderrs."""
+    directories hold the same results. Returns both roots and both results (stdout)."""
     local, dask = tmp_path / "local", tmp_path / "dask"
     before = executed(cluster[1])
-    code, _, err = cli(capsys, *(a.format(root=local) for a in argv))
+    code, out, err = cli(capsys, *(a.format(root=local) for a in argv))
     assert code == 0, err
     assert executed(cluster[1]) == before
-    err_dask = on_cluster(capsys, cluster, dask, *argv)
+    out_dask = on_cluster(capsys, cluster, dask, *argv)
     assert_same_runs(local, dask)
-    return local, dask, err.replace(str(local), "{root}"), err_dask
+    return local, dask, out.replace(str(local), "{root}"), out_dask
 
 
 @pytest.mark.statistical  # twenty runs (ladder, bonus, knob values) and a report: over 20 s here
@@ -157,11 +157,11 @@ def test_balance_on_a_cluster_gives_the_verdict_of_a_local_run(capsys, cluster, 
 
 @pytest.mark.slow  # a dask cluster of three processes
 def test_compare_on_a_cluster_gives_the_local_comparison(capsys, cluster, tmp_path):
-    *_, err_local, err_dask = both(capsys, cluster, tmp_path, "compare", "fabryka", "--seats", "random,greedy",
+    *_, out_local, out_dask = both(capsys, cluster, tmp_path, "compare", "fabryka", "--seats", "random,greedy",
                                    "--variant", "rounds=3", "--games", "120", "--runs", "{root}/runs",
                                    "-o", "{root}/compare.html")
-    assert err_local.splitlines() == err_dask.splitlines()  # the same verdict lines, word for word
-    assert "rounds = 3" in err_local
+    assert out_local.splitlines() == out_dask.splitlines()  # the same verdict lines, word for word
+    assert "rounds = 3" in out_local
 
 
 @pytest.mark.slow  # a dask cluster of three processes
@@ -177,10 +177,10 @@ def test_sweep_on_a_cluster_gives_the_local_table(capsys, cluster, tmp_path):
 
 @pytest.mark.slow  # a dask cluster of three processes
 def test_skill_on_a_cluster_plays_the_local_runs(capsys, cluster, tmp_path):
-    local, dask, err_local, err_dask = both(capsys, cluster, tmp_path, "skill", "fabryka", "--ladder",
+    local, dask, out_local, out_dask = both(capsys, cluster, tmp_path, "skill", "fabryka", "--ladder",
                                             "random,greedy", "--games", "120", "--runs", "{root}/runs",
                                             "-o", "{root}/skill.html")
-    assert err_local == err_dask
+    assert out_local == out_dask
     assert len(run_dirs(dask / "runs")) == 3  # two mirrors and their meeting
 
 

@@ -93,8 +93,8 @@ def test_the_report_names_an_unproven_part_and_does_not_call_the_run_complete(la
     part = layout1 / part_name(2)
     strip_checksum(part)
     html = tmp_path / "r.html"
-    code, _, err = cli(capsys, "report", str(layout1), "-o", str(html))
-    assert code == 0 and f"unproven: results part {part} has a tally without a checksum" in err
+    code, out, _ = cli(capsys, "report", str(layout1), "-o", str(html))
+    assert code == 0 and f"unproven: results part {part} has a tally without a checksum" in out
     text = html.read_text()
     assert f"Unproven: results part {part} has a tally without a checksum" in text and "— unproven" in text
 
