@@ -50,6 +50,8 @@ class GameSpec:
     victory: Victory = field(default_factory=Victory, hash=False)
     # Where the game comes from, as `chocosim games` lists it.
     origin: str = "bundled"
+    # The bots the game declares itself (a Python game's BOTS), seated by their NAME.
+    bots: tuple[type, ...] = field(default=(), hash=False)
 
     def defaults(self) -> list[ParamInfo]:
         return read_defaults(self.defaults_path)
@@ -105,7 +107,7 @@ def spec_of(cls: Any, origin: str = "bundled", name: str | None = None, ref: str
     if isinstance(cls, type) and issubclass(cls, PyGame):
         check_class(cls, origin)
         defaults_of(cls.PARAMS)  # every param has its source and doc, said now
-        kind, extra = PyGameSpec, {"ref": ref}
+        kind, extra = PyGameSpec, {"ref": ref, "bots": tuple(cls.BOTS)}
         state_cls = state_class(cls)
         # Its defaults come from the params model (PyGameSpec.defaults); the path says
         # where the game is written, when it is in a file (not for a notebook's class).

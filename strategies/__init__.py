@@ -47,15 +47,15 @@ def _registered() -> tuple[type, ...]:
 
 
 def available(game: str) -> dict[str, type]:
-    """name -> class of the bots that play `game` (a game's own bot wins over a generic
+    """name -> class of the bots that play `game`: the generic ones, the bots written for
+    it here, and the bots the game declares itself (a game's own bot wins over a generic
     bot of the same name)."""
     out: dict[str, type] = {}
     for cls in _registered():
         if "*" in cls.GAMES and cls.NAME not in out:
             out[cls.NAME] = cls
-    for cls in _registered():
-        if game in cls.GAMES:
-            out[cls.NAME] = cls
+    for cls in (*(c for c in _registered() if game in c.GAMES), *get_game(game).bots):
+        out[cls.NAME] = cls
     return dict(sorted(out.items()))
 
 
