@@ -384,6 +384,10 @@ def check_class(cls: Any, origin: str) -> None:
                 and len(set(names)) == len(names)):
             raise UserError(f"game {name}: {attr} = {short_repr(names)}: expected a tuple of distinct, non-empty "
                             "strings")
+    from simcore.runner import BASE_COLUMNS  # the runner imports this module
+    if taken := [f for f in cls.FEATURES if f in BASE_COLUMNS]:
+        raise UserError(f"game {name}: FEATURES names {taken[0]!r}, a column every result already has; "
+                        f"choose another name (taken: {', '.join(BASE_COLUMNS)})")
     if not cls.END_REASONS or MOVE_LIMIT in cls.END_REASONS:
         raise UserError(f"game {name}: END_REASONS must name at least one reason, and not {MOVE_LIMIT!r} "
                         "(the engine's own)")

@@ -48,7 +48,7 @@ class Pig(PyGame):
     PLAYERS = (2, 3)
     PARAMS = PigParams
     END_REASONS = ("target",)
-    FEATURES = ("turns",)  # turns the seat started
+    FEATURES = ("turns_taken",)  # turns the seat started
     # A race: the winner is whoever banks the target first, whatever the scores say.
     WON_IN_PLAY = ("target",)
     BONUS_DECIDES = False
