@@ -147,6 +147,8 @@ def sweep_command(
             ": the interval reaches beyond the swept values, so the crossing may be noise"
         _say(f"fair point ({f['lineup']}{at}): position {f['position']}'s advantage crosses zero at "
              f"{f['param']} = {f['x']:.2f} (95% CI {f['low']:.2f} to {f['high']:.2f}){open_end}")
+    for line in result.widen:
+        _say(line)
     ok = sum(1 for p in result.points if not p.refused)
     _say(f"sweep of {ok} point(s) ({len(result.points) - ok} refused), {result.played:,} games played "
          f"in {result.seconds:.1f} s: {where}, {out}" + (f" and {pdf}" if pdf else ""))
