@@ -125,4 +125,6 @@ class Pig(PyGame):
         return "rolled 1: the turn total is lost" if self.last_roll == 1 else f"rolled {self.last_roll}"
 
     def render(self) -> str:
+        if self.winner >= 0:
+            return f"banked {self.banked}: seat {self.winner} reached {self.params.target}"
         return f"banked {self.banked}, seat {self.to_move} to move with {self.turn_total} this turn"
