@@ -31,6 +31,9 @@ reads), `interim(seat)` with INTERIM, `action_component(action)` with COMPONENTS
 (that chance in words, for `play`), `copy()` (default: a deep copy, params shared; the
 engine gives each copy its own chance stream), BOTS (the game's own bots),
 `determinize(seat, rng)` (required when HIDDEN_INFORMATION is True), `render()`.
+POSITION_KNOBS (param -> the values `balance` tries, e.g. a start bonus by seat) and
+BONUS_DECIDES (False for a race: a score bonus at the end cannot change who won) say
+how turn order can be evened out (simcore.meta; the guide, "Your own game").
 
 A compiled state answers the same methods in Python (simcore.state.StateAPI), and a game
 of either kind declares its metadata with the same class attributes (simcore.meta).
