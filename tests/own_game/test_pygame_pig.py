@@ -88,7 +88,7 @@ def test_a_race_on_a_small_budget(tmp_path):
     (size,) = result.sizes
     assert size.strongest == "hold" and size.komi is None
     (knob,) = size.knobs
-    assert knob.param == "start_bonus" and [pt.value for pt in knob.points] == [0, 1, 2, 3, 4, 5]
+    assert knob.param == "start_bonus" and [pt.value for pt in knob.points] == [0, 2, 4, 6, 8, 10]
     assert all(pt.games == 400 for pt in knob.points)
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", render_html(result)))
     assert "A score bonus by turn position cannot balance Pig" in text
