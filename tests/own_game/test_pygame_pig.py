@@ -59,6 +59,9 @@ def test_the_games_own_bot_is_listed_and_holds_at_20(capsys):
     assert bot.decide({**seen, "turn_total": 20}, [ROLL, HOLD], None) == HOLD
     assert bot.decide({**seen, "scores": [95, 0], "turn_total": 6}, [ROLL, HOLD], None) == HOLD  # banks the win
     assert strategies.build(REF, "hold(at=25)").decide({**seen, "turn_total": 20}, [ROLL, HOLD], None) == ROLL
+    # balance's default ladder climbs through it, below the search bot.
+    from analysis.experiments.balance_plan import default_ladder
+    assert default_ladder(REF, 2)[0] == ["random", "greedy", "hold", "mcts(iterations=200)", "mcts(iterations=400)"]
 
 
 def test_play_shows_each_die_and_the_turn_totals_follow_them(capsys):
