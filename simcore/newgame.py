@@ -1,4 +1,9 @@
-"""`chocosim new-game NAME`: the skeleton of a compiled game in a package of its own.
+"""`chocosim new-game NAME`: the skeleton of a game in a package of its own, compiled or
+(`--python`) in plain Python.
+
+The Python starter is tic-tac-toe as a simcore.pygame.PyGame (the game of the guide,
+examples/tictactoe), with a bot declared with it, the conformance suite and a hand-built
+position as its tests; nothing to build.
 
 The skeleton is tic-tac-toe written against the engine's contract (simcore/state.pxd),
 to be replaced by the designer's rules: the same game as examples/tictactoe in Python,
@@ -21,7 +26,7 @@ from string import Template
 
 from simcore.errors import UserError
 
-__all__ = ["write_skeleton"]
+__all__ = ["write_python_starter", "write_skeleton"]
 
 PYPROJECT = Template('''\
 [build-system]
@@ -325,6 +330,148 @@ Then every command works on it: `chocosim run $name --seats random,greedy ...`,
 ''')
 
 
+PY_PYPROJECT = Template('''\
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "$name"
+version = "0.1.0"
+description = "$title for chocosim (plain Python)"
+requires-python = ">=3.11"
+dependencies = ["chocosim"]
+
+# The registration: `chocosim games` lists the game, every command takes "$name".
+[project.entry-points."chocosim.games"]
+$name = "$name.game:$cls"
+
+[tool.setuptools]
+packages = ["$name"]
+''')
+
+PY_INIT = Template('''\
+"""$title: a chocosim game in plain Python (the rules and their params in game.py)."""
+''')
+
+PY_GAME = Template('''\
+"""$title as a chocosim game. It starts as tic-tac-toe (cells 0-8 row by row; an action
+is the cell to mark): replace the params and each method with your rules. The protocol
+and every optional method are in the guide ("Your own game")."""
+from __future__ import annotations
+
+from simcore.pygame import GameParams, PyGame, param
+from simcore.strategy import PythonStrategy
+
+LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+
+
+class LineBot(PythonStrategy):
+    """A bot declared with the game: completes its own line, else blocks the other's,
+    else plays at random. It sees only its seat's observation."""
+
+    NAME = "linebot"
+    DESCRIPTION = "wins if it can, blocks if it must"
+
+    def decide(self, observation, legal, rng):
+        board, me = observation["board"], observation["you"]
+        for who in (me, 1 - me):  # first a win, then a block
+            for line in LINES:
+                marks = [board[c] for c in line]
+                if marks.count(who) == 2 and marks.count(-1) == 1:
+                    return line[marks.index(-1)]
+        return rng.choice(legal)
+
+
+class ${cls}Params(GameParams):
+    # Every number a designer might change is a param, with where its default comes
+    # from: "rulebook" or "assumed" (the rules leave it open).
+    players: int = param(2, "rulebook", "Players at the table", ge=2, le=2)
+    win_points: int = param(1, "assumed", "Points for three in a row (the loser scores 0, a draw 0 each)",
+                            ge=1, le=100)
+
+
+class $cls(PyGame):
+    NAME = "$name"
+    TITLE = "$title"
+    PLAYERS = (2, 2)
+    PARAMS = ${cls}Params
+    END_REASONS = ("line", "full board")
+    BOTS = (LineBot,)
+
+    def setup(self) -> None:
+        # Chance, if the game has any, only from self.chance (below, uniform, choice, shuffle).
+        self.board = [-1] * 9  # seat owning each cell, -1 empty
+        self.to_move = 0
+        self.winner = -1
+
+    def current_player(self) -> int:
+        return -1 if self.winner >= 0 or -1 not in self.board else self.to_move
+
+    def legal_actions(self) -> list[int]:
+        return [c for c in range(9) if self.board[c] < 0]
+
+    def apply(self, action: int) -> None:
+        self.board[action] = self.to_move
+        if any(all(self.board[c] == self.to_move for c in line) for line in LINES if action in line):
+            self.winner = self.to_move
+        self.to_move = 1 - self.to_move
+
+    def scores(self) -> list[int]:
+        return [self.params.win_points if s == self.winner else 0 for s in range(2)]
+
+    def standing(self, seat: int) -> int:
+        return self.params.win_points if seat == self.winner else 0
+
+    def end_reason(self) -> str:
+        return "line" if self.winner >= 0 else "full board"
+
+    def observation(self, seat: int) -> dict:
+        return {"board": list(self.board), "to_move": self.to_move, "you": seat}
+
+    def describe(self, action: int) -> str:
+        return f"mark row {action // 3 + 1}, column {action % 3 + 1}"
+
+    def render(self) -> str:
+        marks = {-1: ".", 0: "X", 1: "O"}
+        return "\\n".join("".join(marks[self.board[3 * r + c]] for c in range(3)) for r in range(3))
+''')
+
+PY_TEST = Template('''\
+"""$title: the conformance suite and a hand-built position."""
+from simcore.conformance import check_game
+
+from $name.game import $cls
+
+
+def test_conforms():
+    check_game($cls, games=50)
+
+
+def test_three_in_a_row_wins():
+    game = $cls($cls.PARAMS(), seed=0)
+    for cell in (0, 3, 1, 4, 2):  # X takes the top row; O two cells of the middle one
+        game.apply(cell)
+    assert game.is_terminal() and game.end_reason() == "line"
+    assert (game.scores(), game.ranks()) == ([1, 0], [1, 2])
+''')
+
+PY_README = Template('''\
+# $title
+
+A chocosim game in plain Python, made by `chocosim new-game $name --python`. It starts
+as tic-tac-toe: replace the params and the rules in `$name/game.py`, and its bot.
+
+    pip install -e .              # registers it: `chocosim games` lists $name
+    python -m pytest tests        # the conformance suite and a hand-built position
+    chocosim play $name --seats linebot,random
+
+Then every command works on it: `chocosim run $name --seats random,linebot ...`,
+`balance`, `compare`, `sweep`, `tune`, `play`. Without installing, name it by its
+class: `chocosim play $name.game:$cls --seats linebot,random` from this directory.
+''')
+
+
 def _shadowed(name: str) -> str | None:
     """What a package called `name` would shadow, or hide behind: a game registered under
     that name, or a module this Python imports by it (simcore, json, polars)."""
@@ -347,6 +494,34 @@ def write_skeleton(name: str, out: Path | str) -> list[Path]:
     or an importable module has already) or a used directory, and for a write that fails
     (a full disk, a name too long for the file system), which leaves nothing behind: the
     skeleton is written into a temporary directory beside `out` and moved into place."""
+    return _write(name, out, lambda values: {
+        "pyproject.toml": PYPROJECT.substitute(values),
+        "setup.py": SETUP.substitute(values),
+        "README.md": README.substitute(values),
+        f"{name}/__init__.py": INIT.substitute(values),
+        f"{name}/params.py": PARAMS.substitute(values),
+        f"{name}/data/rules.toml": RULES_TOML,
+        f"{name}/rules.pxd": PXD.substitute(values),
+        f"{name}/rules.pyx": PYX.substitute(values),
+        f"tests/test_{name}.py": TEST.substitute(values),
+    }, "State")
+
+
+def write_python_starter(name: str, out: Path | str) -> list[Path]:
+    """Write the package of a plain-Python game called `name` into `out`, as
+    write_skeleton writes a compiled one (the same refusals, whole or not at all)."""
+    return _write(name, out, lambda values: {
+        "pyproject.toml": PY_PYPROJECT.substitute(values),
+        "README.md": PY_README.substitute(values),
+        f"{name}/__init__.py": PY_INIT.substitute(values),
+        f"{name}/game.py": PY_GAME.substitute(values),
+        f"tests/test_{name}.py": PY_TEST.substitute(values),
+    }, "")
+
+
+def _write(name: str, out: Path | str, contents, suffix: str) -> list[Path]:
+    """The files `contents(values)` of a game called `name` written into `out`; its
+    class is the name in CamelCase plus `suffix`."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
         raise UserError(f"game name {name!r}: use lower-case letters, digits and _, starting with a letter "
                         "(it becomes the package's name)")
@@ -357,20 +532,9 @@ def write_skeleton(name: str, out: Path | str) -> list[Path]:
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"{out} exists and is not an empty directory; choose another one")
-    cls = "".join(part.capitalize() for part in name.split("_")) + "State"
+    cls = "".join(part.capitalize() for part in name.split("_")) + suffix
     title = name.replace("_", " ").capitalize()
-    values = {"name": name, "cls": cls, "title": title}
-    files = {
-        "pyproject.toml": PYPROJECT.substitute(values),
-        "setup.py": SETUP.substitute(values),
-        "README.md": README.substitute(values),
-        f"{name}/__init__.py": INIT.substitute(values),
-        f"{name}/params.py": PARAMS.substitute(values),
-        f"{name}/data/rules.toml": RULES_TOML,
-        f"{name}/rules.pxd": PXD.substitute(values),
-        f"{name}/rules.pyx": PYX.substitute(values),
-        f"tests/test_{name}.py": TEST.substitute(values),
-    }
+    files = contents({"name": name, "cls": cls, "title": title})
     made = [d for d in (out.absolute(), *out.absolute().parents) if not d.exists()][1:]  # parents to make
     tmp = None  # made beside `out`: the move into place is a rename on one file system
     try:

@@ -38,7 +38,8 @@ class Trace:
         for st in self.steps:
             if "state" in st:
                 lines.append(st["state"])
-            lines.append(f"{st['turn']:>4}  seat {st['seat']}  {st['action_text']}")
+            chance = f": {st['chance_text']}" if st.get("chance_text") else ""
+            lines.append(f"{st['turn']:>4}  seat {st['seat']}  {st['action_text']}{chance}")
         # The final position renders with the phase it ended in ("round 4"), which the
         # trace showed at that phase's start: labelled, it does not read as a second one.
         lines.append(f"final position, after turn {len(self.steps)}:")
@@ -91,6 +92,9 @@ def _play(spec: GameSpec, params, bots, seed: int, index: int, max_turns: int) -
         step["action"] = action
         step["action_text"] = state.describe(action)
         state.apply(action)
+        # What chance produced in the move (the die rolled), when the game says.
+        if chance := state.describe_outcome():
+            step["chance_text"] = chance
         trace.steps.append(step)
         turn += 1
     trace.scores, trace.ranks = state.scores(), state.ranks()

@@ -27,9 +27,13 @@ and WON_IN_PLAY declare what else decides, for the balance report's score bonus)
 standings; default 0), `features(seat)` with FEATURES (per-seat counters the analysis
 reads), `interim(seat)` with INTERIM, `action_component(action)` with COMPONENTS
 (restricted play), `first_player()`, `action_key(action, observer)` (hidden choices),
-`outcome_key(observer)` (what a seat saw of the last move's chance), `copy()` (default:
-a deep copy, params shared),
+`outcome_key(observer)` (what a seat saw of the last move's chance), `describe_outcome()`
+(that chance in words, for `play`), `copy()` (default: a deep copy, params shared; the
+engine gives each copy its own chance stream), BOTS (the game's own bots),
 `determinize(seat, rng)` (required when HIDDEN_INFORMATION is True), `render()`.
+POSITION_KNOBS (param -> the values `balance` tries, e.g. a start bonus by seat) and
+BONUS_DECIDES (False for a race: a score bonus at the end cannot change who won) say
+how turn order can be evened out (simcore.meta; the guide, "Your own game").
 
 A compiled state answers the same methods in Python (simcore.state.StateAPI), and a game
 of either kind declares its metadata with the same class attributes (simcore.meta).
@@ -37,7 +41,10 @@ of either kind declares its metadata with the same class attributes (simcore.met
 
 Chance comes only from `self.chance`, a `Chance` stream seeded with the game's seed (the
 same per-game seed as a compiled game's, f(run seed, game index)), so a run gives the
-same games on any number of workers. A game that has not ended after MAX_MOVES actions
+same games on any number of workers. A copy of a state gets a stream of its own that
+continues where the original's stands (a copy's play never moves the original's dice),
+and a determinized copy (the search bot's) a freshly seeded one: the search does not
+see the dice to come. A game that has not ended after MAX_MOVES actions
 is stopped and recorded with the end reason "move_limit" (scored by its standings).
 
 Every command (run, summary, report, balance, compare, sweep, tune, play) plays such a
@@ -67,6 +74,7 @@ from simcore import params as _params
 from simcore.errors import UserError
 from simcore.meta import FeatureRoles
 from simcore.params import ParamInfo, Params
+from simcore.strategy import Strategy
 
 __all__ = [
     "MOVE_LIMIT",
@@ -168,6 +176,12 @@ class Chance:
     def choice(self, seq: Any) -> Any:
         return seq[self.below(len(seq))]
 
+    def copy(self) -> Chance:
+        """A stream of its own that draws what this one would draw next."""
+        other = Chance.__new__(Chance)
+        other.s = self.s
+        return other
+
     def shuffle(self, items: list) -> None:
         """Fisher-Yates in place."""
         for i in range(len(items) - 1, 0, -1):
@@ -198,6 +212,9 @@ class PyGame(ABC):
     # (more wins), and END_REASONS whose winner the scores do not decide.
     TIE_BREAKS: ClassVar[tuple[str, ...]] = ()
     WON_IN_PLAY: ClassVar[tuple[str, ...]] = ()
+    # The game's own bots (simcore.strategy.PythonStrategy subclasses): every command
+    # seats them by their NAME, and `chocosim strategies` lists them.
+    BOTS: ClassVar[tuple[type, ...]] = ()
 
     def __init__(self, params: GameParams, seed: int) -> None:
         self.params = params
@@ -273,8 +290,16 @@ class PyGame(ABC):
         return 0
 
     def copy(self) -> PyGame:
+        """A copy whose play leaves this game as it was. Whatever it does with
+        self.chance, the engine gives every copy a stream of its own, drawing what the
+        original would draw next."""
         # The params are immutable: shared, not copied.
         return _copy.deepcopy(self, {id(self.params): self.params})
+
+    def describe_outcome(self) -> str:
+        """What chance produced in the last move, in words ("rolled 4"): `play` shows it
+        after the move. Default: "" (nothing shown)."""
+        return ""
 
     def determinize(self, seat: int, rng: Any) -> None:
         """Resample what `seat` cannot see (rng: .below(n), .uniform(), .choice(seq)).
@@ -362,9 +387,18 @@ def check_class(cls: Any, origin: str) -> None:
                 and len(set(names)) == len(names)):
             raise UserError(f"game {name}: {attr} = {short_repr(names)}: expected a tuple of distinct, non-empty "
                             "strings")
+    from simcore.runner import BASE_COLUMNS  # the runner imports this module
+    if taken := [f for f in cls.FEATURES if f in BASE_COLUMNS]:
+        raise UserError(f"game {name}: FEATURES names {taken[0]!r}, a column every result already has; "
+                        f"choose another name (taken: {', '.join(BASE_COLUMNS)})")
     if not cls.END_REASONS or MOVE_LIMIT in cls.END_REASONS:
         raise UserError(f"game {name}: END_REASONS must name at least one reason, and not {MOVE_LIMIT!r} "
                         "(the engine's own)")
+    if not (isinstance(cls.BOTS, tuple | list) and all(isinstance(b, type) and issubclass(b, Strategy)
+                                                        and isinstance(getattr(b, "NAME", None), str) and b.NAME
+                                                        for b in cls.BOTS)):
+        raise UserError(f"game {name}: BOTS = {short_repr(cls.BOTS)}: expected a tuple of "
+                        "simcore.strategy.PythonStrategy subclasses, each with a NAME")
     if not isinstance(cls.POSITION_KNOBS, dict):
         raise UserError(f"game {name}: POSITION_KNOBS = {short_repr(cls.POSITION_KNOBS)}: expected a dict")
     if cls.FEATURE_ROLES is not None and not isinstance(cls.FEATURE_ROLES, FeatureRoles):

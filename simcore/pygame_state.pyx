@@ -22,14 +22,14 @@ import numpy as np
 
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy, memset
-from simcore.rng cimport Rng
+from simcore.rng cimport Rng, rng_next
 from simcore.state cimport GameState, MAX_PLAYERS, MAX_ACTIONS, MAX_FEATURES, MAX_INTERIM
 from simcore.strategy cimport RngView
 
 from simcore import strategy as _strategy
 from simcore.errors import UserError
 from simcore.meta import DECLARED
-from simcore.pygame import GameFailure, MOVE_LIMIT, PyGame, short_repr as _short
+from simcore.pygame import Chance, GameFailure, MOVE_LIMIT, PyGame, short_repr as _short
 
 cdef enum:
     MAX_ACTION = 4096  # actions are below this (the search bots' action keys)
@@ -382,6 +382,9 @@ cdef class PyGameState(GameState):
                 if other is self.game or not isinstance(other, type(self).GAME):
                     raise GameFailure(self.name, "copy", "returned the game itself, not a copy" if other is self.game
                                       else f"returned {_short(other)}, not a {type(self).GAME.__name__}")
+                # A stream of its own, whatever the game's copy() did with self.chance
+                # (kept, shared or left out): a copy's draws never move the original's.
+                other.chance = self.game.chance.copy()
                 o.game = other
             except BaseException as e:
                 self._fault(e)
@@ -398,7 +401,12 @@ cdef class PyGameState(GameState):
         if self.cur < 0:
             return
         with gil:
-            if not self.faults and type(self).GAME.HIDDEN_INFORMATION:
+            if self.faults:
+                return
+            # The future of the chance stream is resampled (as a compiled game's is): a
+            # search on this copy must not know the dice to come.
+            self.game.chance = Chance(rng_next(rng))
+            if type(self).GAME.HIDDEN_INFORMATION:
                 view = RngView.__new__(RngView)
                 (<RngView>view).rng = rng
                 try:
@@ -441,6 +449,10 @@ cdef class PyGameState(GameState):
         if not isinstance(found, dict):
             raise GameFailure(self.name, "to_dict", f"returned {_short(found)}, not a dict")
         return found
+
+    def describe_outcome(self):
+        self._raise_kept()
+        return "" if self.game is None else self._str("describe_outcome", self._call("describe_outcome", ()))
 
     def phase_label(self):
         self._raise_kept()

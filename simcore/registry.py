@@ -24,7 +24,6 @@ from simcore.params import ParamInfo, Params, build, read_defaults, read_rules_f
 from simcore.pygame import PyGame, canonical, check_class, defaults_of, is_reference, load_game, short_repr
 from simcore.pygame_state import state_class
 from simcore.state import GameState
-from simcore.strategy import Strategy
 
 
 @dataclass(frozen=True)
@@ -49,13 +48,10 @@ class GameSpec:
     bonus_decides: bool = True
     # How the winner follows from the final scores, tie-breaks and end reasons.
     victory: Victory = field(default_factory=Victory, hash=False)
-    # The game's own bots, declared with it (class attribute STRATEGIES: Strategy
-    # subclasses or "package.module:Class" references, since a bots module that imports
-    # the game cannot be imported by it) or written in its module for it (their GAMES
-    # name it); `chocosim strategies` lists them, specs name them.
-    strategies: tuple = field(default=(), hash=False)
     # Where the game comes from, as `chocosim games` lists it.
     origin: str = "bundled"
+    # The bots the game declares itself (a Python game's BOTS), seated by their NAME.
+    bots: tuple[type, ...] = field(default=(), hash=False)
 
     def defaults(self) -> list[ParamInfo]:
         return read_defaults(self.defaults_path)
@@ -111,7 +107,7 @@ def spec_of(cls: Any, origin: str = "bundled", name: str | None = None, ref: str
     if isinstance(cls, type) and issubclass(cls, PyGame):
         check_class(cls, origin)
         defaults_of(cls.PARAMS)  # every param has its source and doc, said now
-        kind, extra = PyGameSpec, {"ref": ref}
+        kind, extra = PyGameSpec, {"ref": ref, "bots": tuple(cls.BOTS)}
         state_cls = state_class(cls)
         # Its defaults come from the params model (PyGameSpec.defaults); the path says
         # where the game is written, when it is in a file (not for a notebook's class).
@@ -133,24 +129,9 @@ def spec_of(cls: Any, origin: str = "bundled", name: str | None = None, ref: str
         position_knobs=dict(cls.POSITION_KNOBS),
         bonus_decides=cls.BONUS_DECIDES,
         victory=Victory(tuple(cls.TIE_BREAKS), tuple(cls.WON_IN_PLAY)),
-        strategies=_own_strategies(cls, origin, name or cls.NAME or cls.__name__),
         origin=origin,
         **extra,
     )
-
-
-def _own_strategies(cls: type, origin: str, name: str) -> tuple:
-    """A game's own bots: its STRATEGIES, checked for their form (a reference is imported
-    when a bot is asked for), and the bots written in the game's own module for it (a
-    Strategy subclass there whose GAMES names the game)."""
-    declared = getattr(cls, "STRATEGIES", ())
-    if not isinstance(declared, (tuple, list)) or not all(
-            isinstance(s, str) and ":" in s or isinstance(s, type) for s in declared):
-        raise UserError(f"game {name} ({origin}): STRATEGIES = {short_repr(declared)}: expected a tuple of "
-                        "Strategy subclasses or 'package.module:Class' references")
-    beside = [b for b in getattr(sys.modules.get(cls.__module__), "__dict__", {}).values()
-              if isinstance(b, type) and issubclass(b, Strategy) and name in getattr(b, "GAMES", ())]
-    return tuple(dict.fromkeys([*declared, *beside]))
 
 
 def _check_compiled(cls: type, origin: str) -> None:

@@ -147,6 +147,11 @@ cdef class StateAPI:
         """The current round (or day...) as text; traces show the state when it changes."""
         return ""
 
+    def describe_outcome(self):
+        """What chance produced in the last move, in words ("rolled 4"), for traces;
+        "" when it produced nothing (or the game does not say)."""
+        return ""
+
     def feature_names(self):
         return list(type(self).FEATURES)
 

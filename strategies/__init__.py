@@ -47,30 +47,21 @@ def _registered() -> tuple[type, ...]:
 
 
 def available(game: str) -> dict[str, type]:
-    """name -> class of the bots that play `game`: the generic ones, this package's bots
-    for the game, and the bots the game declares with itself (its STRATEGIES). A game's
-    own bot wins over a generic bot of the same name."""
+    """name -> class of the bots that play `game`: the generic ones, the bots written for
+    it here, and the bots the game declares itself (a game's own bot wins over a generic
+    bot of the same name)."""
     out: dict[str, type] = {}
     for cls in _registered():
         if "*" in cls.GAMES and cls.NAME not in out:
             out[cls.NAME] = cls
-    for cls in _registered():
-        if game in cls.GAMES:
-            out[cls.NAME] = cls
-    out.update(own_bots(game))
+    for cls in (*(c for c in _registered() if game in c.GAMES), *get_game(game).bots):
+        out[cls.NAME] = cls
     return dict(sorted(out.items()))
 
 
 def own_bots(game: str) -> dict[str, type]:
-    """name -> class of the bots a game declares with itself (GameSpec.strategies)."""
-    spec = get_game(game)
-    out: dict[str, type] = {}
-    for declared in spec.strategies:
-        cls = declared if isinstance(declared, type) else _import_class(declared, f"game {spec.name}: strategy")
-        if not (isinstance(cls, type) and issubclass(cls, Strategy)):
-            raise UserError(f"game {spec.name}: strategy {declared!r} is not a simcore.strategy.Strategy subclass")
-        out[getattr(cls, "NAME", None) or cls.__name__.lower()] = cls
-    return out
+    """name -> class of the bots a game declares with itself (a Python game's BOTS)."""
+    return {cls.NAME: cls for cls in get_game(game).bots}
 
 
 def expert_weights(cls: type) -> tuple[str, ...]:

@@ -375,10 +375,18 @@ def _resumable(command):
 def new_game(
     name: Annotated[str, typer.Argument(help="The game's name (also its package's).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="The new package's directory (new or empty).")],
+    python: Annotated[bool, typer.Option("--python", help="Write a plain-Python game (nothing to build) "
+                                         "instead of a compiled one.")] = False,
 ) -> None:
-    """Write the package of a compiled game of your own: rules .pyx/.pxd against the
-    installed contract, params, their defaults, tests, README (see examples/README.md)."""
-    from simcore.newgame import write_skeleton
+    """Write the package of a game of your own, starting as tic-tac-toe: with --python a
+    plain-Python game (its rules, a bot, tests, README), else a compiled one (rules
+    .pyx/.pxd against the installed contract, params, their defaults, tests, README)."""
+    from simcore.newgame import write_python_starter, write_skeleton
+    if python:
+        written = write_python_starter(name, out)
+        console.print(f"{len(written)} files written to {out}; register it and run its tests with: "
+                      f"cd {out} && pip install -e . && python -m pytest tests", soft_wrap=True)
+        return
     written = write_skeleton(name, out)
     console.print(f"{len(written)} files written to {out}; build and register it with: "
                   f"cd {out} && pip install 'Cython>=3.0.10' 'setuptools>=77' && pip install --no-build-isolation -e .",

@@ -65,11 +65,13 @@ Kind = Literal["mirror", "meeting", "komi", "knob"]
 def default_ladder(game: str, players: int, *, search: str | None = SEARCH, doublings: int = 1,
                    lowest: str | None = None) -> tuple[list[str], list[str]]:
     """The rungs at one table size, weakest first, and notes on the rungs left out: the
-    game's random, greedy and heuristic bots, the shipped tuned heuristic where its
-    weights were validated at this size, and the search bot at its budget and
-    `doublings` doublings of it. `lowest` drops the rungs below it."""
+    game's random, greedy and heuristic bots, the bots the game declares itself (a
+    Python game's BOTS), the shipped tuned heuristic where its weights were validated at
+    this size, and the search bot at its budget and `doublings` doublings of it.
+    `lowest` drops the rungs below it."""
     bots = strategies.available(game)
     rungs = [r for r in BASE_RUNGS if r in bots]
+    rungs += [b.NAME for b in get_game(game).bots if b.NAME not in rungs]
     notes = []
     if "heuristic" in bots and "tuned" in strategies.bundled_weights(game, "heuristic"):
         if players in (strategies.validated_players(game, TUNED) or ()):

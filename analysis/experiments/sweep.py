@@ -19,7 +19,7 @@ import json
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ import strategies
 from analysis import progress, stats
 from analysis.display import Shown
 from analysis.experiments import compare as cmp
+from analysis.experiments.widen import widen
 from analysis.sequential import Precision, until_precise
 from analysis.rundir import RunDir, open_run
 from simcore.errors import UserError, writing
@@ -74,6 +75,8 @@ class SweepResult(Shown):
     fair_points: pl.DataFrame  # lineup, param, position, at (other params), x, low, high, method
     seconds: float = 0.0
     played: int = 0
+    # Where no value swept reaches fair: which way to widen the range (analysis.experiments.widen).
+    widen: list[str] = field(default_factory=list)
 
 
 def _show(v: Any) -> str:
@@ -322,12 +325,14 @@ def _position_blocks(path: Path, games: int, players: int) -> tuple[np.ndarray, 
     return sums, counts
 
 
-def _fair_points(params: list[str], points: list[Point], table: pl.DataFrame) -> pl.DataFrame:
+def _fair_points(params: list[str], points: list[Point], table: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     """Where each position's advantage crosses zero along each numeric param, its
-    interval from a block bootstrap over the games every point of the line shares."""
-    rows = []
+    interval from a block bootstrap over the games every point of the line shares; and
+    for a line where it does not, which way to widen the range (the 1st player's only at
+    2 players: the 2nd player's is its mirror image)."""
+    rows, unreached = [], []
     if table.height == 0:
-        return pl.DataFrame()
+        return pl.DataFrame(), unreached
     for lineup, name, at, line in _lines(params, points):
         xs = [p.values[name] for p in line]
         if not numeric(xs):
@@ -354,11 +359,15 @@ def _fair_points(params: list[str], points: list[Point], table: pl.DataFrame) ->
             reps += np.array(vals) - sums.sum(axis=0) / counts.sum(axis=0)
             cross = stats.zero_crossing(xs, vals, ses, replicates=reps)
             if cross is None:
+                hint = widen(name, xs, vals, pos) if pos == 0 or players > 2 else None
+                if hint:
+                    where = f" at {at}" if at else ""
+                    unreached.append(f"No value of {name} swept reaches fair ({','.join(lineup)}{where}). {hint}")
                 continue
             rows.append({"lineup": ",".join(lineup), "param": name, "at": at, "position": pos,
                          "x": cross.x, "low": cross.low, "high": cross.high,
                          "crossings": cross.crossings, "method": cross.method})
-    return pl.DataFrame(rows, infer_schema_length=None)
+    return pl.DataFrame(rows, infer_schema_length=None), unreached
 
 
 def analyse(game: str, params: list[str], points: list[Point], out: Path) -> SweepResult:
@@ -367,6 +376,6 @@ def analyse(game: str, params: list[str], points: list[Point], out: Path) -> Swe
                         ("metrics.csv", lambda p: table.write_csv(p))):
         with writing(out / name):
             write_atomic(out / name, write)
-    result = SweepResult(out, game, params, points, table, _neighbours(params, points),
-                         _fair_points(params, points, table))
+    fair, unreached = _fair_points(params, points, table)
+    result = SweepResult(out, game, params, points, table, _neighbours(params, points), fair, widen=unreached)
     return result

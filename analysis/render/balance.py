@@ -15,6 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import PercentFormatter
 
 from analysis.experiments.balance import NEEDS, BalanceResult, Convergence, SizeVerdict, Withheld
+from analysis.experiments.widen import widen
 from analysis.experiments.report import RunsReport
 from analysis.render import plots, templates, version
 from analysis.render.figure import axes, data_uri, svg
@@ -173,8 +174,9 @@ def knob_text(v: SizeVerdict, knob: Any) -> str:
                 f"played ({', '.join(str(pt.value) for pt in knob.points)}).")
     if knob.fair is None:
         span = ", ".join(f"{pt.value}: {100 * pt.rates[0].value:.1f}%" for pt in knob.points)
+        hint = widen(knob.param, [pt.value for pt in knob.points], [pt.rates[0].value - 1 / n for pt in knob.points])
         return (f"{knob.param} (rulebook {knob.rulebook}): no value tried makes the {ordinal(0)}'s win rate "
-                f"cross the fair {100 / n:.1f}% ({span}).")
+                f"cross the fair {100 / n:.1f}% ({span}).{' ' + hint if hint else ''}")
     others = ", ".join(f"{ordinal(p)} {100 * x:.1f}%" for p, x in enumerate(knob.fair_rates or []))
     if not (math.isfinite(knob.fair.low) and math.isfinite(knob.fair.high)):
         return (f"{knob.param} (rulebook {knob.rulebook}): on these games the {ordinal(0)}'s advantage changes "

@@ -110,7 +110,7 @@ def _sweep_words(result: SweepResult) -> list[str]:
             out.append(f"refused: {', '.join(p.lineup)} · {p.name}: {p.refused}")
         elif p.precision:
             out.append(f"{', '.join(p.lineup)} · {p.name}: {p.precision.line('win rates by position')}")
-    return out + [_fair_point(f) for f in result.fair_points.iter_rows(named=True)]
+    return out + [_fair_point(f) for f in result.fair_points.iter_rows(named=True)] + list(result.widen)
 
 
 def _report_words(report: RunsReport) -> list[str]:

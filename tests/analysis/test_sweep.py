@@ -132,11 +132,30 @@ def test_the_fair_point_of_a_sweep_recovers_a_planted_crossing(tmp_path):
         planted_point(p.path, adv[p.values["k"]], 4000, rng)
     rows = [{"lineup": "a,b", "k": k, "metric": f"pos{p}", "value": 50 + 100 * (a if p == 0 else -a),
              "se": 100 * np.sqrt(0.25 / 4000), "fair": 50.0} for k, a in adv.items() for p in (0, 1)]
-    fair = _fair_points(["k"], points, pl.DataFrame(rows))
+    fair, unreached = _fair_points(["k"], points, pl.DataFrame(rows))
+    assert unreached == []  # a crossing: nothing to widen
     assert fair["position"].to_list() == [0, 1]
     assert fair["x"].to_list() == pytest.approx([4.25, 4.25])
     assert (fair["low"] < 4.25).all() and (fair["high"] > 4.25).all() and (fair["high"] < 5).all()
     assert "bootstrap replicates resampling blocks of games" in fair["method"][0]
+
+
+def test_a_sweep_that_never_reaches_fair_says_which_way_to_widen(tmp_path):
+    """Planted: the first player's advantage falls with k (+9, +7, +5, +3 points at k = 3..6)
+    but never reaches zero: no fair point, and the range is to be widened above 6 (the
+    planted line reaches zero at 7.5)."""
+    adv = {3: 0.09, 4: 0.07, 5: 0.05, 6: 0.03}
+    rng = np.random.default_rng(8)
+    points = [Point(("a", "b"), {"k": k}, tmp_path / str(k)) for k in adv]
+    for p in points:
+        planted_point(p.path, adv[p.values["k"]], 4000, rng)
+    rows = [{"lineup": "a,b", "k": k, "metric": f"pos{p}", "value": 50 + 100 * (a if p == 0 else -a),
+             "se": 100 * np.sqrt(0.25 / 4000), "fair": 50.0} for k, a in adv.items() for p in (0, 1)]
+    fair, unreached = _fair_points(["k"], points, pl.DataFrame(rows))
+    assert fair.height == 0
+    assert unreached == ["No value of k swept reaches fair (a,b). The 1st player's win rate falls as k grows, "
+                         "above its fair share at every value from 3 to 6: try values above 6 (a straight "
+                         "line through them reaches fair near 7.50)."]
 
 
 def _correlated_points(tmp_path, rng, games: int) -> tuple[list[Point], pl.DataFrame, np.ndarray]:
@@ -173,7 +192,7 @@ def test_the_fair_points_interval_is_as_wide_as_the_delta_methods(tmp_path):
     ratios, hit = [], 0
     for r in range(60):
         points, table, first = _correlated_points(tmp_path / str(r), rng, 20_000)
-        row = _fair_points(["k"], points, table).filter(pl.col("position") == 0).row(0, named=True)
+        row = _fair_points(["k"], points, table)[0].filter(pl.col("position") == 0).row(0, named=True)
         y = first.mean(axis=0) - 0.5
         d = y[0] - y[1]
         g = np.array([-y[1], y[0]]) / d ** 2

@@ -1,6 +1,5 @@
-"""A game's own bots, declared with the game (its STRATEGIES) or written beside it in its
-module: `chocosim strategies` lists them beside the generic bots, and a spec names them
-like any bundled bot."""
+"""A game's own bots, declared with the game (its BOTS): `chocosim strategies` lists them
+beside the generic bots, and a spec names them like any bundled bot."""
 from __future__ import annotations
 
 import sys
@@ -18,14 +17,7 @@ from simcore.strategy import PythonStrategy
 from tictactoe_game.game import TicTacToe
 
 
-class WithBot(TicTacToe):
-    NAME = "ttt_with_bot"
-    STRATEGIES = ("tictactoe_game.bots:LineBot",)
-
-
 class Corner(PythonStrategy):
-    """Written beside the game, for it: found without a declaration."""
-
     NAME = "corner"
     GAMES = ("ttt_with_bot",)
     DESCRIPTION = "takes a corner when it can"
@@ -34,9 +26,14 @@ class Corner(PythonStrategy):
         return next((a for a in (0, 2, 6, 8) if a in legal), legal[0])
 
 
+class WithBot(TicTacToe):
+    NAME = "ttt_with_bot"
+    BOTS = (Corner,)
+
+
 class BadBots(TicTacToe):
     NAME = "ttt_bad_bots"
-    STRATEGIES = "tictactoe_game.bots:LineBot"  # a string, not a tuple of them
+    BOTS = Corner  # a class, not a tuple of them
 '''
 
 
@@ -55,19 +52,18 @@ def test_strategies_lists_the_games_own_bot_and_a_spec_names_it(own_game, capsys
     monkeypatch.setattr(analysis.cli.console, "width", 250)
     code, out, err = cli(capsys, "strategies", own_game)
     assert code == 0, err
-    row = next(line for line in out.splitlines() if "linebot" in line)
-    assert "(the game's own bot)" in row and "centre=1" in row
     row = next(line for line in out.splitlines() if "corner" in line)
     assert "takes a corner when it can (the game's own bot)" in row
     assert "random" in out and "mcts" in out  # the generic bots beside it
-    code, out, err = cli(capsys, "run", own_game, "--seats", "linebot,corner", "--games", "40",
+    assert "(the game's own bot)" not in next(line for line in out.splitlines() if "random" in line)
+    code, out, err = cli(capsys, "run", own_game, "--seats", "corner,random", "--games", "40",
                          "--out", str(tmp_path / "r"), "--quiet")
     assert code == 0, err
     code, out, _ = cli(capsys, "summary", str(tmp_path / "r"))
-    assert "linebot" in out and "corner" in out
+    assert "corner" in out and "random" in out
 
 
-def test_a_malformed_strategies_declaration_is_one_line(own_game, capsys):
+def test_a_malformed_bots_declaration_is_one_line(own_game, capsys):
     code, _, err = cli(capsys, "strategies", "own_bots_game:BadBots")
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert "STRATEGIES = " in err and "expected a tuple of Strategy subclasses" in err
+    assert "BOTS = " in err and "expected a tuple of" in err

@@ -108,6 +108,19 @@ class Repeated(TicTacToe):
     NAME = "repeated"
     END_REASONS = ("line", "line")
 
+class Lengthy(TicTacToe):
+    NAME = "lengthy"
+    FEATURES = ("centre", "turns")
+
+class NamedBot(TicTacToe):
+    NAME = "namedbot"
+    BOTS = ("tictactoe_game.bots:LineBot",)
+
+class Wordless(TicTacToe):
+    NAME = "wordless"
+    def describe_outcome(self):
+        return 3
+
 class NoDeal(PyGame):
     NAME = "nodeal"
     END_REASONS = ("over",)
@@ -272,6 +285,11 @@ def test_return_values_are_checked_by_type(hostile, tmp_path, capsys, cls, line)
     ("Numbered", "game Numbered: NAME = 42: expected a string"),
     ("Spelled", "game spelled: FEATURES = 'centre': expected a tuple of distinct, non-empty strings"),
     ("Repeated", "game repeated: END_REASONS = ('line', 'line'): expected a tuple of distinct, non-empty strings"),
+    # Conformance passed it, and the run refused it as "columns that clash: turns".
+    ("Lengthy", "game lengthy: FEATURES names 'turns', a column every result already has; choose another name "
+                "(taken: run_id, game, seed, seat, strategy, score, rank, win, first, position, turns, end_reason)"),
+    ("NamedBot", "game namedbot: BOTS = ('tictactoe_game.bots:LineBot',): expected a tuple of "
+                 "simcore.strategy.PythonStrategy subclasses, each with a NAME"),
 ])
 def test_a_bad_class_is_one_line_before_anything_plays(hostile, tmp_path, capsys, cls, line):
     out = tmp_path / "run"
@@ -284,6 +302,7 @@ def test_a_bad_class_is_one_line_before_anything_plays(hostile, tmp_path, capsys
 @pytest.mark.parametrize("cls, line", [
     ("NoDeal", "game nodeal: setup raised RuntimeError: no deal in game 0 of the run"),
     ("Blind", "game blind: observation (called by render) raised RuntimeError: no look in game 0 of the run"),
+    ("Wordless", "game wordless: describe_outcome returned 3, not a str in game 0 of the run"),
 ])
 def test_play_names_the_method_that_failed(hostile, capsys, cls, line):
     code, _, err = cli(capsys, "play", f"{hostile}:{cls}", "--seats", "random,random")

@@ -90,7 +90,7 @@ class KuhnPoker(PyGame):
 
     def copy(self) -> KuhnPoker:
         other = object.__new__(type(self))
-        other.params, other.chance = self.params, self.chance
+        other.params, other.chance = self.params, self.chance.copy()  # a stream of its own
         other.hands, other.history = list(self.hands), list(self.history)
         return other
 

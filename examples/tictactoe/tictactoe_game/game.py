@@ -65,7 +65,7 @@ class TicTacToe(PyGame):
     def copy(self) -> TicTacToe:
         # Faster than the default deep copy: the search bots copy at every simulation.
         other = object.__new__(type(self))
-        other.params, other.chance = self.params, self.chance
+        other.params, other.chance = self.params, self.chance.copy()  # a stream of its own
         other.board, other.to_move, other.winner = list(self.board), self.to_move, self.winner
         return other
 

@@ -1,0 +1,1 @@
+"""Pig, the dice game, for chocosim, written in plain Python (see game.py)."""
