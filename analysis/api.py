@@ -22,13 +22,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
-import inspect
 import math
-import numbers
 import re
 import threading
 import types
-import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,12 +35,13 @@ import polars as pl
 
 import strategies
 from analysis import display
+from analysis.arguments import checked
 from analysis.options import each_once, param_name
 from analysis.render.formats import count, ordinal
 from analysis.render.formats import rate as rate_text
 from analysis.rundir import RunDir, open_run
 from analysis.summary import Summary, summarize
-from simcore.errors import ArgumentError, UserError, check_output
+from simcore.errors import UserError, check_output
 from simcore.params import Params, parse_set
 from simcore.play import Trace, play_game
 from simcore.registry import GameSpec, get_game
@@ -72,63 +70,6 @@ __all__ = ["RunOutcome", "run", "results", "summary", "play", "CompareOutcome", 
            "parse_variant", "sweep_values", "sweep", "report", "seat_balance", "run_params", "play_params",
            "comparison_table", "balance", "skill", "tune_bot", "tune_ranges", "tune_rules", "words", "as_json",
            "version", "check_outputs", "ordinal", "count", "rate_text", "glossary", "define"]
-
-
-def _fits(value: Any, hint: Any) -> bool:
-    """Whether `value` is what the annotation `hint` asks for (unions, None, numbers,
-    strings, paths, sequences and dicts of them; other hints are not checked)."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if hint is Any:
-        return True
-    if origin in (typing.Union, types.UnionType):
-        return any(_fits(value, a) for a in args)
-    if hint is type(None):
-        return value is None
-    if hint in (int, float):  # numpy's integers and floats too; never a bool
-        kind = numbers.Integral if hint is int else numbers.Real
-        return isinstance(value, kind) and not isinstance(value, bool)
-    if origin in (Sequence, list, tuple):
-        if isinstance(value, (str, bytes)) or not (isinstance(value, Sequence) or hasattr(value, "__array__")):
-            return False
-        return not args or args[-1] is Ellipsis or all(_fits(v, args[0]) for v in value)
-    if origin is dict:
-        return isinstance(value, dict) and all(_fits(k, args[0]) and _fits(v, args[1]) for k, v in value.items())
-    if hint in (str, bool, Path):
-        return isinstance(value, hint)
-    return True  # the engine's own objects (a GameSpec, Params) are the callee's to check
-
-
-def _hint_text(hint: Any) -> str:
-    if isinstance(hint, type):
-        return hint.__name__
-    return re.sub(r"\b(typing|collections\.abc|pathlib|polars\.\w+)\.", "", str(hint)).replace("NoneType", "None")
-
-
-def _checked(function):
-    """Check every argument against the function's annotations before it runs: a wrong
-    type is one line (ArgumentError, a UserError and a TypeError) naming the argument,
-    not an error from deep inside."""
-    signature = inspect.signature(function)
-    # The parameters' annotations only: a result's type may be one imported for type
-    # checkers alone (see above).
-    hints = {name: eval(p.annotation, function.__globals__) if isinstance(p.annotation, str) else p.annotation
-             for name, p in signature.parameters.items() if p.annotation is not inspect.Parameter.empty}
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise ArgumentError(f"api.{function.__name__}: {e}") from None
-        for name, value in bound.arguments.items():
-            if name in hints and not _fits(value, hints[name]):
-                shown = repr(value)
-                shown = shown if len(shown) <= 40 else f"{shown[:37]}..."
-                raise ArgumentError(f"api.{function.__name__}: {name} = {shown} ({type(value).__name__}); "
-                                    f"{name} takes {_hint_text(hints[name])}")
-        return function(*args, **kwargs)
-
-    return wrapper
 
 
 def seat_balance(key: str) -> bool:
@@ -167,7 +108,7 @@ def _lineup(game: str, seats: Sequence[str]):
     return functools.partial(strategies.build_lineup, game, list(seats))
 
 
-@_checked
+@checked
 def run(game: str, seats: Sequence[str] | str, games: int, out: Path | str, *, seed: int = 0,
         seating: str = "rotate", rules: Path | str | None = None, sets: dict[str, Any] | None = None,
         jobs: int | None = None, precision: float | None = None, quiet: bool = True,
@@ -184,7 +125,7 @@ def run(game: str, seats: Sequence[str] | str, games: int, out: Path | str, *, s
                       scheduler=scheduler)
 
 
-@_checked
+@checked
 def run_params(spec: GameSpec, params: Params, seats: list[str], games: int, out: Path | str, *,
                precision: float | None = None, seating: str = "rotate", **runner: Any) -> RunOutcome:
     """run() for a game and params already built (the CLI's run command)."""
@@ -217,7 +158,7 @@ def _estimates(pairs) -> list[tuple[str, Any]]:
     return [(m.label, e) for m, e in pairs]
 
 
-@_checked
+@checked
 def results(run_dir: Path | str, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
     """The results table of a run directory (one row per game x seat)."""
     frame = RunDir(run_dir).scan()
@@ -251,7 +192,7 @@ def comparison_table(comparisons: list[Comparison]) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-@_checked
+@checked
 def compare(base: Path | str, variants: Sequence[Path | str], *, paired: bool = True,
             margin: float = DEFAULT_MARGIN, html: Path | str | None = None,
             pdf: Path | str | None = None) -> CompareOutcome:
@@ -300,7 +241,7 @@ def parse_variant(text: str) -> tuple[str, Path | None, dict[str, Any]]:
     return "; ".join(f"{k}={v}" for k, v in sets.items()), None, sets
 
 
-@_checked
+@checked
 def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: Sequence[str], *,
                   runs: Path | str = "runs", seed: int = 0, seating: str = "rotate", jobs: int | None = None,
                   margin: float = DEFAULT_MARGIN, precision: float | None = None,
@@ -352,7 +293,7 @@ def compare_rules(game: str, seats: Sequence[str] | str, games: int, variants: S
     return CompareOutcome(out.comparisons, out.table, out.verdicts, base_dir, dirs, done)
 
 
-@_checked
+@checked
 def sweep(game: str, lineups: Sequence[Sequence[str] | str], vary: dict[str, Sequence[Any]], games: int,
           out: Path | str, *, seed: int = 0, seating: str = "rotate", rules: Path | str | None = None,
           sets: dict[str, Any] | None = None, jobs: int | None = None, precision: float | None = None,
@@ -383,7 +324,7 @@ def sweep(game: str, lineups: Sequence[Sequence[str] | str], vary: dict[str, Seq
     return result
 
 
-@_checked
+@checked
 def report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | None = None,
            min_effect: float = MIN_EFFECT) -> RunsReport:
     """The balance report of run directories (what `chocosim report` writes): every run
@@ -407,7 +348,7 @@ def report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | N
     return result
 
 
-@_checked
+@checked
 def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None = None,
             minutes: float | None = None, games: int = 1_000_000, precision: float = 0.5,
             players: Sequence[int] | None = None, ladder: Sequence[str] | None = None,
@@ -452,14 +393,14 @@ def balance(game: str, *, html: Path | str | None = None, pdf: Path | str | None
     return result
 
 
-@_checked
+@checked
 def summary(run_dir: Path | str) -> Summary:
     """The summary of a run directory from its tallies: win rates by seat, position and
     strategy with 95% intervals, shared victories, scores, end reasons."""
     return summarize(run_dir)
 
 
-@_checked
+@checked
 def play(game: str, seats: Sequence[str] | str, *, seed: int = 0, index: int = 0,
          rules: Path | str | None = None, sets: dict[str, Any] | None = None) -> Trace:
     """Game `index` of a run with `seed` and seating fixed, seat i taken by the i-th spec,
@@ -483,7 +424,7 @@ def sweep_values(text: str) -> tuple[str, list[Any]]:
     return sw.parse_vary(text)
 
 
-@_checked
+@checked
 def skill(game: str, games: int, runs: Path | str, html: Path | str, *, pdf: Path | str | None = None,
           ladder: Sequence[str] | None = None, depth: str | None = None, doublings: int = 3,
           restricted: str | None = None, components: Sequence[str] | None = None, players: int | None = None,
@@ -519,7 +460,7 @@ def tune_ranges(items: Sequence[str]) -> dict[str, tuple[int | float, int | floa
     return parse_vary(items)
 
 
-@_checked
+@checked
 def tune_bot(game: str, bot: str, against: Sequence[str] | str, out: Path | str, *, trials: int = 40,
              games: int = 2000, weights: Sequence[str] | None = None, players: Sequence[int] | None = None,
              holdout_games: int | None = None, seed: int = 0, jobs: int | None = None,
@@ -542,7 +483,7 @@ def tune_bot(game: str, bot: str, against: Sequence[str] | str, out: Path | str,
     return result
 
 
-@_checked
+@checked
 def tune_rules(game: str, seats: Sequence[str] | str, vary: dict[str, tuple[float, float]] | Sequence[str],
                goals: Sequence[str], out: Path | str, *, trials: int = 40, games: int = 2000,
                holdout_games: int | None = None, seed: int = 0, jobs: int | None = None,

@@ -14,7 +14,7 @@ from helpers import ROOT
 PACKAGES = ("simcore", "strategies", "analysis")
 # What every experiment shares, under analysis/ itself (DESIGN.md's layout).
 SHARED = {"metrics", "stats", "sequential", "summary", "options", "rundir", "tally", "effects", "positions",
-          "display", "glossary", "progress"}
+          "display", "glossary", "progress", "arguments"}
 # analysis/'s rooms, and the rooms each may import from.
 ALLOWED = {
     "cli": {"cli", "api", "shared"},
