@@ -49,5 +49,5 @@ def test_the_balance_report_says_which_way_to_widen_a_knob_that_never_reaches_fa
 
     from analysis.render.balance import knob_text
     text = knob_text(SimpleNamespace(players=2), _knob({v: 0.536 - 0.006 * v for v in range(6)}))
-    assert "no value tried makes the first player's win rate cross the fair 50.0%" in text
+    assert "no value tried makes the 1st player's win rate cross the fair 50.0%" in text
     assert text.endswith("try values above 5 (a straight line through them reaches fair near 6.00).")

@@ -111,9 +111,11 @@ def test_compare_of_run_directories_to_a_file_holds_the_verdicts(runs, tmp_path)
     """The command as a user types it: `> out.txt` holds the verdicts, stderr nothing of them."""
     out = tmp_path / "out.txt"
     with out.open("w") as f:
-        done = subprocess.run([sys.executable, "-c", "from analysis.cli import main; main()", "compare", str(runs / "base"), str(runs / "variant"),
-                               "-o", str(tmp_path / "c.html")], stdout=f, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, INTERVAL_VARIABLE: "0"}, check=False)
+        # From outside the checkout, as a user's shell is: the installed package, not the source tree.
+        done = subprocess.run([sys.executable, "-c", "from analysis.cli import main; main()", "compare",
+                               str(runs / "base"), str(runs / "variant"), "-o", str(tmp_path / "c.html")],
+                              stdout=f, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, INTERVAL_VARIABLE: "0"}, cwd=tmp_path, check=False)
     assert done.returncode == 0, done.stderr
     lines = out.read_text().splitlines()
     verdicts = api.compare(runs / "base", [runs / "variant"]).verdicts
@@ -125,7 +127,7 @@ def test_sweep_prints_its_points_on_stdout(tmp_path, capsys, piped_lines):
             "--dir", str(tmp_path / "sweep"), "-o", str(tmp_path / "s.html"))
     lines, err = result(capsys, *argv)
     assert lines[0].startswith("refused: random, random · deck.biscuits = 4: ")
-    assert lines[-1].startswith("sweep of 2 point(s) (1 refused), 400 games played")
+    assert lines[-1].startswith("sweep of 2 grid point(s) (1 refused), 400 games played")
     assert "sweep: 400 of 400 games" in err and "ETA" in err
     data = as_json(capsys, *argv)
     assert [p["refused"] is not None for p in data["points"]] == [True, False, False]
