@@ -22,7 +22,7 @@ import numpy as np
 
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy, memset
-from simcore.rng cimport Rng, rng_next
+from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_PLAYERS, MAX_ACTIONS, MAX_FEATURES, MAX_INTERIM
 from simcore.strategy cimport RngView
 
@@ -404,8 +404,10 @@ cdef class PyGameState(GameState):
             if self.faults:
                 return
             # The future of the chance stream is resampled (as a compiled game's is): a
-            # search on this copy must not know the dice to come.
-            self.game.chance = Chance(rng_next(rng))
+            # search on this copy must not know the dice to come. Seeded from the bot's
+            # stream without drawing from it, so the bot's own draws (its ties, its
+            # rollouts) are those it makes in a game without chance.
+            self.game.chance = Chance(rng[0].s)
             if type(self).GAME.HIDDEN_INFORMATION:
                 view = RngView.__new__(RngView)
                 (<RngView>view).rng = rng
