@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import strategies
 from analysis import api
 from analysis.api import skill
+from analysis.render.formats import bound, least
 from simcore.errors import UserError
 from simcore.registry import games
 
@@ -69,12 +69,10 @@ def decisions_table(out: Path) -> str:
             c = size["convergence"] or {}
             if c.get("shown_change"):
                 shown = c["shown_change"]
-                # Rounded as the report rounds: what is shown is never claimed larger,
-                # nor an agreement tighter.
-                least = math.floor(10 * shown["points"]) / 10
-                reached = f"a change of at least {least:.1f} shown ({api.ordinal(shown['position'])})"
+                # Rounded as the report rounds them.
+                reached = f"a change of at least {least(shown['points'])} shown ({api.ordinal(shown['position'])})"
             elif c.get("agreement_points") is not None:
-                reached = f"agree within ±{math.ceil(10 * c['agreement_points'] - 1e-9) / 10:.1f}"
+                reached = f"agree within ±{bound(c['agreement_points'])}"
             else:
                 reached = "–"
             final = (plans.get(size["players"]) or {}).get("final") or {}

@@ -20,7 +20,7 @@ from analysis.experiments.report import RunsReport
 from analysis.render import plots, templates, version
 from analysis.render.figure import axes, data_uri, svg
 from analysis.render.findings import degenerate_text
-from analysis.render.formats import nth, ordinal, pvalue, rate, within
+from analysis.render.formats import bound, least, nth, ordinal, pvalue, rate, within
 from analysis.render.page import print_pdf
 from analysis.render.report import render_html as render_report
 from simcore.errors import UserError, writing
@@ -62,16 +62,11 @@ def too_few(w: Withheld) -> str:
 def agreement(c: Convergence) -> str:
     """"the two strongest rungs agree within ±2.4 percentage points" (and the change the
     games show, where an interval excludes zero)."""
-    text = f"the two strongest rungs agree within ±{_up(c.agreement)} percentage points at every position"
+    text = f"the two strongest rungs agree within ±{bound(c.agreement)} percentage points at every position"
     if (shown := c.shown_change) is not None:
         text += (f", and the {ordinal(shown[0])}'s rate is shown to change by at least "
-                 f"{math.floor(10 * shown[1]) / 10:.1f} percentage points")
+                 f"{least(shown[1])} percentage points")
     return text
-
-
-def _up(x: float) -> str:
-    """A bound rounded outwards to a tenth: what is shown is never claimed tighter."""
-    return f"{math.ceil(10 * x - 1e-9) / 10:.1f}"
 
 
 def headline(v: SizeVerdict, margin: float) -> str:
@@ -117,11 +112,11 @@ def overall(result: BalanceResult) -> str:
         elif not c.enough:
             conv = "too few games to say whether it moves with skill"
         elif c.state == "converged":
-            conv = f"converged: agreeing within ±{_up(c.agreement)} percentage points"
+            conv = f"converged: agreeing within ±{bound(c.agreement)} percentage points"
         elif c.state == "moves":
             conv = "still moving with skill"
         else:
-            conv = f"not yet decided: agreeing within ±{_up(c.agreement)} percentage points"
+            conv = f"not yet decided: agreeing within ±{bound(c.agreement)} percentage points"
         parts.append(f"at {v.players} players {word} ({conv})")
     return f"{result.title}, among the strongest bots here: {'; '.join(parts)}."
 

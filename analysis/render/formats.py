@@ -20,7 +20,7 @@ from typing import Protocol
 
 from analysis.positions import nth, ordinal
 
-__all__ = ["nth", "ordinal", "decimals", "pct", "rate", "points", "within", "pvalue", "p_is", "count"]
+__all__ = ["nth", "ordinal", "decimals", "pct", "rate", "points", "within", "bound", "least", "pvalue", "p_is", "count"]
 
 
 class Interval(Protocol):
@@ -58,6 +58,16 @@ def points(diff: float, low: float, high: float) -> str:
 def within(margin: float) -> str:
     """A margin of rates: "±1 percentage point", "±0.5 percentage points"."""
     return f"±{margin:g} percentage point" + ("" if margin == 1 else "s")
+
+
+def bound(x: float) -> str:
+    """A bound rounded outwards to a tenth: an agreement is never claimed tighter."""
+    return f"{math.ceil(10 * x - 1e-9) / 10:.1f}"
+
+
+def least(x: float) -> str:
+    """A change shown, rounded down to a tenth: never claimed larger."""
+    return f"{math.floor(10 * x) / 10:.1f}"
 
 
 def pvalue(p: float) -> str:
