@@ -159,34 +159,89 @@ def paired_share(name: str, players: int, bot: str, baseline: str, deals: int, s
     return float(share.mean()), max(0.0, float(share.mean() - half)), min(1.0, float(share.mean() + half))
 
 
-def against_heuristic(name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, float, int, int, object]:
+def against_heuristic(name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, float, int, int, object, str]:
     """`bot` in one seat against the game's heuristic in the others, seats rotated, games
-    [i0, i0 + n): its wins, CPU seconds, searched decisions, iterations, and the bot."""
+    [i0, i0 + n): its wins, CPU seconds, searched decisions, iterations, the bot, and a
+    digest of the games' scores (the same digest: the same games, move for move)."""
     spec = games()[name]
     state = spec.new_state(spec.params(players=players))
     lineup = strategies.build_lineup(name, [bot] + ["heuristic"] * (players - 1))
-    perms = np.array([[(i + r) % players for i in range(players)] for r in range(players)], np.int32)
-    out = result_arrays(state, n)
-    t = time.process_time()
-    play_batch(state, lineup, perms, 0, 2026, i0, i0 + n, **out)
-    dt = time.process_time() - t
+    out, dt = _play_timed(state, lineup, n, i0)
     bot_ = lineup[0]
     # The open-loop bot counts no iterations: its budget is fixed.
     walks = getattr(bot_, "walks", bot_.weights.get("iterations", 0) * bot_.searches)
-    return float(out["win"][out["seat_strategy"] == 0].sum()), dt, bot_.searches, walks, bot_
+    return (float(out["win"][out["seat_strategy"] == 0].sum()), dt, bot_.searches, walks, bot_,
+            _digest(out))
 
 
-def search(game_filter: str | None, bot: str, baseline: str, scale: float, rounds: int, deals: float) -> None:
+def _play_timed(state, lineup, n: int, i0: int) -> tuple[dict, float]:
+    perms = np.array([[(i + r) % state.n_players for i in range(state.n_players)]
+                      for r in range(state.n_players)], np.int32)
+    out = result_arrays(state, n)
+    t = time.process_time()
+    play_batch(state, lineup, perms, 0, 2026, i0, i0 + n, **out)
+    return out, time.process_time() - t
+
+
+def _digest(out: dict) -> str:
+    import hashlib  # noqa: PLC0415
+    return hashlib.sha256(out["score"].tobytes() + out["turns"].tobytes()).hexdigest()[:16]
+
+
+# Run in a built checkout of another commit (--search-baseline-tree): the same games as
+# against_heuristic, timed there. Only the engine's long-standing API is used, so that
+# an older build can answer.
+_BASELINE_SCRIPT = """
+import hashlib, json, sys, time
+import numpy as np
+import strategies
+from simcore.batch import play_batch, result_arrays
+from simcore.registry import games
+name, players, bot, n, i0 = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+spec = games()[name]
+state = spec.new_state(spec.params(players=players))
+lineup = strategies.build_lineup(name, [bot] + ["heuristic"] * (players - 1))
+perms = np.array([[(i + r) % players for i in range(players)] for r in range(players)], np.int32)
+out = result_arrays(state, n)
+t = time.process_time()
+play_batch(state, lineup, perms, 0, 2026, i0, i0 + n, **out)
+dt = time.process_time() - t
+digest = hashlib.sha256(out["score"].tobytes() + out["turns"].tobytes()).hexdigest()[:16]
+print(json.dumps({"cpu": dt, "searches": lineup[0].searches, "digest": digest}))
+"""
+
+
+def baseline_elsewhere(tree: Path, name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, int, str]:
+    """CPU seconds, searched decisions and the games' digest of `bot` against the
+    heuristic (as against_heuristic) in the build at `tree`, in a process of its own."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    with tempfile.TemporaryDirectory() as cwd:  # not a checkout's root: its source would shadow the build
+        done = subprocess.run([sys.executable, "-c", _BASELINE_SCRIPT, name, str(players), bot, str(n), str(i0)],
+                              env=env, cwd=cwd, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"bench: the baseline build in {tree} failed: {done.stderr.strip().splitlines()[-1]}")
+    r = json.loads(done.stdout)
+    return r["cpu"], r["searches"], r["digest"]
+
+
+def search(game_filter: str | None, bot: str, baseline: str, scale: float, rounds: int, deals: float,
+           tree: Path | None = None) -> None:
     """The search bot `bot` at 2 players and at the largest table, `rounds` rounds: CPU
     ms a searched decision and iterations/s on one core (CPU time, the heuristics' few
     microseconds a decision included; median and range over rounds), its win share
     against the game's heuristic in the other seats (seats rotated, every round's games
     pooled; 95% Wilson interval, against the fair share 1/n), and against `baseline` at
     equal CPU time: the bot's budget scaled by the two bots' measured CPU a decision,
-    each deal played with the bot in every seat (95% interval over deals)."""
+    each deal played with the bot in every seat (95% interval over deals).
+
+    With `tree` (a built checkout of the baseline's commit), the baseline's CPU is
+    timed there, on the same games, and its games there must be the baseline spec's
+    games here move for move (the digest of their scores and lengths): the deals are
+    played here, by the spec that plays as the old build did."""
     from analysis.stats import wilson  # noqa: PLC0415  (the report stack, only here)
+    where = f"timed in {tree}" if tree else "timed in this build"
     print(f"\nsearch bot {bot}, one core, {rounds} rounds: against each game's heuristic (seats rotated), "
-          f"and against {baseline} at equal CPU time (each deal with the bot in every seat)")
+          f"and against {baseline} ({where}) at equal CPU time (each deal with the bot in every seat)")
     print(f"{'game':<18}{'players':>7}{'games':>7}  {'vs heuristic (95% CI)':<22}{'fair':>6}{'iter/s':>10}"
           f"  {'ms/decision (range)':<22}{'baseline ms':>12}{'iters':>7}{'deals':>7}  vs baseline (95% CI)")
     for name, spec in games().items():
@@ -200,11 +255,18 @@ def search(game_filter: str | None, bot: str, baseline: str, scale: float, round
             wins = 0.0
             ms, base_ms, rate = [], [], []
             for r in range(rounds):
-                w, dt, searched, walks, bot_ = against_heuristic(name, players, bot, n, r * n)
+                w, dt, searched, walks, bot_, _ = against_heuristic(name, players, bot, n, r * n)
                 wins += w
                 ms.append(1000 * dt / max(searched, 1))
                 rate.append(walks / dt)
-                _, dt, searched, _, _ = against_heuristic(name, players, baseline, n, r * n)
+                if tree is None:
+                    _, dt, searched, _, _, _ = against_heuristic(name, players, baseline, n, r * n)
+                else:
+                    dt, searched, there = baseline_elsewhere(tree, name, players, baseline, n, r * n)
+                    here = against_heuristic(name, players, baseline, n, r * n)[5]
+                    if here != there:
+                        sys.exit(f"bench: {baseline} plays other games here than in {tree} ({name}, "
+                                 f"{players} players, games {r * n}-{r * n + n}): no equal-CPU comparison")
                 base_ms.append(1000 * dt / max(searched, 1))
             low, high = wilson(wins, n * rounds)
             budget = int(bot_.weights.get("iterations", 0))
@@ -551,6 +613,9 @@ def main() -> None:
     ap.add_argument("--cluster-games", type=int, default=400, help="games of each --cluster measurement")
     ap.add_argument("--search-baseline", default=SEARCH_BASELINE, metavar="SPEC",
                     help="the bot the search bot meets at equal CPU time (default: the search bot of 1b60c88)")
+    ap.add_argument("--search-baseline-tree", type=Path, default=None, metavar="DIR",
+                    help="a built checkout of the baseline's commit (git worktree add DIR 1b60c88, then "
+                         "python setup.py build_ext --inplace there): the baseline's CPU is timed there")
     ap.add_argument("--search-rounds", type=int, default=3,
                     help="rounds of the search bot's timing and games against the heuristic")
     ap.add_argument("--search-deals", type=float, default=0.5,
@@ -572,7 +637,7 @@ def main() -> None:
             print(f"  the engine's random vs random: {engine:,.0f} games/s, {engine / ref:.0%} of the C version")
         if args.search:
             search(args.game, args.search, args.search_baseline, args.search_scale, args.search_rounds,
-                   args.search_deals)
+                   args.search_deals, args.search_baseline_tree)
         if args.cluster:
             dask_cluster(args.cluster, args.cluster_games, args.repeat)
         if args.parallel_games or args.small_games or args.memory_games:
