@@ -8,6 +8,7 @@ to carry) times their value, plus the space ability if it can be used. Goods go 
 coloured trucks, chocolate first; worker icons are kept uncovered while the Plantation
 lasts; candy is made from the recipe with the best points for its cost.
 """
+cimport cython
 from libc.string cimport memset
 from simcore.rng cimport Rng
 from simcore.state cimport GameState
@@ -68,13 +69,14 @@ cdef struct Ctx:
     int ship                      # shippable()
     double per_to                 # value of a good brought in, of one shipped
     double per_from
-    double mach[2]                # usable(machine of the half, from/to)
     unsigned int use_done         # bit 8 * to + ability: use[to][ability] computed
     double use[2][8]              # usable(ability, to)
     unsigned int dir_done[N_CLASSES][2]            # bit number: dir[class][ccw][number] computed
     double dir[N_CLASSES][2][MAX_SPACES]           # dir_value, memoized
 
 
+# Final: its own calls (the fast path's per-turn helpers) are direct, and inlined.
+@cython.final
 cdef class ManfrediniHeuristic(Strategy):
     NAME = "heuristic"
     GAMES = ("manfredini",)
@@ -246,11 +248,53 @@ cdef class ManfrediniHeuristic(Strategy):
         return (keep if keep > roll else roll) - self.w[W_HOLD]
 
     cdef double fast_roll(self, const MObs* o, Ctx* x, int kind) noexcept nogil:
+        # A roll needs the number value of every face: each direction's turn values of
+        # the card's class are filled for all numbers at once, and read here.
+        cdef int f, d, j, n = o.cfg.spaces, reach = o.cfg.runner_reach
+        cdef int cl = card_class(SPEC + kind)
+        cdef const double* cw
+        cdef const double* cc
+        cdef double v, best, total = 0.0
+        if x.dir_done[cl][0] != o.cfg.full:
+            self.fill_dirs(o, x, False, cl)
+        cw = x.dir[cl][0]
+        cc = x.dir[cl][1]
+        if kind == K_RUNNER:
+            for f in range(n):
+                best = -1e9
+                for d in range(-reach, reach + 1):
+                    j = f + d
+                    if j < 0:
+                        j += n
+                    elif j >= n:
+                        j -= n
+                    v = cw[j]
+                    if v > best:
+                        best = v
+                total += best
+        elif kind == K_SORTER:
+            if x.dir_done[cl][1] != o.cfg.full:
+                self.fill_dirs(o, x, True, cl)
+            for f in range(n):
+                best = cw[f]
+                if cc[f] > best:
+                    best = cc[f]
+                total += best
+        else:
+            for f in range(n):
+                total += cw[f]
+        return total / n
+
+    cdef void fill_dirs(self, const MObs* o, Ctx* x, bint ccw, int cl) noexcept nogil:
+        # fast_dir of every number not yet known, for one direction and card class.
         cdef int f
-        cdef double total = 0.0
+        cdef double to, fr
         for f in range(o.cfg.spaces):
-            total += self.fast_number(o, x, f, kind)
-        return total / o.cfg.spaces
+            if not (x.dir_done[cl][ccw] >> f) & 1:
+                to = self.fast_turn(o, x, f, ccw, True, cl)
+                fr = self.fast_turn(o, x, f, ccw, False, cl)
+                x.dir[cl][ccw][f] = to if to > fr else fr
+        x.dir_done[cl][ccw] = o.cfg.full
 
     cdef double fast_number(self, const MObs* o, Ctx* x, int number, int kind) noexcept nogil:
         cdef int d, reach = o.cfg.runner_reach
@@ -280,7 +324,7 @@ cdef class ManfrediniHeuristic(Strategy):
         x.dir_done[cl][ccw] |= 1u << number
         return x.dir[cl][ccw][number]
 
-    cdef double fast_turn(self, const MObs* o, Ctx* x, int number, bint ccw, bint to, int cl) noexcept nogil:
+    cdef inline double fast_turn(self, const MObs* o, Ctx* x, int number, bint ccw, bint to, int cl) noexcept nogil:
         cdef const MConfig* c = o.cfg
         cdef int tried = 0, cap, space, best_room, carry, ab
         cdef double v, per, u, m
@@ -307,13 +351,13 @@ cdef class ManfrediniHeuristic(Strategy):
         ab = c.ability[o.half][space]
         u = self.fast_usable(o, x, ab, to)
         if cl == CL_MACHINIST:
-            m = x.mach[to]
+            m = self.fast_usable(o, x, AB_MIXER if o.half == 0 else AB_MACHINE, to)
             if c.machinist_choice and m >= 2.0 and ab == AB_DECORATE:
                 u = 1.0
             v += self.w[W_ABILITY] * m
         return v + self.w[W_ABILITY] * u
 
-    cdef double fast_usable(self, const MObs* o, Ctx* x, int ability, bint to) noexcept nogil:
+    cdef inline double fast_usable(self, const MObs* o, Ctx* x, int ability, bint to) noexcept nogil:
         cdef unsigned int bit = 1u << (8 * to + ability)
         if not x.use_done & bit:
             x.use[to][ability] = self.usable(o, ability, to)
@@ -321,11 +365,41 @@ cdef class ManfrediniHeuristic(Strategy):
         return x.use[to][ability]
 
     cdef void prepare_plan(self, const MObs* o, Ctx* x) noexcept nogil:
+        # plan(), visiting only the recipes in play (in the same order).
+        cdef const Goods* me = &o.goods[o.seat]
+        cdef const MConfig* c = o.cfg
+        cdef int t, r, k, made, best = -1, best_k = 0
+        cdef int sugar = me.wh.n[SUGAR], choc = me.wh.n[CHOC]
+        cdef unsigned int bits = o.in_play
+        cdef double v, best_v = 0.0
+        x.planned = True
         x.want[SUGAR] = 0
         x.want[CHOC] = 0
-        if o.half == 1:
-            self.plan(o, x.want)
-        x.planned = True
+        if o.half == 0:
+            return
+        for t in range(N_TRUCKS):
+            sugar += me.truck[t].n[SUGAR]
+            choc += me.truck[t].n[CHOC]
+        while bits:
+            r = ctz(bits)
+            bits &= bits - 1
+            if o.candy_supply[r] == 0:
+                continue
+            k = c.uses[r]
+            if c.cost_sugar[r] and sugar // c.cost_sugar[r] < k:
+                k = sugar // c.cost_sugar[r]
+            if c.cost_choc[r] and choc // c.cost_choc[r] < k:
+                k = choc // c.cost_choc[r]
+            made = k * c.candies[r]
+            if made > o.candy_supply[r]:
+                made = o.candy_supply[r]
+            v = (self.w[W_RECIPE] * made * c.points[r]
+                 - self.w[W_RECIPE_COST] * k * (c.cost_sugar[r] + c.cost_choc[r]))
+            if k > 0 and v > best_v:
+                best, best_v, best_k = r, v, k
+        if best >= 0:
+            x.want[SUGAR] = c.cost_sugar[best] * best_k
+            x.want[CHOC] = c.cost_choc[best] * best_k
 
     cdef void prepare_turn(self, const MObs* o, Ctx* x) noexcept nogil:
         # turn_value's parts that depend on neither the card nor the space.
@@ -354,8 +428,6 @@ cdef class ManfrediniHeuristic(Strategy):
         if end:
             per *= 2.0
         x.per_from = per
-        for t in range(2):
-            x.mach[t] = self.usable(o, AB_MIXER if o.half == 0 else AB_MACHINE, t)
         x.turn_ready = True
 
     # ---- cards, die and direction: the turn they lead to ----
