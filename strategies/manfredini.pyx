@@ -360,9 +360,28 @@ cdef class ManfrediniHeuristic(Strategy):
     cdef inline double fast_usable(self, const MObs* o, Ctx* x, int ability, bint to) noexcept nogil:
         cdef unsigned int bit = 1u << (8 * to + ability)
         if not x.use_done & bit:
-            x.use[to][ability] = self.usable(o, ability, to)
+            x.use[to][ability] = self.usable_by_bits(o, ability, to)
             x.use_done |= bit
         return x.use[to][ability]
+
+    cdef double usable_by_bits(self, const MObs* o, int ability, bint to) noexcept nogil:
+        # usable(), with the recipes in play and the candy in the warehouse read from
+        # their bit sets (Box.mask: bit g iff there is a good g).
+        cdef const Box* wh = &o.goods[o.seat].wh
+        cdef unsigned int bits
+        cdef int r
+        if ability == AB_MACHINE:
+            bits = o.in_play
+            while bits:
+                r = ctz(bits)
+                bits &= bits - 1
+                if o.candy_supply[r] > 0 and \
+                        wh.n[SUGAR] >= o.cfg.cost_sugar[r] and wh.n[CHOC] >= o.cfg.cost_choc[r]:
+                    return 2.0
+            return 0.5 if to else 0.0
+        if ability == AB_DECORATE:
+            return 1.0 if (wh.mask >> PLAIN) & ((1u << N_RECIPES) - 1) else 0.0
+        return self.usable(o, ability, to)
 
     cdef void prepare_plan(self, const MObs* o, Ctx* x) noexcept nogil:
         # plan(), visiting only the recipes in play (in the same order).
@@ -406,6 +425,7 @@ cdef class ManfrediniHeuristic(Strategy):
         cdef const Goods* me = &o.goods[o.seat]
         cdef const MConfig* c = o.cfg
         cdef int t, g, room
+        cdef unsigned int bits
         cdef bint end = self.endgame(o)
         cdef double per
         if not x.planned:
@@ -422,7 +442,20 @@ cdef class ManfrediniHeuristic(Strategy):
         for g in range(SUGAR, CHOC + 1):
             if g != CACAO and x.want[g] > me.wh.n[g]:
                 x.need += x.want[g] - me.wh.n[g]
-        x.ship = self.shippable(o, x.want)
+        if o.half == 0:
+            x.ship = self.shippable(o, x.want)
+        else:
+            # shippable(): the warehouse's goods counted over its bit set.
+            x.ship = 0
+            bits = me.wh.mask
+            while bits:
+                g = ctz(bits)
+                bits &= bits - 1
+                x.ship += me.wh.n[g]
+            if not end:
+                for g in range(SUGAR, CHOC + 1):
+                    if g != CACAO:
+                        x.ship -= me.wh.n[g] if me.wh.n[g] < x.want[g] else x.want[g]
         x.per_to = 0.0 if end else self.w[W_TAKE]
         per = self.w[W_CHOC] if me.wh.n[CHOC] > 0 or o.half == 1 else self.w[W_SUGAR]
         if end:
