@@ -1417,7 +1417,8 @@ cdef class ManfrediniState(GameState):
         return seen_key(&self.s.seen, observer)
 
     cdef void copy_into(self, GameState other) noexcept nogil:
-        (<ManfrediniState>other).s = self.s
+        # One copy (a struct assignment goes through a temporary: two).
+        memcpy(&(<ManfrediniState>other).s, &self.s, sizeof(Man))
 
     cdef int spec_slots(self, int observer, signed char** where, int* off, int* tag) noexcept nogil:
         # Every specialist slot whose kind `observer` does not know exactly, in a fixed
@@ -1619,14 +1620,13 @@ cdef class ManfrediniState(GameState):
         return not cd.secret[i] and (self.s.half == 1 or cd.hand[i] < SPEC)
 
     cdef void observe(self, int seat, MObs* o) noexcept nogil:
-        cdef int i
         o.seat = seat
         o.half = self.s.half
         o.variant = self.cfg.variant
         o.n_players = self.cfg.n_players
         o.hand_len = self.s.g[seat].hand_len
-        for i in range(o.hand_len):
-            o.hand[i] = self.s.c[seat].hand[i]
+        # The whole array in one move; the slots from hand_len on are not read.
+        memcpy(o.hand, self.s.c[seat].hand, MAX_HAND)
         o.goods = self.s.g
         o.board = self.s.board
         o.in_play = self.s.in_play
