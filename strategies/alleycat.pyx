@@ -55,11 +55,12 @@ display and the face-up solo cards. Deck order matters only to moves that can en
 day; for those the copy is determinized for its seat first."""
 from libc.math cimport NAN
 from libc.string cimport memcpy, memcmp, memset
-from simcore.rng cimport Rng
+from libc.stdint cimport uint64_t
+from simcore.rng cimport Rng, rng_seed
 from simcore.state cimport GameState, MAX_ACTIONS
 from simcore.strategy cimport Strategy
 from simcore.games.alleycat.rules cimport (
-    AlleyCatState, Ac, AcConfig, AcSeat, AcPart, AcOrder, N_PIECES, N_STORES, COCOA, R_DIFFERENT,
+    AlleyCatState, Ac, AcConfig, AcMarks, AcSeat, AcPart, AcOrder, N_PIECES, N_STORES, COCOA, R_DIFFERENT,
     K_CONVERTER, K_UPGRADER, K_REPEATER, K_CHUTE, stage_of, PH_ORDERS, S_PACKET, S_PICK,
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
@@ -647,6 +648,16 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     cdef int m_done[MAX_HELD_ORDERS]
     cdef bint m_goal[MAX_SOLO_CARDS]
     cdef double m_progress
+    # A decision from the orders on (2-4 players) tries its moves on the state itself
+    # and determinizes a copy only for a move whose look-ahead draws a card (lazy): the
+    # stream the determinization would start from, whether `seen` holds it yet, where
+    # the decks stood, whether the move at hand drew, and how deep best_move is.
+    cdef bint lazy
+    cdef bint world
+    cdef bint drew
+    cdef int depth
+    cdef Rng world_rng
+    cdef AcMarks marks
     # The Corner Shop orders of the params prepared for, as orders_value (the bot's
     # most frequent loop) reads them: one compact copy instead of the order table of
     # each scratch state, and each stage's needs as the kinds it needs, in kind order.
@@ -761,6 +772,19 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             # Before the day's first push: the employee's action, valued once its choices
             # are made, or the push (best_move only reads the state).
             return self.best_move(state, trial, scratch, seat, legal, n, True)
+        if n > 1 and state.s.phase >= PH_ORDERS and not state.cfg.solo:
+            # The first heuristic determinizes a copy for every such decision; only the
+            # moves whose look-ahead draws a card read it, so they alone are valued on
+            # it, made from the stream as it was (the same copy), and the stream moves
+            # on as the determinization would have moved it.
+            self.world_rng = rng[0]
+            state.skip_determinize(seat, rng)
+            state.draw_marks(&self.marks)
+            self.lazy = True
+            self.world = False
+            pick = self.look_ahead(state, state, trial, scratch, seat, legal, n)
+            self.lazy = False
+            return pick
         return AlleyCatHeuristicV1.decide(self, state, seen, trial, scratch, seat, legal, n, rng)
 
     cdef double value(self, AlleyCatState st, int seat) noexcept nogil:
@@ -1031,12 +1055,16 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # The first heuristic's, with each piece step of the seat's own run valued by
         # delta_value (no copy, no apply, only the terms it changes); the other moves
         # are copied, applied and valued whole.
+        # Lazy (see decide): a move of the decision whose look-ahead drew a card anywhere
+        # is valued again on the determinized copy, `seen`.
         cdef int i, pick = legal[0]
         cdef double v, best = 0.0
         cdef bint own = False, delta = self.by_delta(st, seat, legal, n)
+        cdef bint top = self.lazy and self.depth == 0
         cdef Base b
         if delta:
             self.delta_base(st, seat, &b)
+        self.depth += 1
         for i in range(n):
             v = self.delta_value(st, seat, &b, legal[i], chain) if delta else NAN
             if v != v:
@@ -1044,17 +1072,42 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     own_restore(st, scratch, seat)
                 else:
                     st.copy_into(scratch)
+                if top:
+                    self.drew = False
                 scratch.apply(legal[i])
                 v = self.complete(scratch, inner, seat) if chain else NAN
                 if v != v:
                     v = self.value(scratch, seat)
                 own = own_move(st, scratch, seat)
+                if self.lazy and scratch.drew_since(&self.marks):
+                    self.drew = True
+                if top and self.drew:
+                    v = self.world_value(st, scratch, inner, seat, legal[i], chain)
+                    own = False
             if i == 0 or v > best + 1e-9:
                 best = v
                 pick = legal[i]
+        self.depth -= 1
         if value != NULL:
             value[0] = best
         return pick
+
+    cdef double world_value(self, AlleyCatState st, AlleyCatState scratch, AlleyCatState inner, int seat,
+                            int action, bint chain) noexcept nogil:
+        # best_move's value of `action` from `st` determinized for `seat` (made once a decision).
+        cdef double v
+        self.lazy = False
+        if not self.world:
+            st.copy_into(self.seen)
+            (<AlleyCatState>self.seen).determinize(seat, &self.world_rng)
+            self.world = True
+        self.seen.copy_into(scratch)
+        scratch.apply(action)
+        v = self.complete(scratch, inner, seat) if chain else NAN
+        if v != v:
+            v = self.value(scratch, seat)
+        self.lazy = True
+        return v
 
     def delta_values(self, AlleyCatState state, int seat):
         """Tests: each legal move of `state` valued for `seat` two ways: by delta_value
@@ -1077,6 +1130,24 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             trial.apply(legal[i])
             out.append((legal[i], None if d != d else d, self.value(trial, seat)))
         return out
+
+    def lazy_check(self, AlleyCatState state, uint64_t seed):
+        """Tests: the move chosen at `state` (the orders on, 2-4 players) and the bot
+        stream's state after it, as decide takes it (lazily) and by looking ahead from a
+        determinized copy, as the first heuristic does; and whether decide determinized."""
+        cdef int legal[MAX_ACTIONS]
+        cdef int n = state.legal_actions(legal), seat = state.s.to_move, lazy, eager
+        cdef Rng a, b
+        cdef AlleyCatState seen = state.copy(), trial = state.copy(), scratch = state.copy()
+        self.prepare(state)
+        rng_seed(&a, seed)
+        b = a
+        lazy = self.decide(state, <AlleyCatState>self.seen, trial, scratch, seat, legal, n, &a)
+        self.set_currency(state, seat)
+        state.copy_into(seen)
+        seen.determinize(seat, &b)
+        eager = self.look_ahead(state, seen, trial, scratch, seat, legal, n)
+        return lazy, a.s, eager, b.s, self.world
 
     cdef int money_now(self, AlleyCatState st, int seat) noexcept nogil:
         # score_now's money, most orders, store awards and diversity. The last three
