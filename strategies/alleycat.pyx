@@ -52,7 +52,10 @@ components, the Agent idle on Saturday, employees acting before the first push):
 
 It reads only public information: factories, store rooms, coal, orders, tracks, the
 display and the face-up solo cards. Deck order matters only to moves that can end the
-day; for those the copy is determinized for its seat first."""
+day; for those the copy is determinized for its seat first (at 2-4 players, only for a
+move whose look-ahead draws a card: the others are tried on the position itself, and
+the bot's stream moves on as the determinization would have moved it)."""
+cimport cython
 from libc.math cimport NAN
 from libc.string cimport memcpy, memcmp, memset
 from libc.stdint cimport uint64_t
@@ -816,6 +819,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
         return v
 
+    @cython.final
     cdef double head(self, AlleyCatState st, int seat, int* pool, int* later, int* split_out) noexcept nogil:
         # value()'s sum before coal: money, steps and the beans still to load; and the
         # pieces split into `pool` (in the store room before today's orders) and `later`
@@ -845,6 +849,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         split_out[0] = split
         return v
 
+    @cython.final
     cdef int split_of(self, AlleyCatState st, int seat) noexcept nogil:
         # A piece on square q reaches the store room after squares - q pushes; the
         # pushes left today are the tiles still at the entrance while the seat runs its
@@ -860,6 +865,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
 
     # ---- delta evaluation: a piece step of the seat's own run valued without a copy ----
 
+    @cython.final
     cdef bint by_delta(self, AlleyCatState st, int seat, const int* legal, int n) noexcept nogil:
         # Whether some move of `legal` is a step piece_step knows: in the mover's own
         # run, 2-4 players (solo, the objectives are judged on the state itself).
@@ -874,6 +880,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         return (sub == S_INPUT or sub == S_OUTPUT or sub == S_CHUTE or sub == S_COPY
                 or sub == S_UPGRADE or sub == S_MOVE_TO)
 
+    @cython.final
     cdef void delta_base(self, AlleyCatState st, int seat, Base* b) noexcept nogil:
         # What piece_step reads; the rest when a move needs it (delta_pieces, delta_orders).
         b.split = self.split_of(st, seat)
@@ -881,6 +888,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         b.pieces = False
         b.has_orders = False
 
+    @cython.final
     cdef void delta_pieces(self, AlleyCatState st, int seat, Base* b) noexcept nogil:
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef const Stages* o
@@ -899,12 +907,14 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 for j in range(o.n_kinds[k]):
                     b.kinds |= 1 << o.kind[k][j]
 
+    @cython.final
     cdef void delta_orders(self, AlleyCatState st, int seat, Base* b) noexcept nogil:
         b.has_orders = True
         memcpy(b.pool_o, b.pool, sizeof(b.pool))
         memcpy(b.later_o, b.later, sizeof(b.later))
         b.orders = self.orders_value(st, seat, b.pool_o, b.later_o, b.today)
 
+    @cython.final
     cdef double delta_value(self, AlleyCatState st, int seat, Base* b, int action, bint chain) noexcept nogil:
         # value() of `st` after `action` (a move of `seat` in its own run), from what the
         # move changes in its pieces and coal: value()'s sum, term by term in its order,
@@ -950,6 +960,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         v += self.rest_value(pool, later)
         return v
 
+    @cython.final
     cdef int piece_step(self, AlleyCatState st, int seat, const Base* b, int action, int* pool, int* later,
                         int* coal) noexcept nogil:
         # What `action` does to `seat`'s pieces and coal, as apply does it (a trade, or a
@@ -1038,6 +1049,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             return -1
         return pending | self.square_delta(q, c, a.belt[q], pool, later, b.split)
 
+    @cython.final
     cdef int square_delta(self, int q, const short* now, const short* was, int* pool, int* later,
                           int split) noexcept nogil:
         # Square q's pieces `now` instead of `was`, added to its pool: the kinds changed.
@@ -1092,6 +1104,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             value[0] = best
         return pick
 
+    @cython.final
     cdef double world_value(self, AlleyCatState st, AlleyCatState scratch, AlleyCatState inner, int seat,
                             int action, bint chain) noexcept nogil:
         # best_move's value of `action` from `st` determinized for `seat` (made once a decision).
@@ -1149,6 +1162,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         eager = self.look_ahead(state, seen, trial, scratch, seat, legal, n)
         return lazy, a.s, eager, b.s, self.world
 
+    @cython.final
     cdef int money_now(self, AlleyCatState st, int seat) noexcept nogil:
         # score_now's money, most orders, store awards and diversity. The last three
         # change only with the table's markers and completed orders, seldom between
@@ -1178,17 +1192,20 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 self.k_stamp[p][z] = b.stamp[z]
         return parts[0] + parts[1] + parts[2] + parts[3]
 
+    @cython.final
     cdef bint orders_ahead(self, AlleyCatState st, int seat) noexcept nogil:
         # Whether `seat` still fulfils orders today (or is doing so).
         if st.s.phase != PH_ORDERS:
             return st.s.phase < PH_ORDERS
         return st.s.to_move == seat or not self.ran(st, seat)
 
+    @cython.final
     cdef bint ran(self, AlleyCatState st, int seat) noexcept nogil:
         # Whether `seat` has had its turn of the phase (PH_RUN or PH_ORDERS) today: its
         # place in turn order from the start player (seat_at's inverse) is not past it.
         return (seat - st.s.start + st.cfg.n) % st.cfg.n <= st.s.turn
 
+    @cython.final
     cdef double orders_value(self, AlleyCatState st, int seat, int* pool, int* later, bint today) noexcept nogil:
         # With orders still to fulfil `today`, the stages the pieces at hand pay, dearest
         # first, at `ready` of their money (an order they complete at `complete` more);
@@ -1423,24 +1440,31 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             self.m_goal[i] = self.h_goal[i]
         self.m_later, self.m_progress = later, progress
 
+    @cython.final
     cdef double rest_value(self, int* pool, int* later) noexcept nogil:
         # Pieces no order takes: on the belt by stage; in the store room only the
         # `keep` best survive the night, the rest become coal (or can be traded for it).
         cdef double v = 0.0
         cdef int t, m, left = self.keep
+        # A kind of which there is none adds an exact zero: skipped (v stays the same
+        # float: it starts at +0.0 and never turns -0.0).
         for t in range(N_PIECES):
-            v += later[t] * self.gv[t]
+            if later[t]:
+                v += later[t] * self.gv[t]
         if self.keep < 0:
             for t in range(N_PIECES):
-                v += pool[t] * self.gv[t]
+                if pool[t]:
+                    v += pool[t] * self.gv[t]
             return v
         for t in range(N_PIECES - 1, -1, -1):
             # Kinds by stage, best first (pieces are numbered by stage).
-            m = min(pool[t], left)
-            left -= m
-            v += m * self.kept_v[t] + (pool[t] - m) * self.coal_piece
+            if pool[t]:
+                m = min(pool[t], left)
+                left -= m
+                v += m * self.kept_v[t] + (pool[t] - m) * self.coal_piece
         return v
 
+    @cython.final
     cdef int supply_estimate(self, const AcSide* d, const int* pool) noexcept nogil:
         # Steps a supply by side `d`'s rule could take from `pool` (rules that need a
         # choice made elsewhere count nothing).
