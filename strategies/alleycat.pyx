@@ -620,6 +620,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     # The currency of the decision at hand, set from the position where it is taken and
     # applied to every candidate: the same money whatever phase a move leads to.
     cdef double cv            # a coal
+    cdef bint l_valid         # the currency below is that of `left` = l_left
+    cdef double l_left
     # money_now's last position scored: its seat, the table's completed orders and
     # markers, and the money from most orders, store awards and diversity there.
     cdef bint k_valid
@@ -673,6 +675,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # money_now's last scoring holds for any position of these params with the
         # same markers and completed orders, from one decision to the next.
         self.k_valid = False
+        self.l_valid = False
         c = &(<AlleyCatState>proto).cfg
         for id in range(c.n_orders):
             self.orders[id].size = c.orders[id].size
@@ -707,14 +710,18 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         else:
             self.keep = c.keep
         # While the game goes on a coal or a piece is worth its use (the weights); the
-        # end value takes over as the last shift nears.
-        self.cv = (1.0 - left) * end_coal + left * self.w[W_COAL]
-        self.coal_piece = self.cv * c.coal_per_choc
-        for t in range(N_PIECES):
-            self.gv[t] = (1.0 - left) * end_piece + left * self.w[W_STAGE + stage_of(t)]
-            self.kept_v[t] = max(self.gv[t], self.coal_piece)
-        self.progress = left * self.w[W_ORDER]
-        self.steps = left * self.w[W_STEP]
+        # end value takes over as the last shift nears. The same `left` gives the same
+        # currency (for the params prepared for): kept from the last decision.
+        if not (self.l_valid and left == self.l_left):
+            self.l_valid = True
+            self.l_left = left
+            self.cv = (1.0 - left) * end_coal + left * self.w[W_COAL]
+            self.coal_piece = self.cv * c.coal_per_choc
+            for t in range(N_PIECES):
+                self.gv[t] = (1.0 - left) * end_piece + left * self.w[W_STAGE + stage_of(t)]
+                self.kept_v[t] = max(self.gv[t], self.coal_piece)
+            self.progress = left * self.w[W_ORDER]
+            self.steps = left * self.w[W_STEP]
         self.fixed = c.solo and st.s.phase <= PH_RUN
         self.m_valid = False
         self.sizes_wanted = 0
@@ -1263,6 +1270,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 self.h_done[self.h_n] = a.order[best]
                 self.h_n += 1
                 held[best] = NULL
+        # A kind none of which is at hand, and a stage none of whose pieces are, add
+        # exact zeros: skipped (adding a zero changes no sum but a zero's sign).
         for i in range(n_held):
             o = held[i]
             if o == NULL:
@@ -1271,6 +1280,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             have = 0.0
             for j in range(o.n_kinds[k]):
                 t = o.kind[k][j]
+                if pool[t] == 0 and later[t] == 0:
+                    continue
                 need = o.need[k][j]
                 m = min(pool[t], need)
                 pool[t] -= m
@@ -1278,7 +1289,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 m = min(later[t], need - m)
                 later[t] -= m
                 have += self.w[W_ORDER_BELT] * m
-            v += self.progress * o.money[k] * have / o.n_pieces[k]
+            if have != 0.0:
+                v += self.progress * o.money[k] * have / o.n_pieces[k]
         return v
 
     cdef double goals_value(self, AlleyCatState st, int* pool, bint today) noexcept nogil:
@@ -1446,8 +1458,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # `keep` best survive the night, the rest become coal (or can be traded for it).
         cdef double v = 0.0
         cdef int t, m, left = self.keep
-        # A kind of which there is none adds an exact zero: skipped (v stays the same
-        # float: it starts at +0.0 and never turns -0.0).
+        # A kind of which there is none adds an exact zero: skipped (adding a zero
+        # changes no sum but a zero's sign).
         for t in range(N_PIECES):
             if later[t]:
                 v += later[t] * self.gv[t]
