@@ -52,14 +52,18 @@ components, the Agent idle on Saturday, employees acting before the first push):
 
 It reads only public information: factories, store rooms, coal, orders, tracks, the
 display and the face-up solo cards. Deck order matters only to moves that can end the
-day; for those the copy is determinized for its seat first."""
+day; for those the copy is determinized for its seat first (at 2-4 players, only for a
+move whose look-ahead draws a card: the others are tried on the position itself, and
+the bot's stream moves on as the determinization would have moved it)."""
+cimport cython
 from libc.math cimport NAN
 from libc.string cimport memcpy, memcmp, memset
-from simcore.rng cimport Rng
+from libc.stdint cimport uint64_t
+from simcore.rng cimport Rng, rng_seed
 from simcore.state cimport GameState, MAX_ACTIONS
 from simcore.strategy cimport Strategy
 from simcore.games.alleycat.rules cimport (
-    AlleyCatState, Ac, AcConfig, AcSeat, AcPart, AcOrder, N_PIECES, N_STORES, COCOA, R_DIFFERENT,
+    AlleyCatState, Ac, AcConfig, AcMarks, AcSeat, AcPart, AcOrder, N_PIECES, N_STORES, COCOA, R_DIFFERENT,
     K_CONVERTER, K_UPGRADER, K_REPEATER, K_CHUTE, stage_of, PH_ORDERS, S_PACKET, S_PICK,
     S_PLACE, S_ASSIGN, S_MENU, S_ORDERS, S_SUPPLY, S_AGENT_STORE, S_TARGET, S_OPTION,
     S_INPUT, S_OUTPUT, S_UPGRADE, S_COPY, S_CHUTE, S_EMP_SQUARE, S_MOVE_PIECE, S_MOVE_TO,
@@ -616,6 +620,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     # The currency of the decision at hand, set from the position where it is taken and
     # applied to every candidate: the same money whatever phase a move leads to.
     cdef double cv            # a coal
+    cdef bint l_valid         # the currency below is that of `left` = l_left
+    cdef double l_left
     # money_now's last position scored: its seat, the table's completed orders and
     # markers, and the money from most orders, store awards and diversity there.
     cdef bint k_valid
@@ -647,6 +653,16 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     cdef int m_done[MAX_HELD_ORDERS]
     cdef bint m_goal[MAX_SOLO_CARDS]
     cdef double m_progress
+    # A decision from the orders on (2-4 players) tries its moves on the state itself
+    # and determinizes a copy only for a move whose look-ahead draws a card (lazy): the
+    # stream the determinization would start from, whether `seen` holds it yet, where
+    # the decks stood, whether the move at hand drew, and how deep best_move is.
+    cdef bint lazy
+    cdef bint world
+    cdef bint drew
+    cdef int depth
+    cdef Rng world_rng
+    cdef AcMarks marks
     # The Corner Shop orders of the params prepared for, as orders_value (the bot's
     # most frequent loop) reads them: one compact copy instead of the order table of
     # each scratch state, and each stage's needs as the kinds it needs, in kind order.
@@ -659,6 +675,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # money_now's last scoring holds for any position of these params with the
         # same markers and completed orders, from one decision to the next.
         self.k_valid = False
+        self.l_valid = False
         c = &(<AlleyCatState>proto).cfg
         for id in range(c.n_orders):
             self.orders[id].size = c.orders[id].size
@@ -693,14 +710,18 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         else:
             self.keep = c.keep
         # While the game goes on a coal or a piece is worth its use (the weights); the
-        # end value takes over as the last shift nears.
-        self.cv = (1.0 - left) * end_coal + left * self.w[W_COAL]
-        self.coal_piece = self.cv * c.coal_per_choc
-        for t in range(N_PIECES):
-            self.gv[t] = (1.0 - left) * end_piece + left * self.w[W_STAGE + stage_of(t)]
-            self.kept_v[t] = max(self.gv[t], self.coal_piece)
-        self.progress = left * self.w[W_ORDER]
-        self.steps = left * self.w[W_STEP]
+        # end value takes over as the last shift nears. The same `left` gives the same
+        # currency (for the params prepared for): kept from the last decision.
+        if not (self.l_valid and left == self.l_left):
+            self.l_valid = True
+            self.l_left = left
+            self.cv = (1.0 - left) * end_coal + left * self.w[W_COAL]
+            self.coal_piece = self.cv * c.coal_per_choc
+            for t in range(N_PIECES):
+                self.gv[t] = (1.0 - left) * end_piece + left * self.w[W_STAGE + stage_of(t)]
+                self.kept_v[t] = max(self.gv[t], self.coal_piece)
+            self.progress = left * self.w[W_ORDER]
+            self.steps = left * self.w[W_STEP]
         self.fixed = c.solo and st.s.phase <= PH_RUN
         self.m_valid = False
         self.sizes_wanted = 0
@@ -761,6 +782,19 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             # Before the day's first push: the employee's action, valued once its choices
             # are made, or the push (best_move only reads the state).
             return self.best_move(state, trial, scratch, seat, legal, n, True)
+        if n > 1 and state.s.phase >= PH_ORDERS and not state.cfg.solo:
+            # The first heuristic determinizes a copy for every such decision; only the
+            # moves whose look-ahead draws a card read it, so they alone are valued on
+            # it, made from the stream as it was (the same copy), and the stream moves
+            # on as the determinization would have moved it.
+            self.world_rng = rng[0]
+            state.skip_determinize(seat, rng)
+            state.draw_marks(&self.marks)
+            self.lazy = True
+            self.world = False
+            pick = self.look_ahead(state, state, trial, scratch, seat, legal, n)
+            self.lazy = False
+            return pick
         return AlleyCatHeuristicV1.decide(self, state, seen, trial, scratch, seat, legal, n, rng)
 
     cdef double value(self, AlleyCatState st, int seat) noexcept nogil:
@@ -792,6 +826,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
         return v
 
+    @cython.final
     cdef double head(self, AlleyCatState st, int seat, int* pool, int* later, int* split_out) noexcept nogil:
         # value()'s sum before coal: money, steps and the beans still to load; and the
         # pieces split into `pool` (in the store room before today's orders) and `later`
@@ -821,6 +856,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         split_out[0] = split
         return v
 
+    @cython.final
     cdef int split_of(self, AlleyCatState st, int seat) noexcept nogil:
         # A piece on square q reaches the store room after squares - q pushes; the
         # pushes left today are the tiles still at the entrance while the seat runs its
@@ -836,6 +872,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
 
     # ---- delta evaluation: a piece step of the seat's own run valued without a copy ----
 
+    @cython.final
     cdef bint by_delta(self, AlleyCatState st, int seat, const int* legal, int n) noexcept nogil:
         # Whether some move of `legal` is a step piece_step knows: in the mover's own
         # run, 2-4 players (solo, the objectives are judged on the state itself).
@@ -850,6 +887,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         return (sub == S_INPUT or sub == S_OUTPUT or sub == S_CHUTE or sub == S_COPY
                 or sub == S_UPGRADE or sub == S_MOVE_TO)
 
+    @cython.final
     cdef void delta_base(self, AlleyCatState st, int seat, Base* b) noexcept nogil:
         # What piece_step reads; the rest when a move needs it (delta_pieces, delta_orders).
         b.split = self.split_of(st, seat)
@@ -857,6 +895,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         b.pieces = False
         b.has_orders = False
 
+    @cython.final
     cdef void delta_pieces(self, AlleyCatState st, int seat, Base* b) noexcept nogil:
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef const Stages* o
@@ -875,12 +914,14 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 for j in range(o.n_kinds[k]):
                     b.kinds |= 1 << o.kind[k][j]
 
+    @cython.final
     cdef void delta_orders(self, AlleyCatState st, int seat, Base* b) noexcept nogil:
         b.has_orders = True
         memcpy(b.pool_o, b.pool, sizeof(b.pool))
         memcpy(b.later_o, b.later, sizeof(b.later))
         b.orders = self.orders_value(st, seat, b.pool_o, b.later_o, b.today)
 
+    @cython.final
     cdef double delta_value(self, AlleyCatState st, int seat, Base* b, int action, bint chain) noexcept nogil:
         # value() of `st` after `action` (a move of `seat` in its own run), from what the
         # move changes in its pieces and coal: value()'s sum, term by term in its order,
@@ -926,6 +967,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         v += self.rest_value(pool, later)
         return v
 
+    @cython.final
     cdef int piece_step(self, AlleyCatState st, int seat, const Base* b, int action, int* pool, int* later,
                         int* coal) noexcept nogil:
         # What `action` does to `seat`'s pieces and coal, as apply does it (a trade, or a
@@ -1014,6 +1056,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             return -1
         return pending | self.square_delta(q, c, a.belt[q], pool, later, b.split)
 
+    @cython.final
     cdef int square_delta(self, int q, const short* now, const short* was, int* pool, int* later,
                           int split) noexcept nogil:
         # Square q's pieces `now` instead of `was`, added to its pool: the kinds changed.
@@ -1031,12 +1074,16 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # The first heuristic's, with each piece step of the seat's own run valued by
         # delta_value (no copy, no apply, only the terms it changes); the other moves
         # are copied, applied and valued whole.
+        # Lazy (see decide): a move of the decision whose look-ahead drew a card anywhere
+        # is valued again on the determinized copy, `seen`.
         cdef int i, pick = legal[0]
         cdef double v, best = 0.0
         cdef bint own = False, delta = self.by_delta(st, seat, legal, n)
+        cdef bint top = self.lazy and self.depth == 0
         cdef Base b
         if delta:
             self.delta_base(st, seat, &b)
+        self.depth += 1
         for i in range(n):
             v = self.delta_value(st, seat, &b, legal[i], chain) if delta else NAN
             if v != v:
@@ -1044,17 +1091,43 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     own_restore(st, scratch, seat)
                 else:
                     st.copy_into(scratch)
+                if top:
+                    self.drew = False
                 scratch.apply(legal[i])
                 v = self.complete(scratch, inner, seat) if chain else NAN
                 if v != v:
                     v = self.value(scratch, seat)
                 own = own_move(st, scratch, seat)
+                if self.lazy and scratch.drew_since(&self.marks):
+                    self.drew = True
+                if top and self.drew:
+                    v = self.world_value(st, scratch, inner, seat, legal[i], chain)
+                    own = False
             if i == 0 or v > best + 1e-9:
                 best = v
                 pick = legal[i]
+        self.depth -= 1
         if value != NULL:
             value[0] = best
         return pick
+
+    @cython.final
+    cdef double world_value(self, AlleyCatState st, AlleyCatState scratch, AlleyCatState inner, int seat,
+                            int action, bint chain) noexcept nogil:
+        # best_move's value of `action` from `st` determinized for `seat` (made once a decision).
+        cdef double v
+        self.lazy = False
+        if not self.world:
+            st.copy_into(self.seen)
+            (<AlleyCatState>self.seen).determinize(seat, &self.world_rng)
+            self.world = True
+        self.seen.copy_into(scratch)
+        scratch.apply(action)
+        v = self.complete(scratch, inner, seat) if chain else NAN
+        if v != v:
+            v = self.value(scratch, seat)
+        self.lazy = True
+        return v
 
     def delta_values(self, AlleyCatState state, int seat):
         """Tests: each legal move of `state` valued for `seat` two ways: by delta_value
@@ -1078,6 +1151,25 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             out.append((legal[i], None if d != d else d, self.value(trial, seat)))
         return out
 
+    def lazy_check(self, AlleyCatState state, uint64_t seed):
+        """Tests: the move chosen at `state` (the orders on, 2-4 players) and the bot
+        stream's state after it, as decide takes it (lazily) and by looking ahead from a
+        determinized copy, as the first heuristic does; and whether decide determinized."""
+        cdef int legal[MAX_ACTIONS]
+        cdef int n = state.legal_actions(legal), seat = state.s.to_move, lazy, eager
+        cdef Rng a, b
+        cdef AlleyCatState seen = state.copy(), trial = state.copy(), scratch = state.copy()
+        self.prepare(state)
+        rng_seed(&a, seed)
+        b = a
+        lazy = self.decide(state, <AlleyCatState>self.seen, trial, scratch, seat, legal, n, &a)
+        self.set_currency(state, seat)
+        state.copy_into(seen)
+        seen.determinize(seat, &b)
+        eager = self.look_ahead(state, seen, trial, scratch, seat, legal, n)
+        return lazy, a.s, eager, b.s, self.world
+
+    @cython.final
     cdef int money_now(self, AlleyCatState st, int seat) noexcept nogil:
         # score_now's money, most orders, store awards and diversity. The last three
         # change only with the table's markers and completed orders, seldom between
@@ -1107,17 +1199,20 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 self.k_stamp[p][z] = b.stamp[z]
         return parts[0] + parts[1] + parts[2] + parts[3]
 
+    @cython.final
     cdef bint orders_ahead(self, AlleyCatState st, int seat) noexcept nogil:
         # Whether `seat` still fulfils orders today (or is doing so).
         if st.s.phase != PH_ORDERS:
             return st.s.phase < PH_ORDERS
         return st.s.to_move == seat or not self.ran(st, seat)
 
+    @cython.final
     cdef bint ran(self, AlleyCatState st, int seat) noexcept nogil:
         # Whether `seat` has had its turn of the phase (PH_RUN or PH_ORDERS) today: its
         # place in turn order from the start player (seat_at's inverse) is not past it.
         return (seat - st.s.start + st.cfg.n) % st.cfg.n <= st.s.turn
 
+    @cython.final
     cdef double orders_value(self, AlleyCatState st, int seat, int* pool, int* later, bint today) noexcept nogil:
         # With orders still to fulfil `today`, the stages the pieces at hand pay, dearest
         # first, at `ready` of their money (an order they complete at `complete` more);
@@ -1175,6 +1270,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 self.h_done[self.h_n] = a.order[best]
                 self.h_n += 1
                 held[best] = NULL
+        # A kind none of which is at hand, and a stage none of whose pieces are, add
+        # exact zeros: skipped (adding a zero changes no sum but a zero's sign).
         for i in range(n_held):
             o = held[i]
             if o == NULL:
@@ -1183,6 +1280,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             have = 0.0
             for j in range(o.n_kinds[k]):
                 t = o.kind[k][j]
+                if pool[t] == 0 and later[t] == 0:
+                    continue
                 need = o.need[k][j]
                 m = min(pool[t], need)
                 pool[t] -= m
@@ -1190,7 +1289,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 m = min(later[t], need - m)
                 later[t] -= m
                 have += self.w[W_ORDER_BELT] * m
-            v += self.progress * o.money[k] * have / o.n_pieces[k]
+            if have != 0.0:
+                v += self.progress * o.money[k] * have / o.n_pieces[k]
         return v
 
     cdef double goals_value(self, AlleyCatState st, int* pool, bint today) noexcept nogil:
@@ -1352,24 +1452,31 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             self.m_goal[i] = self.h_goal[i]
         self.m_later, self.m_progress = later, progress
 
+    @cython.final
     cdef double rest_value(self, int* pool, int* later) noexcept nogil:
         # Pieces no order takes: on the belt by stage; in the store room only the
         # `keep` best survive the night, the rest become coal (or can be traded for it).
         cdef double v = 0.0
         cdef int t, m, left = self.keep
+        # A kind of which there is none adds an exact zero: skipped (adding a zero
+        # changes no sum but a zero's sign).
         for t in range(N_PIECES):
-            v += later[t] * self.gv[t]
+            if later[t]:
+                v += later[t] * self.gv[t]
         if self.keep < 0:
             for t in range(N_PIECES):
-                v += pool[t] * self.gv[t]
+                if pool[t]:
+                    v += pool[t] * self.gv[t]
             return v
         for t in range(N_PIECES - 1, -1, -1):
             # Kinds by stage, best first (pieces are numbered by stage).
-            m = min(pool[t], left)
-            left -= m
-            v += m * self.kept_v[t] + (pool[t] - m) * self.coal_piece
+            if pool[t]:
+                m = min(pool[t], left)
+                left -= m
+                v += m * self.kept_v[t] + (pool[t] - m) * self.coal_piece
         return v
 
+    @cython.final
     cdef int supply_estimate(self, const AcSide* d, const int* pool) noexcept nogil:
         # Steps a supply by side `d`'s rule could take from `pool` (rules that need a
         # choice made elsewhere count nothing).

@@ -2,6 +2,7 @@
 # bots read. Everything here is public information except the order of the decks
 # (parts, employees, Corner Shop orders) and the chance stream.
 cimport cython
+from libc.stdint cimport uint64_t
 from simcore.rng cimport Rng
 from simcore.state cimport GameState
 from simcore.seen cimport Seen
@@ -374,6 +375,14 @@ cdef struct Ac:
     int end
 
 
+cdef struct AcMarks:
+    # Where the decks and the chance stream stood at a position (drew_since).
+    int a_pos, b_pos, revealed
+    int emp_pos[N_EMP_DECKS]
+    int ohead[N_SIZES]
+    uint64_t rng
+
+
 @cython.final
 cdef class AlleyCatState(GameState):
     cdef AcConfig cfg
@@ -456,6 +465,12 @@ cdef class AlleyCatState(GameState):
     # Money and place (1.., 0 = not on the track) of every seat at store k.
     cdef void store_awards(self, int k, int* money, int* place) noexcept nogil
 
+    # For bots: `rng` advanced as determinize(observer, rng) would (no shuffle), and
+    # whether a card was drawn or the chance stream used since the marks of an earlier
+    # position of this game (if not, nothing determinize shuffles was read on the way).
+    cdef void skip_determinize(self, int observer, Rng* rng) noexcept nogil
+    cdef void draw_marks(self, AcMarks* out) noexcept nogil
+    cdef bint drew_since(self, const AcMarks* before) noexcept nogil
     # For bots: the coal an operation costs, and the squares a part can work on.
     cdef int operate_cost(self, int p, int slot, int square) noexcept nogil
     cdef int targets(self, int p, int slot, int* out) noexcept nogil

@@ -186,6 +186,11 @@ cdef bint part_can_work(const AcPart* k, const short* c, int kinds) noexcept nog
     return True
 
 
+cdef inline int shuffle_draws(int n) noexcept nogil:
+    # The numbers shuffle_i8 draws for n cards: one per two swaps, n - 1 swaps.
+    return n // 2 if n > 1 else 0
+
+
 cdef void reshuffle(Rng* rng, signed char* a, int n) noexcept nogil:
     # Sort, then shuffle: the draw depends on which cards are hidden, not on how they lay.
     # Card ids are distinct and below 128: sorted through a bitmap (the search bots
@@ -2145,6 +2150,59 @@ cdef class AlleyCatState(GameState):
             reshuffle(rng, &self.s.demand_deck[self.s.revealed - 1], c.n_demands - self.s.revealed + 1)
         rng_seed(&self.s.rng, rng_next(rng))
         seen_move(&self.s.seen)
+
+    cdef void skip_determinize(self, int observer, Rng* rng) noexcept nogil:
+        # `rng` advanced as determinize(observer, rng) advances it, without shuffling:
+        # each reshuffle's draws (shuffle_draws), then one for the new chance stream.
+        # wyrand's state is a counter, so k draws are one addition.
+        cdef AcConfig* c = &self.cfg
+        cdef uint64_t k = 1
+        cdef int z, i, n
+        k += shuffle_draws(c.a_total - self.s.a_pos) + shuffle_draws(c.b_total - self.s.b_pos)
+        for z in range(c.n_emp_decks):
+            k += shuffle_draws(c.emp_deck_len[z] - self.s.emp_pos[z])
+        for z in range(N_SIZES):
+            n = 0
+            for i in range(self.s.olen[z]):
+                n += i < self.s.ounseen[z] or not (self.s.oseen[z][(self.s.ohead[z] + i) % MAX_ORDERS] >> observer) & 1
+            k += shuffle_draws(n + (self.s.sub == S_REPLACE and self.s.to_move != observer and self.s.p_drawn[z] >= 0))
+        if c.solo:
+            k += shuffle_draws(c.n_demands - self.s.revealed + 1)
+        rng.s += k * <uint64_t>0xA0761D6478BD642F
+
+    cdef void draw_marks(self, AcMarks* out) noexcept nogil:
+        cdef int z
+        out.a_pos, out.b_pos, out.revealed, out.rng = self.s.a_pos, self.s.b_pos, self.s.revealed, self.s.rng.s
+        for z in range(N_EMP_DECKS):
+            out.emp_pos[z] = self.s.emp_pos[z]
+        for z in range(N_SIZES):
+            out.ohead[z] = self.s.ohead[z]
+
+    cdef bint drew_since(self, const AcMarks* before) noexcept nogil:
+        # The only reads of what determinize shuffles are draws (draw_order, begin_day)
+        # and the chance stream; a card put under an order deck is only written.
+        cdef int z
+        if (self.s.a_pos != before.a_pos or self.s.b_pos != before.b_pos
+                or self.s.rng.s != before.rng or self.s.revealed != before.revealed):
+            return True
+        for z in range(N_EMP_DECKS):
+            if self.s.emp_pos[z] != before.emp_pos[z]:
+                return True
+        for z in range(N_SIZES):
+            if self.s.ohead[z] != before.ohead[z]:
+                return True
+        return False
+
+    def determinize_advance(self, int observer, uint64_t seed):
+        """Tests: how far determinize(observer) moves a bot stream seeded with `seed`,
+        and how far skip_determinize says it does (the raw state differences)."""
+        cdef Rng a, b
+        cdef AlleyCatState copy = self.copy()
+        rng_seed(&a, seed)
+        b = a
+        copy.determinize(observer, &a)
+        self.skip_determinize(observer, &b)
+        return a.s, b.s
 
     cdef int outcome_key(self, int observer) noexcept nogil:
         return seen_key(&self.s.seen, observer)
