@@ -45,6 +45,7 @@ cdef struct Fab:
     signed char belt[MAX_CARDS]      # oldest first; collects take from the end
     int belt_len
     int collected[N_SEATS][N_KINDS]
+    int card_points[N_SEATS]         # the points per card of each collection, kept by apply
     int round                        # 0-based
     int token                        # seat holding the first-player token this round
     int to_move                      # seat to act, -1 when over

@@ -94,6 +94,7 @@ cdef class FabrykaState(GameState):
         "each player collected exactly once in every finished round",
         "hands are empty when the game is scored",
         "the kept legal list is the current decision's",
+        "the card points kept are those of the collections",
     )
 
     def __init__(self, params):
@@ -141,6 +142,7 @@ cdef class FabrykaState(GameState):
         cdef int i
         # Zero only the counters: the card arrays are written before they are read.
         memset(self.s.collected, 0, sizeof(self.s.collected))
+        memset(self.s.card_points, 0, sizeof(self.s.card_points))
         memset(self.s.collect_turn, 0, sizeof(self.s.collect_turn))
         memset(self.s.interim, 0, sizeof(self.s.interim))
         self.s.round = 0
@@ -200,6 +202,7 @@ cdef class FabrykaState(GameState):
                 n = self.s.belt_len
             for k in range(self.s.belt_len - n, self.s.belt_len):
                 self.s.collected[p][self.s.belt[k]] += 1
+                self.s.card_points[p] += self.cfg.card_points[self.s.belt[k]]
             self.s.belt_len -= n
             self.s.has_collected[p] = True
             self.s.turns_taken[p] += 1
@@ -242,9 +245,19 @@ cdef class FabrykaState(GameState):
         self.record_interim(self.s.rounds_done, self.cfg.rounds)
 
     cdef void record_interim(self, int r0, int r1) noexcept nogil:
-        # The standings now, as the interim scores of rounds [r0, r1).
-        cdef int r, a, b
-        fab_scores(&self.cfg, self.s.collected[0], self.s.collected[1], &a, &b)
+        # The standings now, as the interim scores of rounds [r0, r1): fab_scores with
+        # the points per card kept by apply, summed at every round's end otherwise.
+        cdef int r, k
+        cdef const int* x = self.s.collected[0]
+        cdef const int* y = self.s.collected[1]
+        cdef int a = self.s.card_points[0], b = self.s.card_points[1], seta = x[0], setb = y[0]
+        for k in range(N_FILLINGS):
+            a += self.cfg.majority[k] * (x[k] > y[k])
+            b += self.cfg.majority[k] * (y[k] > x[k])
+            seta = min(seta, x[k])
+            setb = min(setb, y[k])
+        a += seta * self.cfg.set_points
+        b += setb * self.cfg.set_points
         for r in range(r0, r1):
             self.s.interim[0][r] = a
             self.s.interim[1][r] = b
@@ -422,6 +435,12 @@ cdef class FabrykaState(GameState):
             for p in range(N_SEATS):
                 if self.s.hand_len[p] != 0:
                     return 5
+        for p in range(N_SEATS):
+            n = 0
+            for k in range(N_KINDS):
+                n += self.s.collected[p][k] * self.cfg.card_points[k]
+            if n != self.s.card_points[p]:
+                return 7
         if self.s.to_move >= 0:
             n = self.legal_actions(legal)
             if n != self.n_keep:
@@ -548,6 +567,7 @@ cdef class FabrykaState(GameState):
                 self.s.hand[p][i] = index[c]
             for c, v in collected[p].items():
                 self.s.collected[p][index[c]] = v
+                self.s.card_points[p] += v * self.cfg.card_points[index[c]]
             self.s.turns_taken[p] = turns_taken[p]
             self.s.has_collected[p] = has_collected[p]
             for r in range(round - 1):
