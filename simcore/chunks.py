@@ -268,7 +268,8 @@ def _play_part(job: Job, index: int, i0: int, i1: int) -> tuple[int, dict[str, A
              for key, _ in REPLAYED}
     if this_process() == job.home:
         _check_replay(job, first, i0)
-    table = result_table(job, state, a)
+    # A compact part derives its game and seed columns on read: not built to be dropped.
+    table = result_table(job, state, a, derived=job.layout < 2)
     path = job.out / part_name(index)
     try:
         write_part(path, table, _tally(job, state, a, index, i0, counts), job.layout)
@@ -333,16 +334,21 @@ def _enum(labels: Sequence[str], codes: np.ndarray) -> pl.Series:
 
 def _labels(job: Job) -> tuple[list[str], np.ndarray]:
     """The strategy column's labels (a spec listed twice is one strategy) and the label
-    index of each strategy index."""
+    index of each strategy index (int8, as the strategy indices are: polars gathers by
+    them a third faster than by int64)."""
     labels = list(dict.fromkeys(job.specs))
-    return labels, np.array([labels.index(s) for s in job.specs], dtype=np.int64)
+    return labels, np.array([labels.index(s) for s in job.specs], dtype=np.int8)
 
 
-def result_table(job: Job, state: GameState, a: dict[str, np.ndarray]) -> pl.DataFrame:
-    """The results of one chunk, one row per game x seat (sorted by game, then seat)."""
+def result_table(job: Job, state: GameState, a: dict[str, np.ndarray], derived: bool = True) -> pl.DataFrame:
+    """The results of one chunk, one row per game x seat (sorted by game, then seat);
+    without the columns a compact part derives on read (simcore.parts.DERIVED) unless
+    `derived`."""
     n = state.n_players
     games = len(a["game_index"])
     labels, label_of_index = _labels(job)
+    # Each spec its own label (the usual case): the strategy indices are the labels' codes.
+    codes = a["seat_strategy"] if len(labels) == len(job.specs) else label_of_index[a["seat_strategy"]]
     reasons = type(state).END_REASONS
     # The label columns are enums (one byte a row), not categoricals: polars writes a
     # categorical by remapping every row to a dictionary of its own, which cost a third
@@ -350,10 +356,13 @@ def result_table(job: Job, state: GameState, a: dict[str, np.ndarray]) -> pl.Dat
     # and the game's end reasons (run() refuses to extend a run written otherwise).
     columns: dict[str, pl.Series | np.ndarray] = {
         "run_id": pl.Series([job.run_id], dtype=pl.Enum([job.run_id])).new_from_index(0, games * n),
-        "game": np.repeat(a["game_index"], n),
-        "seed": np.repeat(a["seeds"], n),
+    }
+    if derived:
+        columns["game"] = np.repeat(a["game_index"], n)
+        columns["seed"] = np.repeat(a["seeds"], n)
+    columns |= {
         "seat": np.tile(np.arange(n, dtype=np.int8), games),
-        "strategy": _enum(labels, label_of_index[a["seat_strategy"]]),
+        "strategy": _enum(labels, codes),
         "score": a["score"],
         "rank": a["rank"],
         "win": a["win"],

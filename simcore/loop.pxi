@@ -61,17 +61,20 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
     cdef int who[MAX_PLAYERS]             # strategy index of each seat this game
     cdef bint seat_uniform[MAX_PLAYERS]   # per seat, this game
     cdef int seat_forbid[MAX_PLAYERS]     # per seat, this game: component it never takes, or -1
+    cdef int forbid_of[MAX_PLAYERS]       # per strategy index: component it never takes, or -1
     cdef int allowed[MAX_ACTIONS]         # a restricted seat's legal list, filtered
     cdef Rng bot_rng[MAX_PLAYERS]
     cdef uint64_t draw[MAX_PLAYERS]       # a uniform seat's next raw draw, made ahead
     cdef Rng seat_rng
     cdef int64_t g, row, perm_row
     cdef uint64_t seed
-    cdef int p, nl, na, a, n_winners, first_seat, f
+    cdef int p, nl, na, a, n_winners, first_seat, f, lo, hi
     cdef bint all_uniform, clipped
     cdef float share
     cdef double* cell
     cdef int32_t n_turns
+    for p in range(n):
+        forbid_of[p] = lineup.forbidden(p)
     for g in range(j.i0, j.i1):
         seed = game_seed(j.run_seed, <uint64_t>g)
         if j.seating == 0:
@@ -85,7 +88,7 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
         for p in range(n):
             who[p] = j.perms[perm_row * n + p]
             seat_uniform[p] = j.uniform[who[p]]
-            seat_forbid[p] = lineup.forbidden(who[p])
+            seat_forbid[p] = forbid_of[who[p]]
             all_uniform &= seat_uniform[p]
             rng_seed(&bot_rng[p], bot_seed(seed, p))
             if seat_uniform[p]:
@@ -167,20 +170,27 @@ cdef int play_range(Game state, Lineup lineup, BatchJob* job, ListSource* source
                 state.features(p, values)
             if ni > 0:
                 state.interim(p, &values[nf])
-            # Stored narrowed; a value its column cannot hold is looked for only when one
-            # of the seat's values failed the round trip (branch-free in the common case).
-            clipped = False
+            # Stored narrowed; a value its column cannot hold is looked for only when the
+            # seat's values span more than their columns' type (a running minimum and
+            # maximum: branch-free, two operations a value).
+            lo = hi = 0
             if j.features8 != NULL:
                 for f in range(nf):
                     j.features8[f * j.features_stride + row] = <int8_t>values[f]
-                    clipped |= values[f] != <int8_t>values[f]
+                    lo = min(lo, values[f])
+                    hi = max(hi, values[f])
+                clipped = lo < -128 or hi > 127
             else:
                 for f in range(nf):
                     j.features[f * j.features_stride + row] = <int16_t>values[f]
-                    clipped |= values[f] != <int16_t>values[f]
+                    lo = min(lo, values[f])
+                    hi = max(hi, values[f])
+                clipped = False
             for f in range(ni):
                 j.interim[f * j.interim_stride + row] = <int16_t>values[nf + f]
-                clipped |= values[nf + f] != <int16_t>values[nf + f]
+                lo = min(lo, values[nf + f])
+                hi = max(hi, values[nf + f])
+            clipped |= lo < -32768 or hi > 32767
             if clipped and j.overflow_row < 0:
                 for f in range(nf + ni):
                     if values[f] != (<int8_t>values[f] if f < nf and j.features8 != NULL

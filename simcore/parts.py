@@ -97,8 +97,9 @@ def write_text(path: Path, text: str) -> None:
 
 def write_part(path: Path, table: pl.DataFrame, tally: dict[str, Any], layout: int = LAYOUT) -> None:
     """Write a part and its tally (which gains the part's size in bytes and checksum).
-    `table` holds every column a reader gets, game-major and seat-minor; layout 2 stores
-    it compact (see the module's docstring), layout 1 as it is."""
+    `table` holds every column a reader gets, game-major and seat-minor (those that
+    layout 2 derives on read may be left out); layout 2 stores it compact (see the
+    module's docstring), layout 1 as it is."""
     if layout >= 2:
         table = _compact(table, tally)
 
@@ -118,7 +119,7 @@ def _compact(table: pl.DataFrame, tally: dict[str, Any]) -> pl.DataFrame:
     smallest type that holds this part's values; the tally gains "layout" and "widen"
     (column: the polars type a reader gets)."""
     widen, columns = {}, []
-    for name, column in table.drop(*DERIVED).to_dict().items():
+    for name, column in table.drop(*DERIVED, strict=False).to_dict().items():
         if column.dtype in (pl.Int16, pl.Int32, pl.Int64) and len(column) and not column.has_nulls():
             lo, hi = column.min(), column.max()
             narrow = next((t for t, p in _NARROW if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max

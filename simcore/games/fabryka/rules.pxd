@@ -45,6 +45,7 @@ cdef struct Fab:
     signed char belt[MAX_CARDS]      # oldest first; collects take from the end
     int belt_len
     int collected[N_SEATS][N_KINDS]
+    int card_points[N_SEATS]         # the points per card of each collection, kept by apply
     int round                        # 0-based
     int token                        # seat holding the first-player token this round
     int to_move                      # seat to act, -1 when over
@@ -81,6 +82,13 @@ cdef struct FabObs:
 cdef class FabrykaState(GameState):
     cdef FabConfig cfg
     cdef Fab s
+    # The current decision's legal list, kept up to date by every move (the batch loop
+    # reads it in place: GameState.kept_legal): the play actions 0, 1, 2... of the hand,
+    # with COLLECT in slot hand_len of the seat to move, counted only when legal. Outside
+    # `s`, so that copies (the search bots make one an iteration) stay as small.
+    cdef int keep[MAX_HAND + 1]
+    cdef int n_keep
+    cdef int keep_at                 # the slot holding COLLECT
 
     # Inline: the bots are compiled apart from the rules, and read only the fields they use.
     cdef inline void observe(self, int seat, FabObs* o) noexcept nogil:
@@ -97,6 +105,18 @@ cdef class FabrykaState(GameState):
         o.their_turns_left = self.cfg.hand_size + 1 - self.s.turns_taken[other]
         o.i_collected = self.s.has_collected[seat]
         o.they_collected = self.s.has_collected[other]
+
+    cdef inline void keep_legal(self) noexcept nogil:
+        # Computed, not branched on (it flips unpredictably): a player who has not
+        # collected must keep one turn for it; with an empty hand the collect is forced
+        # (on an empty belt it takes nothing, which only house rules bring about),
+        # otherwise it needs a card on the belt.
+        cdef int p = self.s.to_move
+        cdef int h = self.s.hand_len[p]
+        self.keep[self.keep_at] = self.keep_at
+        self.keep[h] = COLLECT
+        self.keep_at = h
+        self.n_keep = h + ((self.s.has_collected[p] == 0) & ((h == 0) | (self.s.belt_len > 0)))
 
     cdef void deal_round(self) noexcept nogil
     cdef void end_round(self) noexcept nogil

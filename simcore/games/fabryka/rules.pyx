@@ -93,6 +93,8 @@ cdef class FabrykaState(GameState):
         "the seat to move is a player while the game runs",
         "each player collected exactly once in every finished round",
         "hands are empty when the game is scored",
+        "the kept legal list is the current decision's",
+        "the card points kept are those of the collections",
     )
 
     def __init__(self, params):
@@ -124,6 +126,11 @@ cdef class FabrykaState(GameState):
         # hand_size + 1 (16), a majority 0 or 1.
         self.narrow_features = n <= 127
         self.n_interim = params.rounds
+        memcpy(self.keep, IOTA, sizeof(IOTA))
+        self.keep[MAX_HAND] = MAX_HAND
+        self.keep_at = 0
+        self.kept_legal = self.keep
+        self.kept_n_legal = &self.n_keep
         self.reset(0)
 
     cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
@@ -135,6 +142,7 @@ cdef class FabrykaState(GameState):
         cdef int i
         # Zero only the counters: the card arrays are written before they are read.
         memset(self.s.collected, 0, sizeof(self.s.collected))
+        memset(self.s.card_points, 0, sizeof(self.s.card_points))
         memset(self.s.collect_turn, 0, sizeof(self.s.collect_turn))
         memset(self.s.interim, 0, sizeof(self.s.interim))
         self.s.round = 0
@@ -154,16 +162,16 @@ cdef class FabrykaState(GameState):
         self.deal_round()
 
     cdef void deal_round(self) noexcept nogil:
-        cdef int p, i
+        cdef int p
         for p in range(N_SEATS):
-            for i in range(self.cfg.hand_size):
-                self.s.hand[p][i] = self.s.deck[self.s.deck_pos]
-                self.s.deck_pos += 1
+            memcpy(self.s.hand[p], &self.s.deck[self.s.deck_pos], self.cfg.hand_size)
+            self.s.deck_pos += self.cfg.hand_size
             self.s.hand_len[p] = self.cfg.hand_size
             self.s.turns_taken[p] = 0
             self.s.has_collected[p] = False
         self.s.to_move = self.s.token
         self.s.dealt = self.s.moves + 1
+        self.keep_legal()
 
     cdef int current_player(self) noexcept nogil:
         return self.s.to_move
@@ -194,6 +202,7 @@ cdef class FabrykaState(GameState):
                 n = self.s.belt_len
             for k in range(self.s.belt_len - n, self.s.belt_len):
                 self.s.collected[p][self.s.belt[k]] += 1
+                self.s.card_points[p] += self.cfg.card_points[self.s.belt[k]]
             self.s.belt_len -= n
             self.s.has_collected[p] = True
             self.s.turns_taken[p] += 1
@@ -212,8 +221,10 @@ cdef class FabrykaState(GameState):
         # Turns alternate; the round ends when both have had hand_size + 1 turns.
         if self.s.turns_taken[1 - p] <= self.cfg.hand_size:
             self.s.to_move = 1 - p
+            self.keep_legal()
         elif self.s.turns_taken[p] <= self.cfg.hand_size:
             self.s.to_move = p
+            self.keep_legal()
         else:
             self.end_round()
         return self.s.to_move
@@ -234,9 +245,19 @@ cdef class FabrykaState(GameState):
         self.record_interim(self.s.rounds_done, self.cfg.rounds)
 
     cdef void record_interim(self, int r0, int r1) noexcept nogil:
-        # The standings now, as the interim scores of rounds [r0, r1).
-        cdef int r, a, b
-        fab_scores(&self.cfg, self.s.collected[0], self.s.collected[1], &a, &b)
+        # The standings now, as the interim scores of rounds [r0, r1): fab_scores with
+        # the points per card kept by apply, summed at every round's end otherwise.
+        cdef int r, k
+        cdef const int* x = self.s.collected[0]
+        cdef const int* y = self.s.collected[1]
+        cdef int a = self.s.card_points[0], b = self.s.card_points[1], seta = x[0], setb = y[0]
+        for k in range(N_FILLINGS):
+            a += self.cfg.majority[k] * (x[k] > y[k])
+            b += self.cfg.majority[k] * (y[k] > x[k])
+            seta = min(seta, x[k])
+            setb = min(setb, y[k])
+        a += seta * self.cfg.set_points
+        b += setb * self.cfg.set_points
         for r in range(r0, r1):
             self.s.interim[0][r] = a
             self.s.interim[1][r] = b
@@ -245,6 +266,11 @@ cdef class FabrykaState(GameState):
 
     cdef int first_player(self) noexcept nogil:
         return 0
+
+    cdef int turn_position(self, int seat) noexcept nogil:
+        # Seat 0 always moves first (first_player): a direct call, not the base's two
+        # virtual ones, at every result row and outcome.
+        return seat
 
     cdef int end_reason(self) noexcept nogil:
         return self.s.end
@@ -338,6 +364,8 @@ cdef class FabrykaState(GameState):
 
     cdef void copy_into(self, GameState other) noexcept nogil:
         (<FabrykaState>other).s = self.s
+        if self.s.to_move >= 0:
+            (<FabrykaState>other).keep_legal()
 
     cdef void determinize(self, int observer, Rng* rng) noexcept nogil:
         # Unseen by `observer`: the cards set aside, the rest of the pile and the other
@@ -374,7 +402,8 @@ cdef class FabrykaState(GameState):
 
     cdef int validate(self) noexcept nogil:
         cdef int count[N_KINDS]
-        cdef int p, i, k, r
+        cdef int legal[MAX_HAND + 1]
+        cdef int p, i, k, r, n
         memset(count, 0, sizeof(count))
         for i in range(self.cfg.removed):
             count[self.s.deck[i]] += 1
@@ -406,6 +435,22 @@ cdef class FabrykaState(GameState):
             for p in range(N_SEATS):
                 if self.s.hand_len[p] != 0:
                     return 5
+        for p in range(N_SEATS):
+            n = 0
+            for k in range(N_KINDS):
+                n += self.s.collected[p][k] * self.cfg.card_points[k]
+            if n != self.s.card_points[p]:
+                return 7
+        if self.s.to_move >= 0:
+            n = self.legal_actions(legal)
+            if n != self.n_keep:
+                return 6
+            for i in range(MAX_HAND + 1):
+                if self.keep[i] != (COLLECT if i == self.keep_at else i):
+                    return 6
+            for i in range(n):
+                if self.keep[i] != legal[i]:
+                    return 6
         return 0
 
     # ---- Python API: names, descriptions, observation, trace, hand-built positions ----
@@ -522,6 +567,7 @@ cdef class FabrykaState(GameState):
                 self.s.hand[p][i] = index[c]
             for c, v in collected[p].items():
                 self.s.collected[p][index[c]] = v
+                self.s.card_points[p] += v * self.cfg.card_points[index[c]]
             self.s.turns_taken[p] = turns_taken[p]
             self.s.has_collected[p] = has_collected[p]
             for r in range(round - 1):
@@ -545,4 +591,6 @@ cdef class FabrykaState(GameState):
             if whites:
                 self.s.white_winner = whites[0]
             self.finish(END_WHITE if whites else END_SCORING)
+        else:
+            self.keep_legal()
         self.assert_valid()
