@@ -19,6 +19,11 @@ A purchase is worth (in dollars of today's money, roughly):
 - rain checks: spending one costs rain_spend; STOP with nothing bought earns one, worth
   rain_save ("save rain checks").
 The bot reads only its seat's observation: the board, public counters and its own recipe.
+
+What all the purchases of a decision, or of a neighbourhood, share is worked out once:
+about 2.7 k instructions a decision at 2 players and 3.9 k at 6 (callgrind, heuristic
+games), from 6.1 k and 10.2 k when each purchase was scored from scratch, with the same
+choices (tests/games/enemy_chocolatier/test_heuristic_fastpath.py).
 """
 from simcore.rng cimport Rng
 from simcore.state cimport GameState, MAX_PLAYERS
