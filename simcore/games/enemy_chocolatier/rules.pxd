@@ -64,6 +64,7 @@ cdef struct EcConfig:
     int nb_dollars[MAX_NB]           # dollar income while closed (0 = not a money producer)
     int nb_points[MAX_NB]            # point income while closed (0 = not a point producer)
     int nb_abil[MAX_NB][N_ABIL]      # abilities it gives while closed (counts)
+    unsigned int nb_abil_mask[MAX_NB]  # ... as a set: bit k if it gives ability k
     int house_nb[MAX_HOUSES]
     int price[MAX_HOUSES]            # printed price of an empty house
     int colour[MAX_HOUSES]           # 0-3 ingredients, 4 gray
@@ -93,6 +94,7 @@ cdef struct EcConfig:
     int record_rounds
     int n_recipes
     int recipe[MAX_RECIPES][N_ING]
+    unsigned int recipe_le[N_ING][MAX_HOUSES + 1]  # recipe cards (bits) needing <= m of ingredient k
     int komi[MAX_PLAYERS]            # compensation.points by turn position (house rule)
 
 
@@ -166,8 +168,19 @@ cdef struct EcObs:
     const int (*abil)[N_ABIL]
 
 
+cdef inline int house_cost(const EcConfig* c, const signed char* owner, const int (*abil)[N_ABIL],
+                           int h) noexcept nogil:
+    # The price of house h now: printed while empty, else a buy-out (dearer from an owner
+    # with $10 Houses). Inline here so that the bots compute it without a call.
+    cdef int q = owner[h]
+    if q < 0:
+        return c.price[h]
+    if abil[q][AB_TEN_HOUSES] > 0:
+        return c.ten_price
+    return c.buyout_price
+
+
 # final: the rules' own calls (cost, buyable...) are direct C calls, inlined by the compiler.
-@cython.final
 @cython.final
 cdef class EnemyState(GameState):
     cdef EcConfig cfg

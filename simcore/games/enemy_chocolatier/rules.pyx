@@ -104,6 +104,7 @@ cdef class EnemyState(GameState):
                 self.cfg.nb_points[nb] = hood.points
                 for name in hood.abilities:
                     self.cfg.nb_abil[nb][ABILITIES.index(name)] += 1
+                    self.cfg.nb_abil_mask[nb] |= 1u << ABILITIES.index(name)
                 for price, colour in zip(hood.prices, hood.colours):
                     self.cfg.house_nb[h] = nb
                     self.cfg.nb_houses[nb][h >> 6] |= bit(h & 63)
@@ -150,6 +151,8 @@ cdef class EnemyState(GameState):
         for k, card in enumerate(params.recipes):
             for a in range(N_ING):
                 self.cfg.recipe[k][a] = card[a]
+                for j in range(card[a], MAX_HOUSES + 1):
+                    self.cfg.recipe_le[a][j] |= 1u << k
         self.n_players = params.players
         self.n_features = N_FEATURES
         self.n_interim = 2 * self.cfg.record_rounds
@@ -283,12 +286,7 @@ cdef class EnemyState(GameState):
         return m
 
     cdef int cost(self, int p, int h) noexcept nogil:
-        cdef int q = self.s.owner[h]
-        if q < 0:
-            return self.cfg.price[h]
-        if self.s.abil[q][AB_TEN_HOUSES] > 0:
-            return self.cfg.ten_price
-        return self.cfg.buyout_price
+        return house_cost(&self.cfg, self.s.owner, &self.s.abil[0], h)
 
     cdef int buy_limit(self, int p) noexcept nogil:
         if self.s.abil[p][AB_BUY3] > 0 and self.cfg.buys_buy3 > self.cfg.buys:
@@ -441,12 +439,10 @@ cdef class EnemyState(GameState):
         return True
 
     cdef void rule_out(self, int p) noexcept nogil:
+        # The cards needing no more of each ingredient than p has (a table lookup each).
         cdef const int* have = self.s.ingr[p]
-        cdef int r
-        for r in range(self.cfg.n_recipes):
-            if (have[0] >= self.cfg.recipe[r][0] and have[1] >= self.cfg.recipe[r][1]
-                    and have[2] >= self.cfg.recipe[r][2] and have[3] >= self.cfg.recipe[r][3]):
-                self.s.ruled_out[p] |= 1u << r
+        self.s.ruled_out[p] |= (self.cfg.recipe_le[0][have[0]] & self.cfg.recipe_le[1][have[1]]
+                                & self.cfg.recipe_le[2][have[2]] & self.cfg.recipe_le[3][have[3]])
 
     cdef int progress(self, int p) noexcept nogil:
         cdef const int* need = self.cfg.recipe[self.s.recipe[p]]
