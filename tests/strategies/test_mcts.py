@@ -365,6 +365,72 @@ def test_reuse_only_for_the_successor_of_the_bots_own_move():
     assert off.reused == 0 and off.walks == 100
 
 
+# ---- the same decisions, however fast ----
+
+# Every action of seeded games (tests/decisions.py's digest: the bot in every seat, 2
+# players, games 100, 101...) recorded from the search before its speed work: the search
+# at its default budget (1,143 searched decisions in Fabryka, 412 in Enemy Chocolatier,
+# 1,072 in Manfredini, 552 in Alley Cat) and Fabryka's heuristic, which guides it and
+# rolls out, with both its weights. A faster walk or heuristic must play these again.
+SEARCH_GAMES = {
+    "fabryka": [
+        "f436b697c45244b8", "cfb7e5a3163124c3", "467e4496d91366b7", "9ae921f3775df990", "3c0510a4ce77a032",
+        "8879b8cb32d03b0a", "1eb8ebae07208ca2", "fde692cfcf268136", "b04c3cbae0f62df5", "7acb87a1f2086e42",
+        "0a2b623ac7d88979", "a43bbbaee1fa0720", "3e0f3fb99f3f589a", "a1e11ab52324dc5d", "3b7033859d5b45cb",
+        "9594d272de33e6d7", "ac37f3fc43d7ae09", "d1d2f81094dd6c61", "a5ab8359c84839af", "8a21c1b1d7a0c556",
+        "a6005f62e77f05cf", "2db065203f3a14aa", "89ad64672bf2adca", "a66a67e228a7c76a", "e0b3e15a0df94fdf",
+        "868f59866338a622", "0d4974f544da4c58", "caa8ef2123b505ad", "98ececb26d8065de", "3945421567e0af7f",
+    ],
+    "enemy_chocolatier": [
+        "50811215072bfa88", "ff57835efd67647d", "e1aa3808254508b4", "0b4c444d05491372", "666e9db3a3497cb4",
+        "6aee484fa968b975", "c7e24661061463a3", "b87fe9e1b5e5df96", "1602f6c36e781f77", "a13817283f6bc086",
+    ],
+    "manfredini": [
+        "656bf85dd80425c6", "0fcf7c4490c1a672", "6b7106dcf61d8116", "8b9e4c25b53c9e52", "adef50c961922107",
+        "763a59f0447bf94d",
+    ],
+    "alleycat": [
+        "06b7eebc29b13bdf", "091c2407ffec3914",
+    ],
+}
+FABRYKA_HEURISTIC_GAMES = {
+    "heuristic": [
+        "17c5e7aacee3f7a8", "e65c3182765aedf0", "be28ed9722ca7db7", "e5355caba46c24de", "84e1618b65ab1a8c",
+        "7272cb81e78f51af", "1a88013d7f9950b7", "65d63c5119d13a4a", "463e16bd1d863ad9", "74150db5bf40d8ae",
+        "c27630e9f20e00f2", "32936f531e0110af", "2dcb7d49c1a9dece", "17e0fe49b9e09d7d", "43c11dec0406eb14",
+        "53d0acfce8b8425a", "88705582eb7ed9e7", "2c3d88f3c79ce7a8", "064643fea100f264", "28a97471fcf1d93d",
+        "c6b0e0219bf27bf1", "98dc5fd6353a52c2", "75107f8b733642a4", "99f43f5fe34080d7", "6232b248dc1e176d",
+        "85902fe26f8257f0", "9a0cd1efc0d63d03", "2a8ea131b638c3ac", "2752250cf7ffb951", "cebe08559be3a53e",
+        "f58f4ed135ea5c5c", "ff25369c88a29075", "ebe973d41f254d02", "556eb2d7f4d94f38", "5842641cdc2932dc",
+        "be4a908d811e7e57", "cdc3cec9415c6b74", "80163198f57057fa", "69d140467ffd66f2", "d498932dc8e3e97b",
+    ],
+    "heuristic(weights=tuned)": [
+        "f421156320533fa0", "e33bd1bec41a7363", "5c4961980779e7bb", "40413c9a2e815ad0", "82ac55a825faf855",
+        "15ba332dd0f0bf17", "1d47fb43b7cb7894", "bea4d5204ccf220f", "0d59c8c2ba5ffff0", "fb0d9d67a5725524",
+        "4a0670f922f4fdc6", "b0677033f9c68539", "2c242b1370533a15", "0525a0fb926f8ce9", "ad534c8adff061ae",
+        "40d0a9c7b73c8ec1", "b5ef3009bb31da1c", "dcec7a8374c64e38", "acad2c28af762c25", "1ee81eef971a2d8a",
+        "4843b1c1c667fd50", "5aa58045cfb3b3b1", "700d6e507fa057b7", "ef1dfa1629f4c49b", "3a300715c586dfe5",
+        "744a111f1b67a49e", "3515111f5bd30f97", "2c277e49824207db", "d609f41ae58ef686", "e7b2594bf34996ee",
+        "0943b1b6747093ce", "40778914fe9bd5cd", "a7626e18e8d9fb97", "daa886d8a86f7147", "f0c387b87f1b1051",
+        "4abca30aa3cbbab9", "97b295da3aa0a2d2", "cc3564fd25153949", "a2c6dd29161d6f26", "4c14da1e91af3ad2",
+    ],
+}
+
+
+@pytest.mark.parametrize("game", sorted(SEARCH_GAMES))
+def test_the_search_plays_the_recorded_games(game):
+    from decisions import digest
+    for i, want in enumerate(SEARCH_GAMES[game]):
+        assert digest(game, "mcts", 2, 100 + i)[0] == want, f"{game}: game {100 + i} differs from the recorded one"
+
+
+@pytest.mark.parametrize("bot", sorted(FABRYKA_HEURISTIC_GAMES))
+def test_fabrykas_heuristic_plays_the_recorded_games(bot):
+    from decisions import digest
+    for i, want in enumerate(FABRYKA_HEURISTIC_GAMES[bot]):
+        assert digest("fabryka", bot, 2, 100 + i)[0] == want, f"{bot}: game {100 + i} differs from the recorded one"
+
+
 # ---- determinism, the pool ----
 
 def test_same_seed_same_games_whatever_the_chunking():
