@@ -44,6 +44,8 @@ def test_finds_a_win_in_one_move():
                 turns_taken=(2, 3))
     assert COLLECT in state.legal_actions() and len(state.legal_actions()) == 4
     assert decisions(state, "mcts(iterations=200)", range(10)) == [COLLECT] * 10
+    # So does a search without the heuristic, rolled out by MAST.
+    assert decisions(state, "mcts(iterations=200, guide=0, rollout=2)", range(10)) == [COLLECT] * 10
 
 
 def test_avoids_a_move_that_loses_at_once():
@@ -57,6 +59,7 @@ def test_avoids_a_move_that_loses_at_once():
     assert state.legal_actions() == [0, 1, 2]
     chosen = decisions(state, "mcts(iterations=200)", range(10))
     assert 0 not in chosen
+    assert 0 not in decisions(state, "mcts(iterations=200, guide=0, rollout=2, epsilon=0)", range(10))
     # The trap is real: a random bot walks into it.
     assert 0 in decisions(state, "random", range(10))
 
@@ -286,6 +289,35 @@ def test_the_first_expansion_is_the_guides_pick_and_fabrykas_guide_is_tuned():
         assert chosen_keys(state, "mcts(iterations=1, tuned=0)", 4) == {default}
 
 
+@pytest.mark.parametrize("hands", [0, 1])
+def test_another_seats_decisions_hang_below_its_hand_only_with_hands(hands):
+    # Fabryka's plays show no chance outcome, so with chance=0 a tree's chance nodes are
+    # the holdings `hands` splits another seat's decisions by; the bot's own hand is the
+    # same in every world, so its tree never splits by it.
+    state = FAB.new_state()
+    state.new_game(5)
+    seat = state.current_player()
+    bot = bot_for(state, f"mcts(iterations=300, chance=0, hands={hands})")
+    bot.choose_action(state, RngView.seeded(1))
+    holdings = [(depth, player) for depth, key, player, _, _ in bot.tree(1 - seat) if key < -1]
+    assert all(player == 1 - seat for _, player in holdings)
+    assert (len(holdings) > 0) == (hands > 0)
+    # The first below the bot's move (depth 1): the holding the other seat answers it with.
+    assert all(depth >= 2 for depth, _ in holdings) and any(depth == 2 for depth, _ in holdings) == (hands > 0)
+    assert not any(key < -1 for _, key, *_ in bot.tree(seat))
+
+
+@pytest.mark.parametrize("game,spec,rollout,iterations", [
+    ("fabryka", "mcts", 0, 344), ("fabryka", "mcts(rollout=1, iterations=200)", 1, 200),
+    ("enemy_chocolatier", "mcts", 1, 200), ("manfredini", "mcts", 1, 35)])
+def test_fabrykas_search_rolls_out_at_random_by_default(game, spec, rollout, iterations):
+    # Random rollouts at the budget that costs what the heuristic's 200 did: the weights
+    # in use are what a run's manifest records.
+    spec_ = get_game(game)
+    bot = bot_for(spec_.new_state(spec_.params(players=2)), spec, game)
+    assert (bot.weights["rollout"], bot.weights["iterations"]) == (rollout, iterations)
+
+
 def test_tuned_guidance_needs_tuned_weights_shipped():
     spec = get_game("alleycat")
     state = spec.new_state(spec.params(players=2))
@@ -370,8 +402,11 @@ def test_reuse_only_for_the_successor_of_the_bots_own_move():
 # Every action of seeded games (tests/decisions.py's digest: the bot in every seat, 2
 # players, games 100, 101...) recorded from the search before its speed work: the search
 # at its default budget (1,143 searched decisions in Fabryka, 412 in Enemy Chocolatier,
-# 1,072 in Manfredini, 552 in Alley Cat) and Fabryka's heuristic, which guides it and
-# rolls out, with both its weights. A faster walk or heuristic must play these again.
+# 1,072 in Manfredini, 552 in Alley Cat) and Fabryka's heuristic, which guided it and
+# rolled out, with both its weights. A faster walk or heuristic must play these again.
+# Fabryka's search as it was then (heuristic rollouts, 200 iterations) is now named in
+# full; its default since (random rollouts, 344 iterations) is recorded as "fabryka/new".
+SEARCH_SPECS = {"fabryka": "mcts(rollout=1, iterations=200)", "fabryka/new": "mcts"}
 SEARCH_GAMES = {
     "fabryka": [
         "f436b697c45244b8", "cfb7e5a3163124c3", "467e4496d91366b7", "9ae921f3775df990", "3c0510a4ce77a032",
@@ -391,6 +426,14 @@ SEARCH_GAMES = {
     ],
     "alleycat": [
         "06b7eebc29b13bdf", "091c2407ffec3914",
+    ],
+    "fabryka/new": [
+        "170cc53d442d3153", "bfcab07250e93ca5", "fea3aa35bcfe1003", "0373a4e370e68e0e", "92506435cb08e4ce",
+        "1bf792b78ca1382f", "373cb0b8ec2fa2ab", "b3e428c107b22b77", "dc1e22395af7a005", "ecf21df97373ac72",
+        "215eb1a6c1af774c", "5b3858aca9422a95", "a9b27242554bda88", "d8e06d541d5665eb", "0093f2a947d268b6",
+        "6d2ad0b0fb59f216", "9a2aa25a334a33e0", "716b2650210094d5", "632b3d94b3b9cfa5", "fc844471828c9a2f",
+        "a2d6d31015f7998d", "4456a51754458059", "54f5342b72909cce", "6002af6d301bb77f", "23a1f9e1e203d717",
+        "d3b4410d7d71ec0b", "da9dc3ba7cac3d7f", "2c50469a6b208cb9", "a62e8cf580f95667", "94ea3ea83b0e80ae",
     ],
 }
 FABRYKA_HEURISTIC_GAMES = {
@@ -417,11 +460,13 @@ FABRYKA_HEURISTIC_GAMES = {
 }
 
 
-@pytest.mark.parametrize("game", sorted(SEARCH_GAMES))
-def test_the_search_plays_the_recorded_games(game):
+@pytest.mark.parametrize("case", sorted(SEARCH_GAMES))
+def test_the_search_plays_the_recorded_games(case):
     from decisions import digest
-    for i, want in enumerate(SEARCH_GAMES[game]):
-        assert digest(game, "mcts", 2, 100 + i)[0] == want, f"{game}: game {100 + i} differs from the recorded one"
+    game = case.split("/")[0]
+    for i, want in enumerate(SEARCH_GAMES[case]):
+        assert digest(game, SEARCH_SPECS.get(case, "mcts"), 2, 100 + i)[0] == want, \
+            f"{case}: game {100 + i} differs from the recorded one"
 
 
 @pytest.mark.parametrize("bot", sorted(FABRYKA_HEURISTIC_GAMES))
@@ -474,7 +519,7 @@ def test_openloop_plays_the_games_the_former_mcts_played():
 @pytest.mark.parametrize("bot", ["mcts", "mcts_openloop"])
 @pytest.mark.parametrize("weights,field", [
     ("iterations=0", "iterations"), ("iterations=2.5", "iterations"), ("nodes=1", "nodes"),
-    ("c=-1", "c"), ("rollout=2", "rollout"), ("depth=-3", "depth"), ("budget=3", "budget"),
+    ("c=-1", "c"), ("rollout=3", "rollout"), ("depth=-3", "depth"), ("budget=3", "budget"),
     ("c=nan", "c"), ("iterations=inf", "iterations"),
 ])
 def test_bad_weights_are_refused(bot, weights, field):
@@ -486,7 +531,8 @@ def test_bad_weights_are_refused(bot, weights, field):
                                            ("widen=-1", "widen"), ("reuse=2", "reuse"),
                                            ("chance=-1", "chance"), ("peek=0.5", "peek"),
                                            ("peek=3", "peek"), ("bias=-1", "bias"),
-                                           ("tuned=2", "tuned"), ("tuned=0.5", "tuned")])
+                                           ("tuned=2", "tuned"), ("tuned=0.5", "tuned"),
+                                           ("hands=-1", "hands"), ("epsilon=1.5", "epsilon")])
 def test_bad_ismcts_weights_are_refused(weights, field):
     with pytest.raises(UserError, match=field):
         strategies.build("fabryka", f"mcts({weights})")
@@ -527,7 +573,8 @@ def test_fabryka_information_set_search_beats_the_open_loop_one():
 
 @pytest.mark.statistical
 def test_fabryka_doubling_the_budget_pays():
-    share, half = win_share("fabryka", 2, ["mcts(iterations=400)", "mcts"], 1000)
+    # Measured with the heuristic's rollouts, as these doublings below.
+    share, half = win_share("fabryka", 2, ["mcts(rollout=1, iterations=400)", "mcts(rollout=1, iterations=200)"], 1000)
     assert share - half > 0.5, (share, half)
 
 
@@ -558,7 +605,8 @@ def _deal_share(twice_a, twice_b, n_pairs):
 def test_fabryka_search_guided_by_the_tuned_heuristic_beats_the_default_guide():
     # 59.8% (57.7-61.8) of 1,000 seat-swapped deals.
     n = 600
-    share, var = _deal_share(*seat_swapped_pairs("fabryka", "mcts", "mcts(tuned=0)", n)[:2], n)
+    share, var = _deal_share(*seat_swapped_pairs("fabryka", "mcts(rollout=1, iterations=200)",
+                                                  "mcts(rollout=1, iterations=200, tuned=0)", n)[:2], n)
     assert share > 0.5 + 1.96 * math.sqrt(var), share
 
 
@@ -566,7 +614,8 @@ def test_fabryka_search_guided_by_the_tuned_heuristic_beats_the_default_guide():
 def test_fabryka_second_doubling_pays_too():
     # 800 iterations against 400: 56.9% (55.8-58.0) of 3,000 seat-swapped deals.
     n = 600
-    share, var = _deal_share(*seat_swapped_pairs("fabryka", "mcts(iterations=800)", "mcts(iterations=400)", n)[:2], n)
+    share, var = _deal_share(*seat_swapped_pairs("fabryka", "mcts(rollout=1, iterations=800)",
+                                                  "mcts(rollout=1, iterations=400)", n)[:2], n)
     assert share > 0.5 + 1.96 * math.sqrt(var), share
 
 
