@@ -15,7 +15,7 @@ from simcore.rng cimport Rng, rng_below
 from simcore.state cimport GameState
 from simcore.strategy cimport Strategy
 from simcore.games.fabryka.rules cimport (
-    FabrykaState, FabObs, FabConfig, N_KINDS, N_FILLINGS, WHITE, COLLECT)
+    FabrykaState, FabObs, FabConfig, N_KINDS, N_FILLINGS, N_SEATS, WHITE, COLLECT)
 
 from simcore.games.fabryka.params import KINDS
 
@@ -47,6 +47,12 @@ cdef inline int filling_gain(const FabConfig* c, const int* a, const int* b, con
     return d + c.set_points * (low_after - low_before)
 
 
+cdef inline uint64_t pack_collections(const int* a) noexcept nogil:
+    # The counts the play values depend on (the fillings and white), a byte each.
+    return (<uint64_t>a[0] | (<uint64_t>a[1] << 8) | (<uint64_t>a[2] << 16) | (<uint64_t>a[3] << 24)
+            | (<uint64_t>a[WHITE] << 32))
+
+
 cdef struct SetInfo:
     int low        # the fewest cards of one filling: the number of full sets
     bint single    # only one filling is that low, so one more of it completes a set
@@ -72,6 +78,13 @@ cdef class FabrykaHeuristic(Strategy):
     # whose worth does not depend on the collections; 0 for the fillings and white,
     # which play_values adds up each time.
     cdef double play_value[2][2][N_KINDS]
+    # Per seat, the last play values worked out, and the collections and open collects
+    # they were worked out for (pack_collections): a seat's play values change only when
+    # someone collects, so most of its decisions in a rollout, and in the rollouts of
+    # one search, look up the values of its decision before.
+    cdef uint64_t cached_mine[N_SEATS]
+    cdef uint64_t cached_theirs[N_SEATS]
+    cdef double cached_value[N_SEATS][N_KINDS]
 
     NAME = "heuristic"
     GAMES = ("fabryka",)
@@ -108,6 +121,9 @@ cdef class FabrykaHeuristic(Strategy):
                         if theirs_open:
                             v -= (1.0 + self.w[W_DENY]) * self.kind_value[k]
                     self.play_value[mine_open][theirs_open][k] = v
+        # No collection packs to all ones: the cache starts empty.
+        for k in range(N_SEATS):
+            self.cached_mine[k] = self.cached_theirs[k] = <uint64_t>-1
 
     cdef inline double collect_value(self, const FabConfig* c, FabObs* o) noexcept nogil:
         # Value to this seat of taking the top of the belt now, denial included. The
@@ -173,11 +189,22 @@ cdef class FabrykaHeuristic(Strategy):
                 value[k] -= deny * their_v[k]
             value[WHITE] -= deny * their_v[N_FILLINGS]
 
+    cdef inline const double* cached_play_values(self, const FabConfig* c, FabObs* o) noexcept nogil:
+        # play_values of this decision, worked out again only when the collections or who
+        # still collects differ from the last call's.
+        cdef uint64_t mine = pack_collections(o.mine) | (<uint64_t>(not o.i_collected) << 40)
+        cdef uint64_t theirs = pack_collections(o.theirs) | (<uint64_t>(not o.they_collected) << 40)
+        if mine != self.cached_mine[o.seat] or theirs != self.cached_theirs[o.seat]:
+            self.play_values(c, o, not o.i_collected, not o.they_collected, self.cached_value[o.seat])
+            self.cached_mine[o.seat] = mine
+            self.cached_theirs[o.seat] = theirs
+        return self.cached_value[o.seat]
+
     cdef inline int decide(self, FabrykaState st, int seat, const int* legal, int n, Rng* rng) noexcept nogil:
         cdef const FabConfig* c = &st.cfg
         cdef FabObs o
-        cdef double value[N_KINDS]
-        cdef int i = 0, ties = 0
+        cdef const double* value
+        cdef int i = 0, first = 0, ties = 1
         cdef double v, best
         cdef bint can_collect = legal[n - 1] == COLLECT
         if n == 1:
@@ -189,15 +216,21 @@ cdef class FabrykaHeuristic(Strategy):
                 return COLLECT
         # Play: the card wanted in my own coming collect and least wanted by the
         # opponent's, whichever of us still collects this round; ties at random.
-        self.play_values(c, &o, not o.i_collected, not o.they_collected, value)
+        value = self.cached_play_values(c, &o)
+        # The best value, the first card with it and how many share it, in one pass.
         best = value[o.hand[0]]
         for i in range(1, o.hand_len):
-            if value[o.hand[i]] > best:
-                best = value[o.hand[i]]
-        for i in range(o.hand_len):
-            ties += value[o.hand[i]] == best
-        ties = rng_below(rng, ties) if ties > 1 else 0
-        for i in range(o.hand_len):
+            v = value[o.hand[i]]
+            if v > best:
+                best = v
+                first = i
+                ties = 1
+            else:
+                ties += v == best
+        if ties == 1:
+            return first
+        ties = rng_below(rng, ties)
+        for i in range(first, o.hand_len):
             if value[o.hand[i]] == best:
                 if ties == 0:
                     break

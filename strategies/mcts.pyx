@@ -26,8 +26,9 @@ trees at once, one move at a time:
   uniformly: the widening reaches every move as the budget grows, and not only in the
   heuristic's order;
 - every other seat's tree follows the move by the key that seat sees of it;
-- rollout: by the game's own `heuristic` bot (`rollout=1`; a game without one rolls out
-  at random) or uniformly at random (`rollout=0`), to the end of the game or for at
+- rollout: by the game's own `heuristic` bot (`rollout=1`, by default but in Fabryka; a
+  game without one rolls out at random), uniformly at random (`rollout=0`, Fabryka's
+  default) or by MAST (`rollout=2`), to the end of the game or for at
   most `depth` moves, then scored by the heuristic's evaluation of each seat's position
   (`Strategy.evaluate`, random rollouts too; the logistic of its lead over the best
   other at `scale`) or, without one, by the standings (`GameState.standing`: by rank,
@@ -113,7 +114,18 @@ guide's at expansion included), 13% applying moves, 7% determinize, 5% legal mov
 action keys, 1.5% each the copy and the scoring; the tree walk itself the rest. In Enemy
 Chocolatier 107 k an iteration, 81% of them the heuristic's moves (4.6 k instructions
 each). Working the bot's own keys out once a decision and looking log(avail) up cut
-Fabryka's by 4% (the same decisions, move for move). What is left is the games' and the
+Fabryka's by 4% (the same decisions, move for move). Then (6 games against the
+heuristic, 23,400 iterations) Fabryka's heuristic keeping each seat's play values until a
+collection changes (6 decisions in 10 find them kept) and picking its card in one pass
+(364 to 312 instructions a move), and the walk calling its key and child lookups
+directly (a final class, 2.9 k to 2.6 k an iteration) cut an iteration from 13.4 k to
+12.1 k instructions (-10%: the heuristic 46%, the rules 31%, the walk 22%), the same
+decisions, move for move (test_the_search_plays_the_recorded_games); CPU per decision on
+the loaded machine, 3 rounds of 300 games against the heuristic, 0.460 (0.450-0.488) ms
+before, 0.449 (0.411-0.464) after. In Enemy Chocolatier (1 game, 4,465 iterations) the
+walk went from 5.7 k to 4.1 k of an iteration's 99.8 k and 98.3 k instructions (5.7% to
+4.2%; the heuristic 75%, the rules 17%); in Manfredini (2 games, 3,720 iterations) from 5.8 k
+to 5.4 k of 326 k (1.8% to 1.7%; the heuristic 87%). What is left is the games' and the
 heuristics' own code, or fewer or cheaper rollout moves, and neither paid in Enemy
 Chocolatier at equal CPU time (each deal played twice with seats swapped against the
 default, the budget scaled by the CPU a decision measured against the heuristic, medians
@@ -126,6 +138,37 @@ settings at the same budget (same CPU), Fabryka, deals played twice with seats s
 against the default: bias=1 49.5% (47.5-51.6) of 1,000 deals, c=0.5 48.7% (44.2-53.3) of
 200, c=1 48.3% (46.3-50.3) of 1,000, widen=1 48.8% (46.7-50.9) of 1,000; in Enemy
 Chocolatier bias=1 50.3% (48.3-52.3) of 800: the defaults stay.
+
+Spending a CPU second better, Fabryka at 2 players, each candidate at the budget that
+costs what the default's 200 iterations do (scaled by the two bots' CPU a decision
+against the heuristic, medians of 3 rounds of 200-300 games on the loaded machine), each
+deal played with it in each seat against the default (the share per deal, 95% interval
+over deals). Another seat's decisions hung below its own hand (`hands=1`, 0.462 against
+0.418 ms, 181 iterations): 48.6% (47.2-50.1) of 2,000 deals. MAST rollouts (`rollout=2`,
+the tuned heuristic still guiding the expansions; 0.30-0.39 against 0.41-0.48 ms,
+232-299 iterations), 600 deals each, by `epsilon`: 0.02 42.4% (39.8-45.0), 0.1 46.3%
+(43.6-49.0), 0.3 49.1% (46.3-51.9), 0.5 51.6% (48.8-54.3), 0.7 52.9% (50.2-55.6), 0.9
+51.8% (49.2-54.4), 1 52.5% (49.8-55.1): the more random the rollouts, the better, so
+MAST learns nothing that pays for its keys; at 2,000 fresh deals MAST 0.7 (0.360 against
+0.472 ms, 262 iterations) won 52.1% (50.7-53.6), and uniform random rollouts
+(`rollout=0`, 0.273 against 0.468 ms, 344 iterations) 53.7% (52.2-55.1): the guide's
+tree needs many cheap rollouts more than a few good ones. Hence Fabryka's default,
+random rollouts at 344 iterations (GAME_DEFAULTS); the bot of the figures above and in
+the tables below is `mcts(rollout=1, iterations=200)`. Against the heuristics it plays
+otherwise (600 games each, seats rotated): 98.3% (97.0-99.1) against the default one
+where the former won 96.2% (94.3-97.4), but 86.3% (83.4-88.9) against the tuned one,
+where the former won 91.2% (88.7-93.3). In Enemy Chocolatier, whose
+rollouts are its heuristic's strength, MAST 0.7 (1.80 against 3.77 ms, 419 iterations)
+won 29.0% (24.4-33.6) of 150 deals, and random rollouts (1.44 against 3.60 ms, 501
+iterations) 26.0% (21.4-30.6): its rollouts stay the heuristic's. MAST and `hands` stay
+settings.
+
+Keeping a bot's tree across the other seats' moves (not only its own) is not built: the
+bot meets another seat's move only as the state before its next decision, and nothing it
+may read tells it which move that was as it saw it (in Fabryka a play leaves the bot's
+legal list, its keys and the standings as they were; the belt it changes is read only by
+the game's own heuristic); it would take the engine telling each bot every move, keyed
+for its seat.
 
 At the default budget, 2 players, seats rotated (win share, Wilson 95% interval, games;
 the figures counted in deals are per deal, each deal played twice with seats swapped):
@@ -169,10 +212,11 @@ misled by it; the oracle's one world is the true one.
 
 The former open-loop bot stays as `mcts_openloop` (strategies/mcts_openloop.pyx).
 """
+cimport cython
 from libc.math cimport exp, log, sqrt
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
-from libc.stdint cimport uint32_t
+from libc.stdint cimport uint32_t, uint64_t
 
 from simcore.rng cimport Rng, rng_below, rng_uniform
 from simcore.state cimport GameState, MAX_ACTIONS, MAX_PLAYERS
@@ -184,8 +228,9 @@ from simcore.errors import UserError
 cdef enum:
     KEY_IDS = 4096    # action keys are ints below this
     LOG_TABLE = 4096  # log(avail) looked up below this
+    MAX_PLAYED = 65536  # MAST learns from at most this many moves of an iteration
 
-# The weights set to -1 (the defaults of depth, scale and explore) and a budget the spec
+# The weights set to -1 (the defaults of depth, scale, explore, tuned and rollout) and a budget the spec
 # does not name take these values,
 # by game (measured at 2 players; see the games' READMEs). Enemy Chocolatier's ~90
 # purchases a decision leave random expansions little to find (the bot won 39.7% [34.3,
@@ -201,16 +246,18 @@ cdef enum:
 # 32 moves (200 iterations, at about twice the cost) 84.5% [78.8, 88.9] of 200, and 22.5%
 # of 80 games against full rollouts; Alley Cat at 8 moves beat the heuristic only
 # 65-75% of 80 games at every scale (3-60) and c (0.3, 0.7) tried, at 12 or 16 no better.
-# Fabryka's search is guided and rolled out by its tuned heuristic (`tuned`): 59.8%
-# [57.7, 61.8] of 1,000 seat-swapped deals against the default heuristic's, and each
-# doubling of the budget pays more (see the table below); Enemy Chocolatier's is not
-# (45.8% [42.4, 49.2] of 300 deals with it, before the guide's twin fix, which changes
-# nothing there).
+# Fabryka's search is guided by its tuned heuristic (`tuned`): 59.8% [57.7, 61.8] of
+# 1,000 seat-swapped deals against the default heuristic's, and each doubling of the
+# budget pays more (see the table below); Enemy Chocolatier's is not (45.8% [42.4, 49.2]
+# of 300 deals with it, before the guide's twin fix, which changes nothing there).
+# Fabryka's rollouts are uniformly random, at the budget (344 iterations) that costs
+# what 200 with the heuristic's rollouts did: 53.7% [52.2, 55.1] of 2,000 deals against
+# that bot (see the docstring); in Enemy Chocolatier random rollouts lose.
 GAME_DEFAULTS = {
     "alleycat": {"scale": 30.0, "iterations": 30},
     "manfredini": {"scale": 4.0, "iterations": 35},
     "enemy_chocolatier": {"explore": 0.0},
-    "fabryka": {"tuned": 1},
+    "fabryka": {"tuned": 1, "rollout": 0, "iterations": 344},
 }
 # Elsewhere: rollouts to the end, and this share of expansions drawn at random.
 EXPLORE = 0.25
@@ -228,6 +275,7 @@ cdef struct Node:
     double reward       # summed rewards of `player`
 
 
+@cython.final
 cdef class MctsStrategy(Strategy):
     NAME = "mcts"
     GAMES = ("*",)
@@ -244,13 +292,18 @@ cdef class MctsStrategy(Strategy):
     # the heuristic's first choice, so the suite would check only the heuristic's games).
     CONFORMANCE_SPEC = "mcts(iterations=4, rollout=0, depth=10, nodes=16, widen=0)"
     # Settings for those who study the search itself: `chocosim strategies` lists them with --all.
-    EXPERT = ("c", "rollout", "depth", "scale", "widen", "guide", "explore", "nodes", "chance", "peek",
-              "bias", "tuned", "reuse")
+    EXPERT = ("c", "rollout", "epsilon", "depth", "scale", "widen", "guide", "explore", "nodes", "chance", "peek",
+              "bias", "tuned", "reuse", "hands")
     WEIGHTS = {
         "iterations": 200,    # search iterations per decision (the budget); unnamed in the
                               # spec: the game's (GAME_DEFAULTS), else this
         "c": 0.7,             # UCB1 exploration constant (rewards are in [0, 1.1])
-        "rollout": 1,         # 1: the game's heuristic bot plays the rollouts; 0: uniform random
+        "rollout": -1,        # 1: the game's heuristic bot plays the rollouts; 0: uniform random;
+                              # -1: the game's (GAME_DEFAULTS), else 1; 2: MAST, the move whose key (as its mover sees it) scored its
+                              # mover best on average in this search's iterations so far
+                              # (unplayed keys first), or in a share `epsilon` of the moves
+                              # one drawn uniformly
+        "epsilon": 0.1,       # MAST's (rollout=2) share of moves drawn uniformly
         "depth": -1,          # rollout moves before scoring the position; 0: to the end;
                               # -1: the game's (GAME_DEFAULTS), else to the end
         "scale": -1,          # a cut-off rollout with the heuristic's evaluation (Strategy.evaluate;
@@ -279,6 +332,11 @@ cdef class MctsStrategy(Strategy):
         "tuned": -1,          # 1: the guide and the rollouts are the heuristic with the tuned
                               # weights the package ships for the game (heuristic(weights=tuned));
                               # 0: with its default weights; -1: the game's (GAME_DEFAULTS), else 0
+        "hands": 0,           # > 0: another seat decides in its own tree below what it holds
+                              # (the set of its moves' keys as it sees them), while its node,
+                              # visited v times, splits into fewer than hands * sqrt(v + 1)
+                              # holdings (as `chance` widens outcomes); 0: it decides as if it
+                              # did not know its own hand
         "reuse": 1,           # 1: a decision that follows the bot's own move keeps that move's
                               # subtrees and tops the root up to `iterations` visits (at least
                               # a quarter of them new); 0: every decision searches afresh
@@ -292,7 +350,7 @@ cdef class MctsStrategy(Strategy):
     cdef int* rep              # per key: the first legal action with it
     cdef double logs[LOG_TABLE]  # logs[i] = log(i): selection's log(avail), looked up
     cdef uint32_t stamp
-    cdef int iterations, depth, depth_weight, tuned_weight
+    cdef int iterations, depth, depth_weight, tuned_weight, rollout_weight
     cdef double scale, scale_weight
     cdef bint guided
     cdef double c, widen, explore, explore_weight
@@ -304,7 +362,14 @@ cdef class MctsStrategy(Strategy):
     cdef bint reusable, reuse, peek
     cdef bint mover_keys       # every tree follows a move by its mover's key (peek=1)
     cdef double bias
-    cdef double chance
+    cdef double chance, hands
+    # MAST (rollout=2): per seat and key, the summed rewards and plays of this search;
+    # `played` the (seat, key) cells of the iteration's moves.
+    cdef bint mast
+    cdef double epsilon
+    cdef double* mast_sum
+    cdef int* mast_n
+    cdef int* played
     cdef int last_seat, used
     cdef int root[MAX_PLAYERS]
     cdef int next_root[MAX_PLAYERS]
@@ -329,8 +394,11 @@ cdef class MctsStrategy(Strategy):
                 raise UserError(f"mcts: weight {name}={w[name]:g} must be a whole number >= {lo}")
         if w["c"] < 0:
             raise UserError(f"mcts: weight c={w['c']:g} must be >= 0")
-        if w["rollout"] not in (0, 1):
-            raise UserError(f"mcts: weight rollout={w['rollout']:g} must be 0 (random) or 1 (heuristic)")
+        if w["rollout"] not in (-1, 0, 1, 2):
+            raise UserError(f"mcts: weight rollout={w['rollout']:g} must be 0 (random), 1 (heuristic), 2 (MAST) "
+                            "or -1 (the game's)")
+        if not 0 <= w["epsilon"] <= 1:
+            raise UserError(f"mcts: weight epsilon={w['epsilon']:g} must be in [0, 1]")
         if not (0 <= w["explore"] <= 1 or w["explore"] == -1):
             raise UserError(f"mcts: weight explore={w['explore']:g} must be in [0, 1], or -1 for the game's")
         if w["scale"] < 0 and w["scale"] != -1:
@@ -346,6 +414,8 @@ cdef class MctsStrategy(Strategy):
             raise UserError(f"mcts: weight peek={w['peek']:g} must be 0 (fair), 1 (oracle) or 2 (root-only oracle)")
         if w["bias"] < 0:
             raise UserError(f"mcts: weight bias={w['bias']:g} must be >= 0")
+        if w["hands"] < 0:
+            raise UserError(f"mcts: weight hands={w['hands']:g} must be >= 0")
         if w["widen"] < 0:
             raise UserError(f"mcts: weight widen={w['widen']:g} must be >= 0")
         self.iterations = int(w["iterations"])
@@ -365,13 +435,20 @@ cdef class MctsStrategy(Strategy):
         self.mover_keys = w["peek"] == 1
         self.bias = w["bias"]
         self.chance = w["chance"]
+        self.hands = w["hands"]
+        self.rollout_weight = int(w["rollout"])
+        self.epsilon = w["epsilon"]
         self.reusable = False
         self.pool = <Node*>malloc(self.capacity * sizeof(Node))
         self.path = <int*>malloc(self.capacity * MAX_PLAYERS * sizeof(int))
         self.legal_mark = <uint32_t*>malloc(KEY_IDS * sizeof(uint32_t))
         self.tried_mark = <uint32_t*>malloc(KEY_IDS * sizeof(uint32_t))
         self.rep = <int*>malloc(KEY_IDS * sizeof(int))
-        if not (self.pool and self.path and self.legal_mark and self.tried_mark and self.rep):
+        self.mast_sum = <double*>malloc(MAX_PLAYERS * KEY_IDS * sizeof(double))
+        self.mast_n = <int*>malloc(MAX_PLAYERS * KEY_IDS * sizeof(int))
+        self.played = <int*>malloc(MAX_PLAYED * sizeof(int))
+        if not (self.pool and self.path and self.legal_mark and self.tried_mark and self.rep
+                and self.mast_sum and self.mast_n and self.played):
             raise MemoryError("mcts: cannot allocate the node pool")
         memset(self.legal_mark, 0, KEY_IDS * sizeof(uint32_t))
         memset(self.tried_mark, 0, KEY_IDS * sizeof(uint32_t))
@@ -386,6 +463,9 @@ cdef class MctsStrategy(Strategy):
         free(self.legal_mark)
         free(self.tried_mark)
         free(self.rep)
+        free(self.mast_sum)
+        free(self.mast_n)
+        free(self.played)
 
     cpdef prepare(self, GameState proto):
         if self.scratch is None or type(self.scratch) is not type(proto) or self.scratch.params is not proto.params:
@@ -394,13 +474,16 @@ cdef class MctsStrategy(Strategy):
             tuned = own.get("tuned", 0) if self.tuned_weight < 0 else self.tuned_weight
             # What may refuse this game comes first: a refused bind leaves the bot as it was.
             guide = _heuristic_for(game, tuned) if self.guided else None
-            self.rollout_bot = guide if self.weights["rollout"] == 1 and self.guided else (
-                _heuristic_for(game, tuned) if self.weights["rollout"] == 1 else None)
+            rollout = own.get("rollout", 1) if self.rollout_weight < 0 else self.rollout_weight
+            self.rollout_bot = guide if rollout == 1 and self.guided else (
+                _heuristic_for(game, tuned) if rollout == 1 else None)
+            self.mast = rollout == 2
             self.guide_bot = guide
             self.scratch = proto.copy()
             self.after = proto.copy()
             # The manifest records the heuristic in use, as it does the budget.
             self.weights["tuned"] = float(tuned)
+            self.weights["rollout"] = float(rollout)
             if not self.own_budget:
                 self.iterations = self.default_budget(game)
                 # Readers of the budget (manifests, bench's iterations/s) see the one in use.
@@ -436,11 +519,11 @@ cdef class MctsStrategy(Strategy):
             self.stamp = 1
         return self.stamp
 
-    cdef int key(self, GameState st, int action, int observer) except -1 nogil:
+    cdef inline int key(self, GameState st, int action, int observer) except -1 nogil:
         cdef int k = st.action_key(action, observer)
         if k < 0 or k >= KEY_IDS:
-            with gil:
-                raise ValueError(f"mcts handles action keys in [0, {KEY_IDS}), not {k}")
+            bad_key(k)
+            return -1
         return k
 
     cdef inline int follow(self, int* cur, int q, int node) noexcept nogil:
@@ -449,7 +532,7 @@ cdef class MctsStrategy(Strategy):
         self.path[cur[q] * MAX_PLAYERS + q] = node
         return node
 
-    cdef int child_with(self, int node, int key, int player, int* used) noexcept nogil:
+    cdef inline int child_with(self, int node, int key, int player, int* used) noexcept nogil:
         # The child of `node` with `key`, created if there is none.
         cdef int child = self.pool[node].first_child
         cdef Node* nd
@@ -473,6 +556,10 @@ cdef class MctsStrategy(Strategy):
 
     cdef int choose(self, GameState state, int seat, const int* legal, int n, Rng* rng) except -1 nogil:
         cdef int it, i, k, p, q, nl, nk, node, child, best, n_tried, used, steps, a, key, todo
+        cdef int n_played = 0
+        # (Locals: the walk's stores through self would make the compiler read them again.)
+        cdef bint split_hands = self.hands > 0
+        cdef bint mast = self.mast
         cdef int nt = state.n_players
         cdef int cur[MAX_PLAYERS]   # each tree's depth in the walk (chance nodes count)
         cdef bint first
@@ -486,6 +573,7 @@ cdef class MctsStrategy(Strategy):
         cdef double reward[MAX_PLAYERS]
         cdef bint expanded, picked
         cdef uint32_t st
+        cdef uint64_t held
         cdef Node* nd
         if n == 1:
             self.reusable = False
@@ -506,7 +594,7 @@ cdef class MctsStrategy(Strategy):
             # their trees go on from the move, their decisions below it directly.
             k = state.outcome_key(seat) if self.chance > 0 else 0
             if k != 0:
-                child = self.chance_child(self.root[seat], k, seat, &self.used)
+                child = self.widened_child(self.root[seat], k, seat, self.chance, &self.used)
                 if child >= 0:
                     self.root[seat] = child
             used = self.used
@@ -531,7 +619,11 @@ cdef class MctsStrategy(Strategy):
             self.path[q] = self.root[q]
         for i in range(n):
             root_keys[i] = self.key(state, legal[i], seat)
+        if mast:
+            memset(self.mast_sum, 0, nt * KEY_IDS * sizeof(double))
+            memset(self.mast_n, 0, nt * KEY_IDS * sizeof(int))
         for it in range(todo):
+            n_played = 0
             state.copy_into(self.scratch)
             if not self.peek:
                 self.scratch.determinize(seat, rng)
@@ -562,6 +654,16 @@ cdef class MctsStrategy(Strategy):
                         self.rep[key] = moves[i]
                         nk += 1
                 node = self.path[cur[p] * MAX_PLAYERS + p]
+                if split_hands and p != seat and used + nt < self.capacity:
+                    # Another seat chooses knowing its own hand: its decisions hang below
+                    # what it holds in this world, as its moves' keys show it.
+                    held = 0
+                    for i in range(nl):
+                        if self.rep[keys[i]] == moves[i]:   # each key once
+                            held += mix_key(keys[i])
+                    child = self.widened_child(node, 1 + <int>(held % 0x3fffffff), p, self.hands, &used)
+                    if child >= 0:
+                        node = self.follow(cur, p, child)
                 n_tried = 0
                 best = -1
                 best_value = -1.0
@@ -629,6 +731,9 @@ cdef class MctsStrategy(Strategy):
                 if not expanded:
                     child = best
                     a = self.rep[self.pool[child].key]
+                if mast and n_played < MAX_PLAYED:
+                    self.played[n_played] = p * KEY_IDS + self.pool[child].key
+                    n_played += 1
                 # Every tree follows the move by what its seat sees of it.
                 for q in range(nt):
                     if q == p:
@@ -650,7 +755,7 @@ cdef class MctsStrategy(Strategy):
                 for q in range(nt):
                     k = self.scratch.outcome_key(q)
                     if k != 0:
-                        child = self.chance_child(self.path[cur[q] * MAX_PLAYERS + q], k, q, &used)
+                        child = self.widened_child(self.path[cur[q] * MAX_PLAYERS + q], k, q, self.chance, &used)
                         if child >= 0:
                             self.follow(cur, q, child)
             # Rollout.
@@ -663,16 +768,21 @@ cdef class MctsStrategy(Strategy):
                     moves = allowed
                 if nl == 1:
                     a = moves[0]
-                elif self.rollout_bot is None:
-                    a = moves[rng_below(rng, nl)]
-                else:
+                elif self.rollout_bot is not None:
                     a = self.rollout_bot.choose(self.scratch, p, moves, nl, rng)
+                elif mast:
+                    a = self.mast_move(p, moves, nl, rng, &n_played)
+                else:
+                    a = moves[rng_below(rng, nl)]
                 p = self.scratch.apply(a)
                 steps += 1
             if p >= 0 and (self.evaluator is not None or self.scale > 0):
                 value_rewards(self.scratch, self.evaluator, self.scale, reward)
             else:
                 rewards(self.scratch, p < 0, reward)
+            for i in range(n_played):
+                self.mast_sum[self.played[i]] += reward[self.played[i] // KEY_IDS]
+                self.mast_n[self.played[i]] += 1
             # Back-propagation: in every tree, each node scores for the seat that moved
             # (a chance node's visits count for the widening of the decisions below it).
             for q in range(nt):
@@ -707,6 +817,30 @@ cdef class MctsStrategy(Strategy):
             self.keep(state, seat, a, used)
         return a
 
+    cdef int mast_move(self, int p, const int* moves, int nl, Rng* rng, int* n_played) except -1 nogil:
+        # MAST's rollout move for seat p: the legal move whose key scored p best so far
+        # (a key p never played first: 2 beats any mean reward), or with probability
+        # epsilon one drawn uniformly; its key joins the iteration's moves.
+        cdef int i, key, best = 0, best_key = -1
+        cdef int* cell_n = self.mast_n + p * KEY_IDS
+        cdef double* cell_sum = self.mast_sum + p * KEY_IDS
+        cdef double value, best_value = -1.0
+        if self.epsilon > 0 and rng_uniform(rng) < self.epsilon:
+            best = rng_below(rng, nl)
+            best_key = self.key(self.scratch, moves[best], p)
+        else:
+            for i in range(nl):
+                key = self.key(self.scratch, moves[i], p)
+                value = cell_sum[key] / cell_n[key] if cell_n[key] > 0 else 2.0
+                if value > best_value:
+                    best_value = value
+                    best = i
+                    best_key = key
+        if n_played[0] < MAX_PLAYED:
+            self.played[n_played[0]] = p * KEY_IDS + best_key
+            n_played[0] += 1
+        return moves[best]
+
     cdef int keep(self, GameState state, int seat, int a, int used) except -1 nogil:
         # Keep each seat's subtree of the move `a` about to be played, for the next
         # decision if it is the bot's own again (`after`'s seat to move: the real game's).
@@ -727,11 +861,11 @@ cdef class MctsStrategy(Strategy):
         self.reusable = True
         return 0
 
-    cdef int chance_child(self, int node, int outcome, int seat, int* used) noexcept nogil:
-        # The chance child of the move node `node` for `outcome` in `seat`'s tree; created
-        # if there is none while the node has fewer than chance * sqrt(visits + 1) (an
-        # outcome met again and again, as a die's, soon has its own; most of a deal's
-        # thousands of hands share the node's own children), else -1.
+    cdef int widened_child(self, int node, int outcome, int seat, double width, int* used) noexcept nogil:
+        # The chance child of `node` for `outcome` in `seat`'s tree; created if there is
+        # none while the node has fewer than width * sqrt(visits + 1) (an outcome met
+        # again and again, as a die's, soon has its own; most of a deal's thousands of
+        # hands share the node's own children), else -1.
         cdef int child = self.pool[node].first_child
         cdef int n = 0
         cdef int key = -1 - outcome
@@ -740,7 +874,7 @@ cdef class MctsStrategy(Strategy):
                 return child
             n += self.pool[child].key < -1
             child = self.pool[child].next_sibling
-        if n >= self.chance * sqrt(self.pool[node].visits + 1.0):
+        if n >= width * sqrt(self.pool[node].visits + 1.0):
             return -1
         return self.child_with(node, key, seat, used)
 
@@ -798,6 +932,21 @@ cdef class MctsStrategy(Strategy):
                 stack.append((child, depth + 1, me))
                 child = self.pool[child].next_sibling
         return rows
+
+
+cdef inline uint64_t mix_key(int key) noexcept nogil:
+    # A key spread over 64 bits (splitmix64's finalizer): summed over a set of keys, a
+    # hash of the set whatever its order.
+    cdef uint64_t z = <uint64_t>key * 0x9e3779b97f4a7c15ULL
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL
+    return z ^ (z >> 31)
+
+
+cdef int bad_key(int k) except -1 nogil:
+    # Out of line: a block that takes the GIL would keep MctsStrategy.key from inlining.
+    with gil:
+        raise ValueError(f"mcts handles action keys in [0, {KEY_IDS}), not {k}")
 
 
 cdef void value_rewards(GameState s, Strategy bot, double scale, double* out) noexcept nogil:

@@ -70,7 +70,7 @@ def test_strategies_hides_expert_settings_and_superseded_bots_unless_all(capsys,
     monkeypatch.setattr(analysis.cli.console, "width", 250)  # a row a bot, unwrapped
     code, out, _ = cli(capsys, "strategies", "fabryka")
     assert code == 0
-    assert "mcts_openloop" not in out and "iterations=200 (+13 for experts)" in out
+    assert "mcts_openloop" not in out and "iterations=200 (+15 for experts)" in out
     assert "peek=" not in out and "tuned=" not in out
     assert "collect_threshold=4" in out  # a heuristic's weights are the designer's
     assert "chocosim strategies fabryka --all" in out

@@ -44,6 +44,8 @@ def test_finds_a_win_in_one_move():
                 turns_taken=(2, 3))
     assert COLLECT in state.legal_actions() and len(state.legal_actions()) == 4
     assert decisions(state, "mcts(iterations=200)", range(10)) == [COLLECT] * 10
+    # So does a search without the heuristic, rolled out by MAST.
+    assert decisions(state, "mcts(iterations=200, guide=0, rollout=2)", range(10)) == [COLLECT] * 10
 
 
 def test_avoids_a_move_that_loses_at_once():
@@ -57,6 +59,7 @@ def test_avoids_a_move_that_loses_at_once():
     assert state.legal_actions() == [0, 1, 2]
     chosen = decisions(state, "mcts(iterations=200)", range(10))
     assert 0 not in chosen
+    assert 0 not in decisions(state, "mcts(iterations=200, guide=0, rollout=2, epsilon=0)", range(10))
     # The trap is real: a random bot walks into it.
     assert 0 in decisions(state, "random", range(10))
 
@@ -286,6 +289,35 @@ def test_the_first_expansion_is_the_guides_pick_and_fabrykas_guide_is_tuned():
         assert chosen_keys(state, "mcts(iterations=1, tuned=0)", 4) == {default}
 
 
+@pytest.mark.parametrize("hands", [0, 1])
+def test_another_seats_decisions_hang_below_its_hand_only_with_hands(hands):
+    # Fabryka's plays show no chance outcome, so with chance=0 a tree's chance nodes are
+    # the holdings `hands` splits another seat's decisions by; the bot's own hand is the
+    # same in every world, so its tree never splits by it.
+    state = FAB.new_state()
+    state.new_game(5)
+    seat = state.current_player()
+    bot = bot_for(state, f"mcts(iterations=300, chance=0, hands={hands})")
+    bot.choose_action(state, RngView.seeded(1))
+    holdings = [(depth, player) for depth, key, player, _, _ in bot.tree(1 - seat) if key < -1]
+    assert all(player == 1 - seat for _, player in holdings)
+    assert (len(holdings) > 0) == (hands > 0)
+    # The first below the bot's move (depth 1): the holding the other seat answers it with.
+    assert all(depth >= 2 for depth, _ in holdings) and any(depth == 2 for depth, _ in holdings) == (hands > 0)
+    assert not any(key < -1 for _, key, *_ in bot.tree(seat))
+
+
+@pytest.mark.parametrize("game,spec,rollout,iterations", [
+    ("fabryka", "mcts", 0, 344), ("fabryka", "mcts(rollout=1, iterations=200)", 1, 200),
+    ("enemy_chocolatier", "mcts", 1, 200), ("manfredini", "mcts", 1, 35)])
+def test_fabrykas_search_rolls_out_at_random_by_default(game, spec, rollout, iterations):
+    # Random rollouts at the budget that costs what the heuristic's 200 did: the weights
+    # in use are what a run's manifest records.
+    spec_ = get_game(game)
+    bot = bot_for(spec_.new_state(spec_.params(players=2)), spec, game)
+    assert (bot.weights["rollout"], bot.weights["iterations"]) == (rollout, iterations)
+
+
 def test_tuned_guidance_needs_tuned_weights_shipped():
     spec = get_game("alleycat")
     state = spec.new_state(spec.params(players=2))
@@ -365,6 +397,85 @@ def test_reuse_only_for_the_successor_of_the_bots_own_move():
     assert off.reused == 0 and off.walks == 100
 
 
+# ---- the same decisions, however fast ----
+
+# Every action of seeded games (tests/decisions.py's digest: the bot in every seat, 2
+# players, games 100, 101...) recorded from the search before its speed work: the search
+# at its default budget (1,143 searched decisions in Fabryka, 412 in Enemy Chocolatier,
+# 1,072 in Manfredini, 552 in Alley Cat) and Fabryka's heuristic, which guided it and
+# rolled out, with both its weights. A faster walk or heuristic must play these again.
+# Fabryka's search as it was then (heuristic rollouts, 200 iterations) is now named in
+# full; its default since (random rollouts, 344 iterations) is recorded as "fabryka/new".
+SEARCH_SPECS = {"fabryka": "mcts(rollout=1, iterations=200)", "fabryka/new": "mcts"}
+SEARCH_GAMES = {
+    "fabryka": [
+        "f436b697c45244b8", "cfb7e5a3163124c3", "467e4496d91366b7", "9ae921f3775df990", "3c0510a4ce77a032",
+        "8879b8cb32d03b0a", "1eb8ebae07208ca2", "fde692cfcf268136", "b04c3cbae0f62df5", "7acb87a1f2086e42",
+        "0a2b623ac7d88979", "a43bbbaee1fa0720", "3e0f3fb99f3f589a", "a1e11ab52324dc5d", "3b7033859d5b45cb",
+        "9594d272de33e6d7", "ac37f3fc43d7ae09", "d1d2f81094dd6c61", "a5ab8359c84839af", "8a21c1b1d7a0c556",
+        "a6005f62e77f05cf", "2db065203f3a14aa", "89ad64672bf2adca", "a66a67e228a7c76a", "e0b3e15a0df94fdf",
+        "868f59866338a622", "0d4974f544da4c58", "caa8ef2123b505ad", "98ececb26d8065de", "3945421567e0af7f",
+    ],
+    "enemy_chocolatier": [
+        "50811215072bfa88", "ff57835efd67647d", "e1aa3808254508b4", "0b4c444d05491372", "666e9db3a3497cb4",
+        "6aee484fa968b975", "c7e24661061463a3", "b87fe9e1b5e5df96", "1602f6c36e781f77", "a13817283f6bc086",
+    ],
+    "manfredini": [
+        "656bf85dd80425c6", "0fcf7c4490c1a672", "6b7106dcf61d8116", "8b9e4c25b53c9e52", "adef50c961922107",
+        "763a59f0447bf94d",
+    ],
+    "alleycat": [
+        "06b7eebc29b13bdf", "091c2407ffec3914",
+    ],
+    "fabryka/new": [
+        "170cc53d442d3153", "bfcab07250e93ca5", "fea3aa35bcfe1003", "0373a4e370e68e0e", "92506435cb08e4ce",
+        "1bf792b78ca1382f", "373cb0b8ec2fa2ab", "b3e428c107b22b77", "dc1e22395af7a005", "ecf21df97373ac72",
+        "215eb1a6c1af774c", "5b3858aca9422a95", "a9b27242554bda88", "d8e06d541d5665eb", "0093f2a947d268b6",
+        "6d2ad0b0fb59f216", "9a2aa25a334a33e0", "716b2650210094d5", "632b3d94b3b9cfa5", "fc844471828c9a2f",
+        "a2d6d31015f7998d", "4456a51754458059", "54f5342b72909cce", "6002af6d301bb77f", "23a1f9e1e203d717",
+        "d3b4410d7d71ec0b", "da9dc3ba7cac3d7f", "2c50469a6b208cb9", "a62e8cf580f95667", "94ea3ea83b0e80ae",
+    ],
+}
+FABRYKA_HEURISTIC_GAMES = {
+    "heuristic": [
+        "17c5e7aacee3f7a8", "e65c3182765aedf0", "be28ed9722ca7db7", "e5355caba46c24de", "84e1618b65ab1a8c",
+        "7272cb81e78f51af", "1a88013d7f9950b7", "65d63c5119d13a4a", "463e16bd1d863ad9", "74150db5bf40d8ae",
+        "c27630e9f20e00f2", "32936f531e0110af", "2dcb7d49c1a9dece", "17e0fe49b9e09d7d", "43c11dec0406eb14",
+        "53d0acfce8b8425a", "88705582eb7ed9e7", "2c3d88f3c79ce7a8", "064643fea100f264", "28a97471fcf1d93d",
+        "c6b0e0219bf27bf1", "98dc5fd6353a52c2", "75107f8b733642a4", "99f43f5fe34080d7", "6232b248dc1e176d",
+        "85902fe26f8257f0", "9a0cd1efc0d63d03", "2a8ea131b638c3ac", "2752250cf7ffb951", "cebe08559be3a53e",
+        "f58f4ed135ea5c5c", "ff25369c88a29075", "ebe973d41f254d02", "556eb2d7f4d94f38", "5842641cdc2932dc",
+        "be4a908d811e7e57", "cdc3cec9415c6b74", "80163198f57057fa", "69d140467ffd66f2", "d498932dc8e3e97b",
+    ],
+    "heuristic(weights=tuned)": [
+        "f421156320533fa0", "e33bd1bec41a7363", "5c4961980779e7bb", "40413c9a2e815ad0", "82ac55a825faf855",
+        "15ba332dd0f0bf17", "1d47fb43b7cb7894", "bea4d5204ccf220f", "0d59c8c2ba5ffff0", "fb0d9d67a5725524",
+        "4a0670f922f4fdc6", "b0677033f9c68539", "2c242b1370533a15", "0525a0fb926f8ce9", "ad534c8adff061ae",
+        "40d0a9c7b73c8ec1", "b5ef3009bb31da1c", "dcec7a8374c64e38", "acad2c28af762c25", "1ee81eef971a2d8a",
+        "4843b1c1c667fd50", "5aa58045cfb3b3b1", "700d6e507fa057b7", "ef1dfa1629f4c49b", "3a300715c586dfe5",
+        "744a111f1b67a49e", "3515111f5bd30f97", "2c277e49824207db", "d609f41ae58ef686", "e7b2594bf34996ee",
+        "0943b1b6747093ce", "40778914fe9bd5cd", "a7626e18e8d9fb97", "daa886d8a86f7147", "f0c387b87f1b1051",
+        "4abca30aa3cbbab9", "97b295da3aa0a2d2", "cc3564fd25153949", "a2c6dd29161d6f26", "4c14da1e91af3ad2",
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(SEARCH_GAMES))
+def test_the_search_plays_the_recorded_games(case):
+    from decisions import digest
+    game = case.split("/")[0]
+    for i, want in enumerate(SEARCH_GAMES[case]):
+        assert digest(game, SEARCH_SPECS.get(case, "mcts"), 2, 100 + i)[0] == want, \
+            f"{case}: game {100 + i} differs from the recorded one"
+
+
+@pytest.mark.parametrize("bot", sorted(FABRYKA_HEURISTIC_GAMES))
+def test_fabrykas_heuristic_plays_the_recorded_games(bot):
+    from decisions import digest
+    for i, want in enumerate(FABRYKA_HEURISTIC_GAMES[bot]):
+        assert digest("fabryka", bot, 2, 100 + i)[0] == want, f"{bot}: game {100 + i} differs from the recorded one"
+
+
 # ---- determinism, the pool ----
 
 def test_same_seed_same_games_whatever_the_chunking():
@@ -408,7 +519,7 @@ def test_openloop_plays_the_games_the_former_mcts_played():
 @pytest.mark.parametrize("bot", ["mcts", "mcts_openloop"])
 @pytest.mark.parametrize("weights,field", [
     ("iterations=0", "iterations"), ("iterations=2.5", "iterations"), ("nodes=1", "nodes"),
-    ("c=-1", "c"), ("rollout=2", "rollout"), ("depth=-3", "depth"), ("budget=3", "budget"),
+    ("c=-1", "c"), ("rollout=3", "rollout"), ("depth=-3", "depth"), ("budget=3", "budget"),
     ("c=nan", "c"), ("iterations=inf", "iterations"),
 ])
 def test_bad_weights_are_refused(bot, weights, field):
@@ -420,7 +531,8 @@ def test_bad_weights_are_refused(bot, weights, field):
                                            ("widen=-1", "widen"), ("reuse=2", "reuse"),
                                            ("chance=-1", "chance"), ("peek=0.5", "peek"),
                                            ("peek=3", "peek"), ("bias=-1", "bias"),
-                                           ("tuned=2", "tuned"), ("tuned=0.5", "tuned")])
+                                           ("tuned=2", "tuned"), ("tuned=0.5", "tuned"),
+                                           ("hands=-1", "hands"), ("epsilon=1.5", "epsilon")])
 def test_bad_ismcts_weights_are_refused(weights, field):
     with pytest.raises(UserError, match=field):
         strategies.build("fabryka", f"mcts({weights})")
@@ -461,7 +573,8 @@ def test_fabryka_information_set_search_beats_the_open_loop_one():
 
 @pytest.mark.statistical
 def test_fabryka_doubling_the_budget_pays():
-    share, half = win_share("fabryka", 2, ["mcts(iterations=400)", "mcts"], 1000)
+    # Measured with the heuristic's rollouts, as these doublings below.
+    share, half = win_share("fabryka", 2, ["mcts(rollout=1, iterations=400)", "mcts(rollout=1, iterations=200)"], 1000)
     assert share - half > 0.5, (share, half)
 
 
@@ -492,7 +605,8 @@ def _deal_share(twice_a, twice_b, n_pairs):
 def test_fabryka_search_guided_by_the_tuned_heuristic_beats_the_default_guide():
     # 59.8% (57.7-61.8) of 1,000 seat-swapped deals.
     n = 600
-    share, var = _deal_share(*seat_swapped_pairs("fabryka", "mcts", "mcts(tuned=0)", n)[:2], n)
+    share, var = _deal_share(*seat_swapped_pairs("fabryka", "mcts(rollout=1, iterations=200)",
+                                                  "mcts(rollout=1, iterations=200, tuned=0)", n)[:2], n)
     assert share > 0.5 + 1.96 * math.sqrt(var), share
 
 
@@ -500,7 +614,8 @@ def test_fabryka_search_guided_by_the_tuned_heuristic_beats_the_default_guide():
 def test_fabryka_second_doubling_pays_too():
     # 800 iterations against 400: 56.9% (55.8-58.0) of 3,000 seat-swapped deals.
     n = 600
-    share, var = _deal_share(*seat_swapped_pairs("fabryka", "mcts(iterations=800)", "mcts(iterations=400)", n)[:2], n)
+    share, var = _deal_share(*seat_swapped_pairs("fabryka", "mcts(rollout=1, iterations=800)",
+                                                  "mcts(rollout=1, iterations=400)", n)[:2], n)
     assert share > 0.5 + 1.96 * math.sqrt(var), share
 
 
