@@ -21,7 +21,8 @@ from simcore.games.manfredini.rules cimport (
     ST_CARD, ST_DIE, ST_RUNNER, ST_SORTER, ST_TOFROM, ST_TRANSPORT, ST_ABILITY, ST_PICK,
     ST_DISCARD, ST_LOAD, ST_ORDER,
     A_CARD, A_KEEP_FACE, A_RUN, A_CCW, A_TO, A_FROM, A_STOP, A_MIX, A_SELL,
-    A_RECRUIT, A_PICK, A_MAKE, A_DECO, A_DECO_ALL, A_DISCARD, A_MOVE, A_MACHINE_FIRST)
+    A_RECRUIT, A_PICK, A_MAKE, A_DECO, A_DECO_ALL, A_DISCARD, A_MOVE, A_MACHINE_FIRST,
+    ctz, ring_probe)
 
 # Indices into self.w, in the order of WEIGHTS.
 cdef enum:
@@ -725,11 +726,6 @@ cdef class ManfrediniHeuristic(Strategy):
         return 0.0
 
 
-cdef extern from *:
-    int ctz "__builtin_ctz"(unsigned int x) noexcept nogil
-    int clz "__builtin_clz"(unsigned int x) noexcept nogil
-
-
 cdef int probe(const MObs* o, int number, bint ccw, bint to, int* tried) noexcept nogil:
     # The space a pawn would end on and the spaces tried (ManfrediniState.probe, on the
     # public board).
@@ -767,29 +763,10 @@ cdef inline int card_class(int card) noexcept nogil:
 
 
 cdef inline int probe_scan(const MObs* o, int number, bint ccw, bint to, int* tried) noexcept nogil:
-    # probe() by bit scans (as ManfrediniState.probe): the ring of spaces rotated so
-    # that the i-th space tried is bit i (clockwise) or bit n-1-i (counter-clockwise).
-    cdef int i, sp, sh, n = o.cfg.spaces
-    cdef unsigned int full = o.cfg.full
-    cdef unsigned int target = (~o.board if to else o.board) & full
-    cdef unsigned int ring
-    if (to and o.pawn_pile == 0) or target == 0:
+    # probe() by the rules' bit scan (as ManfrediniState.probe).
+    if to and o.pawn_pile == 0:
         return -1
-    if ccw:
-        sh = n - 1 - number
-        ring = ((target << sh) | (target >> (n - sh))) & full
-        i = n - 1 - (31 - clz(ring))
-        sp = number - i
-        if sp < 0:
-            sp += n
-    else:
-        ring = ((target >> number) | (target << (n - number))) & full
-        i = ctz(ring)
-        sp = number + i
-        if sp >= n:
-            sp -= n
-    tried[0] = i + 1
-    return sp
+    return ring_probe((~o.board if to else o.board) & o.cfg.full, o.cfg.full, o.cfg.spaces, number, ccw, tried)
 
 cdef inline int box_count(const Box* b) noexcept nogil:
     cdef int g, n = 0

@@ -357,3 +357,36 @@ cdef int standings_after(GameState state, int seat, const int* legal, int n, int
 # Its companion (DETERMINIZE_DRAWS): how many draws determinize(seat, rng) takes from
 # rng, -1 where only dealing tells.
 cdef int determinize_draws(GameState state, int seat) noexcept nogil
+
+
+cdef extern from *:
+    int ctz "__builtin_ctz"(unsigned int x) noexcept nogil
+    int clz "__builtin_clz"(unsigned int x) noexcept nogil
+
+
+cdef inline int ring_probe(unsigned int target, unsigned int full, int n, int number, bint ccw,
+                           int* tried) noexcept nogil:
+    # The first space of `target` (a bit set of the n spaces) tried from `number` on, and
+    # in tried[0] how many spaces were tried; -1 if none. The ring is rotated so that the
+    # i-th space tried is bit i (clockwise) or bit n-1-i (counter-clockwise): one bit
+    # scan, where a loop over the spaces mispredicts its exit. (The rules' probe and the
+    # heuristic's look-ahead share it.)
+    cdef int i, sp, sh
+    cdef unsigned int ring
+    if target == 0:
+        return -1
+    if ccw:
+        sh = n - 1 - number
+        ring = ((target << sh) | (target >> (n - sh))) & full
+        i = n - 1 - (31 - clz(ring))
+        sp = number - i
+        if sp < 0:
+            sp += n
+    else:
+        ring = ((target >> number) | (target << (n - number))) & full
+        i = ctz(ring)
+        sp = number + i
+        if sp >= n:
+            sp -= n
+    tried[0] = i + 1
+    return sp

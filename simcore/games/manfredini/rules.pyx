@@ -110,8 +110,6 @@ cdef inline int box_total(const Box* b) noexcept nogil:
 
 
 cdef extern from *:
-    int ctz "__builtin_ctz"(unsigned int x) noexcept nogil
-    int clz "__builtin_clz"(unsigned int x) noexcept nogil
     int popcount "__builtin_popcount"(unsigned int x) noexcept nogil
 
 
@@ -645,30 +643,11 @@ cdef class ManfrediniState(GameState):
     cdef int probe(self, int number, bint ccw, bint to, int* tried) noexcept nogil:
         # Try spaces from `number` on: to the factory the first empty one, from it the
         # first occupied one. Every space tried counts towards the capacity.
-        cdef int i, sp, sh, n = self.cfg.spaces
         cdef unsigned int full = self.cfg.full
-        cdef unsigned int target = (~self.s.board if to else self.s.board) & full
-        cdef unsigned int ring
-        if (to and self.s.pawn_pile == 0) or target == 0:
+        if to and self.s.pawn_pile == 0:
             return -1
-        # Rotate the ring of spaces so that the i-th space tried is bit i (clockwise) or
-        # bit n-1-i (counter-clockwise): the first target is one bit scan, where a loop
-        # over the spaces mispredicts its exit.
-        if ccw:
-            sh = n - 1 - number
-            ring = ((target << sh) | (target >> (n - sh))) & full
-            i = n - 1 - (31 - clz(ring))
-            sp = number - i
-            if sp < 0:
-                sp += n
-        else:
-            ring = ((target >> number) | (target << (n - number))) & full
-            i = ctz(ring)
-            sp = number + i
-            if sp >= n:
-                sp -= n
-        tried[0] = i + 1
-        return sp
+        return ring_probe((~self.s.board if to else self.s.board) & full, full, self.cfg.spaces,
+                          number, ccw, tried)
 
     cdef int gen_legal(self, int* out) noexcept nogil:
         # The legal list of the current decision, whatever the step. The engine itself
