@@ -410,6 +410,17 @@ def _freeze_imports() -> None:
     gc.freeze()
 
 
+# joblib's resource tracker (a process of its own, started with our warning options) can
+# warn at a Ctrl-C of a "leaked" semaphore that the run's process had already freed (its
+# second warning is the FileNotFoundError of freeing it again): noise no designer can act on.
+_QUIET_TRACKER = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
+
+
+def _quiet_tracker() -> None:
+    if _QUIET_TRACKER not in sys.warnoptions:
+        sys.warnoptions.append(_QUIET_TRACKER)
+
+
 # Help names a value's kind in words, not as the Python type typer shows (<list[str]>).
 _KINDS = {"int": "INTEGER", "float": "NUMBER", "str": "TEXT", "path": "PATH", "Path": "PATH"}
 
@@ -436,6 +447,7 @@ def main(argv: list[str] | None = None) -> None:
     that failed outside a run: `play`, `tune`) is one line on stderr and exit code 2,
     never a traceback (that with --debug)."""
     _freeze_imports()
+    _quiet_tracker()
     try:
         command = _plain_help(typer.main.get_command(app))
         args = sys.argv[1:] if argv is None else argv

@@ -191,3 +191,18 @@ def test_a_run_to_a_precision_says_how_it_ended(tmp_path, capsys):
     precision = data["precision"]
     assert precision["target"] == 10 and precision["reached"] and precision["games"] == data["summary"]["games"]
     assert f"precise to ±{precision['halfwidth']:.2f} points" in lines[0]
+
+
+def test_joblibs_resource_tracker_keeps_its_leak_warnings_off_stderr(capsys):
+    """The tracker is a process started with the command's warning options; at a Ctrl-C it
+    could warn of a semaphore the run had freed. Any other warning still shows."""
+    from multiprocessing import util
+
+    result(capsys, "games")
+    warn_from_the_tracker = (
+        "import warnings, joblib.externals.loky.backend.resource_tracker as tracker; "
+        "exec('warnings.warn(\"resource_tracker: There appear to be 1 leaked semlock\")', vars(tracker)); "
+        "warnings.warn('a warning of the run')")
+    err = subprocess.run([sys.executable, *util._args_from_interpreter_flags(), "-c", warn_from_the_tracker],
+                         capture_output=True, text=True, check=True).stderr
+    assert "leaked" not in err and "a warning of the run" in err
