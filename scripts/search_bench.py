@@ -42,18 +42,26 @@ def with_budget(spec: str, iterations: int) -> str:
 
 
 def paired_share(name: str, players: int, bot: str, baseline: str, deals: int, seed: int) -> tuple[float, float, float]:
-    """`bot` in one seat and `baseline` in the others, each deal played once with the
-    bot in every seat (the same seed: the same cards and chance): the bot's mean win
-    share per deal and its 95% interval (normal, over deals)."""
+    """`bot` against `baseline` on the same deals (the same seed: the same cards and
+    chance): the bot's mean win share per deal and its 95% interval (normal, over deals).
+    At an even table the bot holds every other seat and each deal is played twice, the
+    seats swapped, so its fair share is 50% at every table size; at an odd one it holds
+    one seat, each deal played with it in every seat (fair share 1/n)."""
     spec = games()[name]
     state = spec.new_state(spec.params(players=players))
     share = np.zeros(deals)
-    for seat in range(players):
+    if players % 2 == 0:
+        lineup = strategies.build_lineup(name, [bot, baseline] * (players // 2))
+        plays = [[(s + shift) % players for s in range(players)] for shift in (0, 1)]
+        mine = lambda seat_strategy: seat_strategy % 2 == 0  # noqa: E731
+    else:
         lineup = strategies.build_lineup(name, [bot] + [baseline] * (players - 1))
-        perm = np.array([[(s - seat) % players for s in range(players)]], np.int32)
+        plays = [[(s - seat) % players for s in range(players)] for seat in range(players)]
+        mine = lambda seat_strategy: seat_strategy == 0  # noqa: E731
+    for perm in plays:
         out = result_arrays(state, deals)
-        play_batch(state, lineup, perm, 1, seed, 0, deals, **out)
-        share += (out["win"] * (out["seat_strategy"] == 0)).reshape(deals, players).sum(1) / players
+        play_batch(state, lineup, np.array([perm], np.int32), 1, seed, 0, deals, **out)
+        share += (out["win"] * mine(out["seat_strategy"])).reshape(deals, players).sum(1) / len(plays)
     half = 1.96 * share.std(ddof=1) / np.sqrt(deals) if deals > 1 else float("nan")
     return float(share.mean()), max(0.0, float(share.mean() - half)), min(1.0, float(share.mean() + half))
 
@@ -131,7 +139,8 @@ def search(game_filter: str | None, bot: str, baseline: str | None, scale: float
     pooled; 95% Wilson interval, against the fair share 1/n), and against `baseline` (None:
     each game's search_baseline) at
     equal CPU time: the bot's budget scaled by the two bots' measured CPU a decision,
-    each deal played with the bot in every seat (95% interval over deals).
+    each deal played with the bot in every other seat and then the seats swapped (fair
+    share 50%; at an odd table in each seat in turn, 1/n), 95% interval over deals.
 
     With `tree` (a built checkout of the baseline's commit), the baseline's CPU is
     timed there, on the same games, and its games there must be the baseline spec's
@@ -140,7 +149,7 @@ def search(game_filter: str | None, bot: str, baseline: str | None, scale: float
     from analysis.stats import wilson  # noqa: PLC0415  (the report stack, only here)
     where = f"timed in {tree}" if tree else "timed in this build"
     print(f"\nsearch bot {bot}, one core, {rounds} rounds: against each game's heuristic (seats rotated), "
-          f"and against {baseline or 'the search bot of 1b60c88'} ({where}) at equal CPU time (each deal with the bot in every seat)")
+          f"and against {baseline or 'the search bot of 1b60c88'} ({where}) at equal CPU time (each deal twice, the bot in every other seat, then the others: fair 50%)")
     print(f"{'game':<18}{'players':>7}{'games':>7}  {'vs heuristic (95% CI)':<22}{'fair':>6}{'iter/s':>10}"
           f"  {'ms/decision (range)':<22}{'baseline ms':>12}{'iters':>7}{'deals':>7}  vs baseline (95% CI)")
     for name, spec in games().items():

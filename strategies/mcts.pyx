@@ -167,6 +167,19 @@ won 29.0% (24.4-33.6) of 150 deals, and random rollouts (1.44 against 3.60 ms, 5
 iterations) 26.0% (21.4-30.6): its rollouts stay the heuristic's. MAST and `hands` stay
 settings.
 
+With the random rollouts, the search's settings at the same budget against Fabryka's
+default (deals played twice with seats swapped, 95% interval over deals), none kept:
+c=0.5 51.1% (49.0-53.2) and c=1 49.2% (47.2-51.3) of 1,000; bias=1 49.5% (47.5-51.6) of
+1,000; widen 0.2 48.2% (46.8-49.7), 0.3 50.6% (49.1-52.0), 0.4 50.7% (49.2-52.1) of 2,000,
+0.35 51.0% (49.3-52.6), 0.7 46.7% (45.0-48.4) of 1,500, 1 49.2% (47.2-51.3) of 1,000;
+explore 0 49.6% (47.9-51.3) and 0.5 50.3% (48.6-51.9), chance=2 50.1% (48.6-51.6),
+tuned=0 45.7% (44.0-47.4), of 1,500. Rollouts cut short and scored by the logistic of
+the standings' lead, at the budget of equal CPU: depth 16 and scale 8 49.0% (47.0-51.1),
+scale 12 50.2% (48.2-52.3), depth 20 and scale 8 51.7% (49.6-53.7), depth 12 and scale 10
+46.9% (44.9-49.0) of 1,000; depth 6 42.3% and 41.5% of 600. A finished rollout's reward
+with the score margin added (w x tanh(lead / s), w 0.1-0.3, s 5-15) 49.2-50.5% of 1,500
+(not built). The default sits on a plateau of its settings.
+
 Keeping a bot's tree across the other seats' moves (not only its own) is not built: the
 bot meets another seat's move only as the state before its next decision, and nothing it
 may read tells it which move that was as it saw it (in Fabryka a play leaves the bot's
