@@ -17,8 +17,9 @@ import numpy as np
 import polars as pl
 
 from analysis import stats
+from analysis.ratings import Matchups, Ratings, bradley_terry, pool_matchups
 from analysis.rundir import BASE_COLUMNS, INTERIM_PREFIX, RunDir, open_run, standings_columns
-from analysis.stats import Difference, Matchups, Rate, Ratings
+from analysis.stats import Difference, Rate
 from analysis.tally import Cells, Histogram, Tally, games_tally
 from simcore.errors import UserError
 from simcore.meta import FeatureRoles
@@ -401,7 +402,7 @@ def _strategies(run: RunDir, t: dict[str, pl.DataFrame], tally: Tally) -> Strate
     rows = [by_name[s] for s in run.strategies if s in by_name]
     names = [r["strategy"] for r in rows]
     m = Matchups(run.strategies, tally.pair_wins, tally.pair_games, tally.pair_moments)
-    ratings = stats.bradley_terry(m)
+    ratings = bradley_terry(m)
     edge = None
     if ratings is not None:
         best, worst = int(np.argmax(ratings.elo)), int(np.argmin(ratings.elo))
@@ -470,8 +471,8 @@ def pooled_strategies(analyses: Iterable[RunAnalysis]) -> tuple[Matchups, Rating
     if len(analyses) < 2 or len({a.run.manifest.get("game") for a in analyses}) != 1:
         return None
     names = list(dict.fromkeys(n for a in analyses for n in a.strategies.matchups.names))
-    pooled = stats.pool_matchups(names, [a.strategies.matchups for a in analyses])
-    return pooled, stats.bradley_terry(pooled)
+    pooled = pool_matchups(names, [a.strategies.matchups for a in analyses])
+    return pooled, bradley_terry(pooled)
 
 
 def rules_key(a: RunAnalysis) -> tuple[str, int, str]:

@@ -32,6 +32,7 @@ import polars as pl
 
 from analysis import stats
 from analysis.effects import SeatStates, effect_moments
+from analysis.ratings import ahead_counts
 from analysis.rundir import RunDir
 from simcore.errors import UserError
 from simcore.parts import write_text
@@ -132,7 +133,7 @@ class Tally:
     shared: float = 0.0  # win shares of shared victories
     pair_wins: np.ndarray = field(init=False)
     pair_games: np.ndarray = field(init=False)
-    pair_moments: np.ndarray = field(init=False)  # game-level, see stats.Matchups.ahead_moments
+    pair_moments: np.ndarray = field(init=False)  # game-level, see ratings.Matchups.ahead_moments
     margin: dict[str, Histogram] = field(default_factory=dict)
     decided: int = 0  # games with a sole winner
     games: int = 0
@@ -274,7 +275,7 @@ def _moment_cells(strategy: np.ndarray, won: np.ndarray, values: list[np.ndarray
 
 def _tally_pairs(t: Tally, strategy: np.ndarray, rank: np.ndarray) -> None:
     k = t.k
-    ahead = stats.ahead_counts(strategy, rank, k)
+    ahead = ahead_counts(strategy, rank, k)
     wins = ahead.sum(axis=0)
     t.pair_wins += wins
     t.pair_games += wins + wins.T

@@ -123,8 +123,8 @@ class SizeVerdict:
     players: int
     rungs: list[RungResult]  # ladder order, weakest first
     strongest: str  # the highest-rated rung (the last one when the rungs cannot be rated)
-    ratings: Any  # analysis.stats.Ratings or None
-    matchups: Any  # analysis.stats.Matchups of the meetings
+    ratings: Any  # analysis.ratings.Ratings or None
+    matchups: Any  # analysis.ratings.Matchups of the meetings
     convergence: Convergence | None  # None with a single rung
     komi: Komi | None
     knobs: list[Knob]
@@ -272,11 +272,11 @@ def _widened(change: float, low: float, high: float, q: float, games: int) -> tu
 def _ratings(rungs: list[str], meetings: list[Path]):
     """Bradley-Terry ratings of the rungs from their meetings, the game the unit of the
     intervals (at 3+ players one game's comparisons are correlated)."""
-    from analysis import stats
     from analysis.experiments.skill import matchups_of, tally
+    from analysis.ratings import bradley_terry
 
     m = matchups_of([tally(d) for d in meetings if d.is_dir()], rungs)
-    return m, (stats.bradley_terry(m) if len(rungs) > 1 and m.games.sum() > 0 else None)
+    return m, (bradley_terry(m) if len(rungs) > 1 and m.games.sum() > 0 else None)
 
 
 def _reversals(rungs: list[RungResult], min_change: float = 0.05) -> list[str]:

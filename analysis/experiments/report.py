@@ -19,7 +19,7 @@ from analysis.metrics import (
     pooled_strategies,
     rules_key,
 )
-from analysis.stats import Matchups, Ratings
+from analysis.ratings import Matchups, Ratings
 from simcore.errors import UserError
 from simcore.params import flatten
 

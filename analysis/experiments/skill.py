@@ -39,8 +39,9 @@ import polars as pl
 
 import strategies
 from analysis import progress, stats
+from analysis.ratings import Matchups, Ratings, ahead_counts, bradley_terry
 from analysis.rundir import open_run
-from analysis.stats import ALPHA, ELO_PER_LOGIT, Difference, Matchups, Rate, Ratings
+from analysis.stats import ALPHA, ELO_PER_LOGIT, Difference, Rate
 from simcore.errors import UserError
 from simcore.params import Params
 from simcore.registry import GameSpec, get_game
@@ -250,7 +251,7 @@ class RunTally:
     seat: dict[int, np.ndarray] = field(init=False)  # label: the first seat it held per game (-1: none)
     seat_wins: np.ndarray = field(init=False)  # (n_games, players): win share of every seat
     # (n_games, k, k): per game, the comparisons in which label i finished ahead of j
-    # (stats.ahead_counts), so ratings can count the game, not the comparison, as the unit.
+    # (ratings.ahead_counts), so ratings can count the game, not the comparison, as the unit.
     ahead_game: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
@@ -304,7 +305,7 @@ def tally(path: Path | str) -> RunTally:
 
 
 def _tally_pairs(t: RunTally, game: np.ndarray, strat: np.ndarray, rank: np.ndarray) -> None:
-    num = stats.ahead_counts(strat, rank, len(t.labels))
+    num = ahead_counts(strat, rank, len(t.labels))
     cnt = num + num.transpose(0, 2, 1)
     t.ahead += num.sum(axis=0)
     t.pairs += cnt.sum(axis=0)
@@ -326,11 +327,11 @@ def matchups_of(tallies: Sequence[RunTally], names: Sequence[str] | None = None)
         at = [names.index(s) for s in t.labels]
         wins[np.ix_(at, at)] += t.ahead
         games[np.ix_(at, at)] += t.pairs
-    return stats.Matchups(names, wins, games, _game_moments(names, tallies))
+    return Matchups(names, wins, games, _game_moments(names, tallies))
 
 
 def _game_moments(names: list[str], tallies: Sequence[RunTally], block: int = 50_000) -> np.ndarray:
-    """stats.Matchups.ahead_moments of several runs, a game being all the games of the
+    """Matchups.ahead_moments of several runs, a game being all the games of the
     same index: runs of one plan share their seeds, so game i of every run was dealt
     alike and their results are correlated (clustering independent games together
     stays valid, only a little less efficient). Summed block by block of game indices
@@ -461,7 +462,7 @@ def analyze_ladder(run_dirs: Sequence[Path | str], rungs: Sequence[str] | None =
                         f"{', '.join(sorted({str(t.manifest.get('game')) for t in tallies}))}")
     m = matchups_of(tallies)
     names = m.names
-    ratings = stats.bradley_terry(m)
+    ratings = bradley_terry(m)
     if rungs is None:
         if ratings is None:
             raise UserError("these runs cannot rate their bots (too few of them met); give the rungs")

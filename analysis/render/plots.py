@@ -12,9 +12,10 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from analysis.metrics import Histogram, Outcomes, PositionBalance, Quality, SeatBalance, Strategies
+from analysis.ratings import Matchups, Ratings
 from analysis.render.figure import axes, plt, svg
 from analysis.render.formats import ordinal
-from analysis.stats import Matchups, Rate, Ratings
+from analysis.stats import Rate
 
 __all__ = ["position_wins", "draw_position_wins", "draw_rates", "seat_wins", "seat_scores", "strategy_wins", "strategy_ratings",
            "matchup_matrix", "margins", "score_distribution", "game_length", "end_reasons", "components", "leader_wins",

@@ -12,6 +12,7 @@ from analysis import stats
 from analysis.effects import effect_columns
 from analysis.experiments.skill import RunTally, _game_moments, matchups_of
 from analysis.metrics import analyze
+from analysis.ratings import Matchups, ahead_counts, bradley_terry, matchups_from_games
 from analysis.tally import Tally, _tally_pairs
 from simcore.batch import seed_of_game
 
@@ -23,10 +24,10 @@ def test_ahead_counts_by_hand() -> None:
     # ahead of a and b, both are ahead of the c in seat 3. The two c's are not compared.
     strategy = np.array([[0, 1, 0, 1], [1, 0, 2, 2]])
     rank = np.array([[0, 1, 2, 3], [1, 1, 0, 2]])
-    a = stats.ahead_counts(strategy, rank, 3)
+    a = ahead_counts(strategy, rank, 3)
     assert a[0].tolist() == [[0, 3, 0], [1, 0, 0], [0, 0, 0]]
     assert a[1].tolist() == [[0, 0.5, 1], [0.5, 0, 1], [1, 1, 0]]
-    m = stats.matchups_from_games(["a", "b", "c"], strategy, rank)
+    m = matchups_from_games(["a", "b", "c"], strategy, rank)
     assert m.wins.tolist() == [[0, 3.5, 1], [1.5, 0, 1], [1, 1, 0]]
     assert m.games.tolist() == [[0, 5, 2], [5, 0, 2], [2, 2, 0]]
     flat = a.reshape(2, 9)
@@ -37,7 +38,7 @@ def test_the_report_and_the_skill_ladder_tally_the_same_game_moments() -> None:
     rng = np.random.default_rng(3)
     strategy = rng.integers(0, 3, size=(50, 4))
     rank = rng.integers(0, 4, size=(50, 4))
-    want = stats.matchups_from_games(["a", "b", "c"], strategy, rank)
+    want = matchups_from_games(["a", "b", "c"], strategy, rank)
     t = Tally(3, 0)
     _tally_pairs(t, strategy, rank)
     assert np.array_equal(t.pair_wins, want.wins) and np.array_equal(t.pair_games, want.games)
@@ -79,11 +80,11 @@ def test_at_two_players_the_game_level_intervals_are_the_binomial_ones() -> None
     rng = np.random.default_rng(1)
     strategy = np.tile([0, 1], (500, 1))
     rank = np.where(rng.random(500) < 0.6, 0, 1)[:, None] * np.array([1, -1]) + np.array([0, 1])
-    m = stats.matchups_from_games(["a", "b"], strategy, rank)
-    plain = stats.Matchups(m.names, m.wins, m.games)
+    m = matchups_from_games(["a", "b"], strategy, rank)
+    plain = Matchups(m.names, m.wins, m.games)
     r, r0 = m.rate(0, 1), plain.rate(0, 1)
     assert (r.low, r.high, r.p_value) == pytest.approx((r0.low, r0.high, r0.p_value), rel=1e-9)
-    b, b0 = stats.bradley_terry(m), stats.bradley_terry(plain)
+    b, b0 = bradley_terry(m), bradley_terry(plain)
     assert b.game_level and not b0.game_level
     assert b.elo == pytest.approx(b0.elo) and b.se == pytest.approx(b0.se, rel=1e-6)
 
@@ -108,11 +109,11 @@ def test_ratings_at_four_players_cover_the_planted_strengths() -> None:
     p_ab = w[0] / (w[0] + w[1])
     for _ in range(fits):
         parts = [_race(rng, w, [i, j, i, j], 2000) for i, j in [(0, 1), (0, 2), (1, 2)]]
-        m = stats.matchups_from_games(list("abc"), np.vstack([s for s, _ in parts]),
+        m = matchups_from_games(list("abc"), np.vstack([s for s, _ in parts]),
                                       np.vstack([t for _, t in parts]))
-        b = stats.bradley_terry(m)
+        b = bradley_terry(m)
         hit += b.low[0] <= elo[0] <= b.high[0]
-        plain = stats.bradley_terry(stats.Matchups(m.names, m.wins, m.games))
+        plain = bradley_terry(Matchups(m.names, m.wins, m.games))
         hit_plain += plain.low[0] <= elo[0] <= plain.high[0]
         r = m.rate(0, 1)
         hit_h2h += r.low <= p_ab <= r.high
@@ -130,7 +131,7 @@ def test_ratings_at_three_players_of_three_bots_cover_the_planted_strengths() ->
     fits, hit = 400, np.zeros(3)
     for _ in range(fits):
         s, t = _race(rng, w, [0, 1, 2], 3000)
-        b = stats.bradley_terry(stats.matchups_from_games(list("abc"), s, t))
+        b = bradley_terry(matchups_from_games(list("abc"), s, t))
         hit += (b.low <= elo) & (elo <= b.high)
     assert np.all((0.927 <= hit / fits) & (hit / fits <= 0.970)), hit / fits
 

@@ -10,6 +10,7 @@ import pytest
 
 from analysis import stats
 from analysis.metrics import component_table, feature_threshold, standings_columns
+from analysis.ratings import bradley_terry, matchups
 
 Z = 1.959963984540054  # the 97.5% normal quantile
 
@@ -89,7 +90,7 @@ def test_mean_interval() -> None:
 
 def test_matchups_aggregate_both_directions() -> None:
     # a beat b 7 times of 10, b beat c 3 of 4; a met itself (ignored).
-    m = stats.matchups(["a", "b", "c"], np.array([0, 1, 0]), np.array([1, 2, 0]),
+    m = matchups(["a", "b", "c"], np.array([0, 1, 0]), np.array([1, 2, 0]),
                        np.array([7.0, 3.0, 5.0]), np.array([10.0, 4.0, 9.0]))
     assert m.wins.tolist() == [[0, 7, 0], [3, 0, 3], [0, 1, 0]]
     assert m.games.tolist() == [[0, 10, 0], [10, 0, 4], [0, 4, 0]]
@@ -99,8 +100,8 @@ def test_matchups_aggregate_both_directions() -> None:
 def test_bradley_terry_two_strategies() -> None:
     # 75 wins of 100: the MLE of b_a - b_b is logit(0.75) = ln 3 with standard error
     # 1 / sqrt(n p (1 - p)) = 1 / sqrt(18.75); centred, each is ±ln(3)/2, SE halved.
-    m = stats.matchups(["a", "b"], np.array([0]), np.array([1]), np.array([75.0]), np.array([100.0]))
-    r = stats.bradley_terry(m)
+    m = matchups(["a", "b"], np.array([0]), np.array([1]), np.array([75.0]), np.array([100.0]))
+    r = bradley_terry(m)
     assert r is not None
     per_logit = stats.ELO_PER_LOGIT
     assert r.elo / per_logit == pytest.approx([math.log(3) / 2, -math.log(3) / 2])
@@ -111,9 +112,9 @@ def test_bradley_terry_two_strategies() -> None:
 def test_bradley_terry_recovers_exact_strengths() -> None:
     # Strengths 4 : 2 : 1 give P(a>b) = 4/6, P(b>c) = 2/3, P(a>c) = 4/5; a table with
     # exactly these shares is fitted exactly: log-strengths ln 4, ln 2, 0, centred ln 2, 0, -ln 2.
-    m = stats.matchups(["a", "b", "c"], np.array([0, 1, 0]), np.array([1, 2, 2]),
+    m = matchups(["a", "b", "c"], np.array([0, 1, 0]), np.array([1, 2, 2]),
                        np.array([200.0, 200.0, 240.0]), np.array([300.0, 300.0, 300.0]))
-    r = stats.bradley_terry(m)
+    r = bradley_terry(m)
     assert r is not None
     assert r.elo / stats.ELO_PER_LOGIT == pytest.approx([math.log(2), 0, -math.log(2)], abs=1e-9)
 
@@ -121,23 +122,23 @@ def test_bradley_terry_recovers_exact_strengths() -> None:
 def test_bradley_terry_smooths_a_strategy_that_won_every_meeting() -> None:
     # a won all 10 meetings with b: no finite maximum-likelihood rating. Half a win each
     # way makes it 10.5 of 11, a log-odds of ln 21, centred ±ln(21)/2.
-    m = stats.matchups(["a", "b"], np.array([0]), np.array([1]), np.array([10.0]), np.array([10.0]))
-    r = stats.bradley_terry(m)
+    m = matchups(["a", "b"], np.array([0]), np.array([1]), np.array([10.0]), np.array([10.0]))
+    r = bradley_terry(m)
     assert r is not None and r.smoothed
     assert r.elo / stats.ELO_PER_LOGIT == pytest.approx([math.log(21) / 2, -math.log(21) / 2])
     assert r.se / stats.ELO_PER_LOGIT == pytest.approx([0.5 / math.sqrt(11 * 21 / 22 * 1 / 22)] * 2)
     # c beat a at times, a beat b and b beat c: every rating exists as it is.
-    cycle = stats.matchups(["a", "b", "c"], np.array([0, 1, 0]), np.array([1, 2, 2]),
+    cycle = matchups(["a", "b", "c"], np.array([0, 1, 0]), np.array([1, 2, 2]),
                            np.array([100.0, 100.0, 1.0]), np.array([100.0, 100.0, 100.0]))
-    assert not stats.bradley_terry(cycle).smoothed
+    assert not bradley_terry(cycle).smoothed
 
 
 def test_bradley_terry_needs_connected_strategies() -> None:
     # a-b and c-d never met across: no common scale.
-    m = stats.matchups(["a", "b", "c", "d"], np.array([0, 2]), np.array([1, 3]),
+    m = matchups(["a", "b", "c", "d"], np.array([0, 2]), np.array([1, 3]),
                        np.array([5.0, 5.0]), np.array([10.0, 10.0]))
-    assert stats.bradley_terry(m) is None
-    assert stats.bradley_terry(stats.matchups(["a"], np.array([0]), np.array([0]),
+    assert bradley_terry(m) is None
+    assert bradley_terry(matchups(["a"], np.array([0]), np.array([0]),
                                               np.array([1.0]), np.array([2.0]))) is None
 
 
