@@ -521,6 +521,24 @@ cdef class AlleyCatHeuristicV1(Strategy):
 STRATEGIES = (AlleyCatHeuristic, AlleyCatHeuristicV1)
 
 
+cdef inline void belt_sums(const AcSeat* a, int first, int end, int* out) noexcept nogil:
+    # out[t]: the pieces of kind t on squares first..end-1. A square's seven counts are
+    # summed as 16-bit lanes of two words (counts are small and never negative, so no
+    # lane carries into the next): kinds 0-3, and 4-6 with a lane past the square's
+    # end (the next square's first count, or the store room's) that is dropped.
+    cdef uint64_t lo = 0, hi = 0, x
+    cdef int q, t
+    for q in range(first, end):
+        memcpy(&x, &a.belt[q][0], 8)
+        lo += x
+        memcpy(&x, &a.belt[q][4], 8)
+        hi += x
+    for t in range(4):
+        out[t] = (lo >> (16 * t)) & 0xFFFF
+    for t in range(3):
+        out[4 + t] = (hi >> (16 * t)) & 0xFFFF
+
+
 cdef inline bint own_move(AlleyCatState st, AlleyCatState after, int seat) noexcept nogil:
     # Whether `after` is `st` after moves of `seat` in its own factory run only: the
     # same day's run, still its turn. Those moves change only its seat, the scalars at
@@ -584,6 +602,18 @@ cdef struct Base:
 
 cdef enum:
     CHAIN = 1 << N_PIECES     # piece_step: the step leaves a small decision pending
+    MEMO_BITS = 8             # orders_value results kept for the run at hand: 256
+
+
+cdef struct Memo:
+    # orders_value of pools whose kinds the orders need are `pool` and `later`, in the
+    # run context of `stamp`: its value and the pools it leaves of those kinds.
+    int stamp
+    int pool[N_PIECES]        # by the run context's kinds, in kind order (r_kind)
+    int later[N_PIECES]
+    double v
+    int pool_o[N_PIECES]
+    int later_o[N_PIECES]
 
 
 cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
@@ -667,15 +697,34 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     # most frequent loop) reads them: one compact copy instead of the order table of
     # each scratch state, and each stage's needs as the kinds it needs, in kind order.
     cdef Stages orders[MAX_ORDER_IDS]
+    # The run context (2-4 players): while a decision of the seat's own run is taken,
+    # every position it values in that run (same day and turn, still its move) has the
+    # money, tracks, orders and stages of the decision's: head()'s money and steps are
+    # worked out once (r_head), and orders_value's results are kept by the pools of
+    # the kinds the orders need (r_kinds), from one decision to the next while the
+    # seat's orders, stages and currency stay the same (r_stamp names them).
+    cdef bint r_on
+    cdef int r_seat, r_day, r_turn
+    cdef double r_head
+    cdef int r_kinds, r_stamp, r_gen, r_n_held, r_nk
+    cdef int r_kind[N_PIECES]  # the kinds of r_kinds, in kind order
+    cdef int r_order[MAX_HELD_ORDERS]
+    cdef int r_stage[MAX_HELD_ORDERS]
+    cdef int gen               # bumped with every change of currency
+    cdef Memo memo[1 << MEMO_BITS]
 
     cpdef prepare(self, GameState proto):
         cdef const AcConfig* c
         cdef int id, k, t, j
+        if self.seen is None or self.seen.params is not proto.params:
+            self.r_stamp += 1     # another order table: no kept result holds
+            self.r_n_held = -1
         AlleyCatHeuristicV1.prepare(self, proto)
         # money_now's last scoring holds for any position of these params with the
         # same markers and completed orders, from one decision to the next.
         self.k_valid = False
         self.l_valid = False
+        self.r_on = False
         c = &(<AlleyCatState>proto).cfg
         for id in range(c.n_orders):
             self.orders[id].size = c.orders[id].size
@@ -712,7 +761,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # While the game goes on a coal or a piece is worth its use (the weights); the
         # end value takes over as the last shift nears. The same `left` gives the same
         # currency (for the params prepared for): kept from the last decision.
+        self.r_on = False
         if not (self.l_valid and left == self.l_left):
+            self.gen += 1
             self.l_valid = True
             self.l_left = left
             self.cv = (1.0 - left) * end_coal + left * self.w[W_COAL]
@@ -735,21 +786,33 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         greedily on a copy, valued two ways for `seat`: as the look-ahead takes it
         (the value of the chain's last step, valued on the way, the store awards
         perhaps kept from the position valued before; None when the chain ended on a
-        forced step or had none) and by valuing the position reached afresh."""
+        forced step or had none; in the run context of the seat's own run, as a decision
+        enters it) and by valuing the position reached afresh."""
         cdef int legal[MAX_ACTIONS]
         cdef int n = state.legal_actions(legal), i
-        cdef double taken
+        cdef double taken, whole
         cdef AlleyCatState trial = state.copy(), step = state.copy()
         self.prepare(state)
         self.set_currency(state, seat)
+        self.enter_run(state, seat)
         out = []
         for i in range(n):
             state.copy_into(trial)
             trial.apply(legal[i])
             taken = self.complete(trial, step, seat)
-            self.k_valid = False  # scored afresh, not from the last position's awards
-            out.append((None if taken != taken else taken, self.value(trial, seat)))
+            whole = self.afresh(trial, seat)
+            out.append((None if taken != taken else taken, whole))
         return out
+
+    def afresh(self, AlleyCatState st, int seat):
+        """value() of `st` with nothing kept: the store awards scored again, no run context."""
+        cdef bint on = self.r_on
+        cdef double v
+        self.k_valid = False
+        self.r_on = False
+        v = self.value(st, seat)
+        self.r_on = on
+        return v
 
     cdef double evaluate(self, GameState state, int seat) noexcept nogil:
         # In the currency of the position valued, as a decision there would be: the
@@ -767,6 +830,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int i, pick = legal[0]
         cdef double v, best = -1e18
         self.set_currency(state, seat)
+        if n > 1:
+            self.enter_run(state, seat)
         if state.cfg.solo and state.s.sub == S_PICK and state.s.p_packet >= state.cfg.n and n > 1:
             # Solo: an employee also by what his store's supply today would add to the
             # objectives (the look-ahead's planned steps).
@@ -797,6 +862,91 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             return pick
         return AlleyCatHeuristicV1.decide(self, state, seen, trial, scratch, seat, legal, n, rng)
 
+    @cython.final
+    cdef void enter_run(self, AlleyCatState st, int seat) noexcept nogil:
+        # The run context for a decision at `st` (see r_on), if it is in the seat's own run.
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef const Stages* o
+        cdef int i, k, j, z
+        cdef bint same
+        if st.cfg.solo or st.s.phase != PH_RUN or st.s.to_move != seat:
+            return
+        self.r_seat = seat
+        self.r_day = st.s.day
+        self.r_turn = st.s.turn
+        # head()'s first terms, in its order.
+        self.r_head = self.money_now(st, seat)
+        for z in range(N_STORES):
+            self.r_head += self.steps * a.track[z]
+        same = self.r_gen == self.gen and self.r_n_held == st.s.n_held
+        i = 0
+        while same and i < st.s.n_held:
+            same = self.r_order[i] == a.order[i] and self.r_stage[i] == a.stage[i]
+            i += 1
+        if not same:
+            self.r_stamp += 1
+            self.r_gen = self.gen
+            self.r_n_held = st.s.n_held
+            self.r_kinds = 0
+            for i in range(st.s.n_held):
+                self.r_order[i] = a.order[i]
+                self.r_stage[i] = a.stage[i]
+                if a.order[i] < 0:
+                    continue
+                o = &self.orders[a.order[i]]
+                for k in range(a.stage[i], o.n_stages):
+                    for j in range(o.n_kinds[k]):
+                        self.r_kinds |= 1 << o.kind[k][j]
+            self.r_nk = 0
+            for k in range(N_PIECES):
+                if (self.r_kinds >> k) & 1:
+                    self.r_kind[self.r_nk] = k
+                    self.r_nk += 1
+        self.r_on = True
+
+    @cython.final
+    cdef bint in_run(self, AlleyCatState st, int seat) noexcept nogil:
+        # Whether `st`, a position the decision at hand reached, is in its run context.
+        return (self.r_on and st.s.phase == PH_RUN and st.s.to_move == seat and seat == self.r_seat
+                and st.s.day == self.r_day and st.s.turn == self.r_turn)
+
+    @cython.final
+    cdef double run_orders(self, AlleyCatState st, int seat, int* pool, int* later) noexcept nogil:
+        # orders_value in the run context (today: before the orders), kept by the pools
+        # of the kinds it reads and takes (r_kinds): the same result, the same pools left.
+        cdef int j, t, nk = self.r_nk
+        cdef uint64_t h = 0
+        cdef const int* kind = self.r_kind
+        cdef Memo* m
+        cdef bint hit
+        for j in range(nk):
+            t = kind[j]
+            h = (h << 10) ^ (<uint64_t>pool[t] << 5) ^ <uint64_t>later[t]
+        m = &self.memo[(h * 0x9E3779B97F4A7C15ULL) >> (64 - MEMO_BITS)]
+        hit = m.stamp == self.r_stamp
+        j = 0
+        while hit and j < nk:
+            t = kind[j]
+            hit = m.pool[j] == pool[t] and m.later[j] == later[t]
+            j += 1
+        if hit:
+            for j in range(nk):
+                t = kind[j]
+                pool[t] = m.pool_o[j]
+                later[t] = m.later_o[j]
+            return m.v
+        m.stamp = self.r_stamp
+        for j in range(nk):
+            t = kind[j]
+            m.pool[j] = pool[t]
+            m.later[j] = later[t]
+        m.v = self.orders_value(st, seat, pool, later, True)
+        for j in range(nk):
+            t = kind[j]
+            m.pool_o[j] = pool[t]
+            m.later_o[j] = later[t]
+        return m.v
+
     cdef double value(self, AlleyCatState st, int seat) noexcept nogil:
         cdef const AcConfig* c = &st.cfg
         cdef const AcSeat* a = &st.s.seat[seat]
@@ -810,7 +960,10 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         today = self.orders_ahead(st, seat)
         if c.solo:
             v += self.goals_value(st, pool, today)
-        v += self.orders_value(st, seat, pool, later, today)
+        if self.in_run(st, seat):
+            v += self.run_orders(st, seat, pool, later)
+        else:
+            v += self.orders_value(st, seat, pool, later, today)
         # Today's supply, if still to come, from what the orders leave.
         e = a.employee
         gain = 0
@@ -836,19 +989,17 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int t, q, z, split
         cdef double v
         # Money, and (2-4 players) the store awards, the £12 and the diversity as they stand.
-        v = self.money_now(st, seat)
-        for z in range(N_STORES):
-            v += self.steps * a.track[z]
+        if self.in_run(st, seat):
+            v = self.r_head
+        else:
+            v = self.money_now(st, seat)
+            for z in range(N_STORES):
+                v += self.steps * a.track[z]
         split = self.split_of(st, seat)
+        belt_sums(a, 0, split, later)
+        belt_sums(a, split, c.squares, pool)
         for t in range(N_PIECES):
-            pool[t] = a.store[t]
-            later[t] = 0
-        for q in range(split):
-            for t in range(N_PIECES):
-                later[t] += a.belt[q][t]
-        for q in range(split, c.squares):
-            for t in range(N_PIECES):
-                pool[t] += a.belt[q][t]
+            pool[t] += a.store[t]
         if st.s.phase == PH_RUN and st.s.to_move == seat:
             # Beans still to load today: the push that ends a shift is no gain by itself.
             v += self.gv[BEAN] * a.shifts_left * (c.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR
@@ -919,7 +1070,10 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         b.has_orders = True
         memcpy(b.pool_o, b.pool, sizeof(b.pool))
         memcpy(b.later_o, b.later, sizeof(b.later))
-        b.orders = self.orders_value(st, seat, b.pool_o, b.later_o, b.today)
+        if self.in_run(st, seat):
+            b.orders = self.run_orders(st, seat, b.pool_o, b.later_o)
+        else:
+            b.orders = self.orders_value(st, seat, b.pool_o, b.later_o, b.today)
 
     @cython.final
     cdef double delta_value(self, AlleyCatState st, int seat, Base* b, int action, bint chain) noexcept nogil:
@@ -948,7 +1102,10 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         v = b.head
         v += coal * self.cv
         if changed & b.kinds:
-            orders = self.orders_value(st, seat, pool, later, b.today)
+            if self.in_run(st, seat):
+                orders = self.run_orders(st, seat, pool, later)
+            else:
+                orders = self.orders_value(st, seat, pool, later, b.today)
         else:
             if not b.has_orders:
                 self.delta_orders(st, seat, b)
@@ -1131,7 +1288,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
 
     def delta_values(self, AlleyCatState state, int seat):
         """Tests: each legal move of `state` valued for `seat` two ways: by delta_value
-        (None where it does not answer) and by copying, applying and valuing the copy."""
+        (None where it does not answer; in the run context of the seat's own run, as a
+        decision enters it) and by copying, applying and valuing the copy afresh."""
         cdef int legal[MAX_ACTIONS]
         cdef int n = state.legal_actions(legal), i
         cdef double d
@@ -1140,6 +1298,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef bint delta
         self.prepare(state)
         self.set_currency(state, seat)
+        self.enter_run(state, seat)
         delta = self.by_delta(state, seat, legal, n)
         if delta:
             self.delta_base(state, seat, &b)
@@ -1148,7 +1307,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             d = self.delta_value(state, seat, &b, legal[i], False) if delta else NAN
             state.copy_into(trial)
             trial.apply(legal[i])
-            out.append((legal[i], None if d != d else d, self.value(trial, seat)))
+            out.append((legal[i], None if d != d else d, self.afresh(trial, seat)))
         return out
 
     def lazy_check(self, AlleyCatState state, uint64_t seed):
