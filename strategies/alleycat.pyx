@@ -707,6 +707,10 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     cdef int r_seat, r_day, r_turn
     cdef double r_head
     cdef int r_kinds, r_stamp, r_gen, r_n_held, r_nk
+    cdef int r_beans           # beans loaded a shift (the Supervisor's more)
+    cdef bint r_supply         # today's store is still to supply (value()'s supply plan)
+    cdef bint r_director
+    cdef const AcSide* r_side
     cdef int r_kind[N_PIECES]  # the kinds of r_kinds, in kind order
     cdef int r_order[MAX_HELD_ORDERS]
     cdef int r_stage[MAX_HELD_ORDERS]
@@ -867,13 +871,18 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # The run context for a decision at `st` (see r_on), if it is in the seat's own run.
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef const Stages* o
-        cdef int i, k, j, z
+        cdef int i, k, j, z, e
         cdef bint same
         if st.cfg.solo or st.s.phase != PH_RUN or st.s.to_move != seat:
             return
         self.r_seat = seat
         self.r_day = st.s.day
         self.r_turn = st.s.turn
+        e = a.employee
+        self.r_beans = st.cfg.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR else st.cfg.beans
+        self.r_supply = e >= 0 and st.cfg.emp_store[e] >= 0 and not a.supplied
+        self.r_side = st.side_of(st.cfg.emp_store[e]) if self.r_supply else NULL
+        self.r_director = st.emp_kind(seat) == E_DIRECTOR
         # head()'s first terms, in its order.
         self.r_head = self.money_now(st, seat)
         for z in range(N_STORES):
@@ -955,15 +964,14 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int e, gain, split
         cdef double v
         cdef bint today
+        if self.in_run(st, seat):
+            return self.run_value(st, seat)
         v = self.head(st, seat, pool, later, &split)
         v += a.coal * self.cv
         today = self.orders_ahead(st, seat)
         if c.solo:
             v += self.goals_value(st, pool, today)
-        if self.in_run(st, seat):
-            v += self.run_orders(st, seat, pool, later)
-        else:
-            v += self.orders_value(st, seat, pool, later, today)
+        v += self.orders_value(st, seat, pool, later, today)
         # Today's supply, if still to come, from what the orders leave.
         e = a.employee
         gain = 0
@@ -977,6 +985,32 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         v += self.rest_value(pool, later)
         if st.s.sub == S_SUPPLY and st.s.to_move == seat:
             v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
+        return v
+
+    @cython.final
+    cdef double run_value(self, AlleyCatState st, int seat) noexcept nogil:
+        # value() of a position in the run context: its terms in value()'s order, those
+        # the run fixes (money and steps, the beans a shift loads, the supply's store and
+        # multiplier) as enter_run found them.
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef int pool[N_PIECES]
+        cdef int later[N_PIECES]
+        cdef int t, gain, split = self.split_of(st, seat)
+        cdef double v
+        belt_sums(a, 0, split, later)
+        belt_sums(a, split, st.cfg.squares, pool)
+        for t in range(N_PIECES):
+            pool[t] += a.store[t]
+        v = self.r_head
+        v += self.gv[BEAN] * a.shifts_left * self.r_beans
+        v += a.coal * self.cv
+        v += self.run_orders(st, seat, pool, later)
+        if self.r_supply:
+            gain = self.supply_estimate(self.r_side, pool)
+            if self.r_director:
+                gain *= st.cfg.director_mult
+            v += self.w[W_STORE_PLAN] * self.w[W_STEP] * gain
+        v += self.rest_value(pool, later)
         return v
 
     @cython.final
@@ -1056,6 +1090,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         b.coal = a.coal
         b.today = self.orders_ahead(st, seat)
         # orders_value reads and takes only the kinds of the stages still to pay.
+        if self.in_run(st, seat):
+            b.kinds = self.r_kinds
+            return
         b.kinds = 0
         for i in range(st.s.n_held):
             if a.order[i] < 0:
@@ -1116,7 +1153,13 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     later[t] = b.later_o[t]
         v += orders
         e = a.employee
-        if b.today and e >= 0 and c.emp_store[e] >= 0 and not a.supplied:
+        if self.in_run(st, seat):
+            if self.r_supply:
+                gain = self.supply_estimate(self.r_side, pool)
+                if self.r_director:
+                    gain *= c.director_mult
+                v += self.w[W_STORE_PLAN] * self.w[W_STEP] * gain
+        elif b.today and e >= 0 and c.emp_store[e] >= 0 and not a.supplied:
             gain = self.supply_estimate(st.side_of(c.emp_store[e]), pool)
             if st.emp_kind(seat) == E_DIRECTOR:
                 gain *= c.director_mult
