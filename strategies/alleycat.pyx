@@ -201,12 +201,15 @@ cdef class AlleyCatHeuristicV1(Strategy):
 
     # ---- the draft: cards valued directly ----
 
+    @cython.final
     cdef double part_value(self, const AcConfig* c, int id) noexcept nogil:
         return self.part_values[id]
 
+    @cython.final
     cdef int home_square(self, const AcConfig* c, int id) noexcept nogil:
         return self.home_squares[id]
 
+    @cython.final
     cdef double part_worth(self, const AcConfig* c, int id) noexcept nogil:
         # What one operation adds at best, in piece values, less its coal.
         cdef const AcPart* k = &c.parts[id]
@@ -229,6 +232,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
                     best = v
         return best - k.coal * self.w[W_COAL]
 
+    @cython.final
     cdef double mask_value(self, int mask, bint best) noexcept nogil:
         # An output symbol is worth its best piece, an input its cheapest.
         cdef int t
@@ -240,6 +244,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
                     out = v
         return out
 
+    @cython.final
     cdef int home_of(self, const AcConfig* c, int id) noexcept nogil:
         # The square whose pieces a part wants: a piece reaches stage k after about k
         # shifts on the belt, so a part eating beans belongs near the entrance.
@@ -254,6 +259,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
                         low = stage_of(t)
         return low if low < c.squares else c.squares - 1
 
+    @cython.final
     cdef double slot_value(self, AlleyCatState st, int seat, int id, int s) noexcept nogil:
         cdef const AcConfig* c = &st.cfg
         cdef int old = st.s.seat[seat].slot[s], home = self.home_square(c, id), d
@@ -265,6 +271,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             v -= self.w[W_SQUARE] * (d if d > 0 else -d)
         return v
 
+    @cython.final
     cdef double employee_value(self, AlleyCatState st, int seat, int card) noexcept nogil:
         cdef const AcConfig* c = &st.cfg
         cdef const AcSeat* a = &st.s.seat[seat]
@@ -282,6 +289,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
         return (self.w[W_EMP + c.emp_kind[card]] + self.w[W_ACCESS] * owned
                 + self.w[W_STORE_GOAL] * self.open_store_goals(st, z))
 
+    @cython.final
     cdef int open_store_goals(self, AlleyCatState st, int z) noexcept nogil:
         # Solo: face-up step objectives not met yet that store z could help pay (it is
         # named, or any store will do and z is still short of the steps).
@@ -301,6 +309,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
                     n += 1
         return n
 
+    @cython.final
     cdef double card_value(self, AlleyCatState st, int seat, int packet, int i) noexcept nogil:
         cdef int x = st.s.pk_first[packet] + i, s, card
         cdef double best = -1e9, v
@@ -313,6 +322,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             return self.w[W_PART] * self.part_value(&st.cfg, card) + best
         return self.employee_value(st, seat, st.s.disp_emp[x])
 
+    @cython.final
     cdef double packet_value(self, AlleyCatState st, int seat, int packet) noexcept nogil:
         cdef int i
         cdef double v, best = -1e9
@@ -380,6 +390,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
         return v + self.objectives_value(st)
 
+    @cython.final
     cdef double objectives_value(self, AlleyCatState st) noexcept nogil:
         # The judge reads only the cards face up: what the bot may know.
         cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
@@ -389,6 +400,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
         k = st.judge(met)
         return self.w[W_OBJECTIVE] * k + (self.w[W_WIN] if k == st.goal_count() else 0.0)
 
+    @cython.final
     cdef int supply_room(self, AlleyCatState st, int seat) noexcept nogil:
         # Pieces the supply in progress could still take.
         cdef int t, n = 0
@@ -422,6 +434,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             value[0] = best
         return pick
 
+    @cython.final
     cdef double complete(self, AlleyCatState st, AlleyCatState scratch, int seat) noexcept nogil:
         # Plays out `st`'s chain greedily; returns the value of where it ends when its
         # last step was valued on the way (the same position), else NaN.
@@ -488,6 +501,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             return self.look_ahead(state, seen, trial, scratch, seat, legal, n)
         return self.look_ahead(state, state, trial, scratch, seat, legal, n)
 
+    @cython.final
     cdef int look_ahead(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
                         AlleyCatState scratch, int seat, const int* legal, int n) noexcept nogil:
         # The one-move look-ahead from `seen` (the state as the seat may know it).
@@ -500,6 +514,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
         return self.best_move(seen, trial, scratch, seat, legal, n, in_chain(sub) or sub == S_MENU
                               or sub == S_ORDERS or sub == S_AGENT_STORE)
 
+    @cython.final
     cdef bint c_side_early(self, AlleyCatState st, int seat, const int* legal, int n) noexcept nogil:
         # Whether today's store is a C side while a Corner Shop stage can still be paid.
         cdef int i, e = st.s.seat[seat].employee
@@ -509,6 +524,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             stage = stage or A_ORDER <= legal[i] < A_SUPPLY
         return supply and stage and st.side_of(st.cfg.emp_store[e]).rule == R_MONEY
 
+    @cython.final
     cdef int without(self, int action, const int* legal, int n, int* out) noexcept nogil:
         cdef int i, m = 0
         for i in range(n):
@@ -744,6 +760,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                         j += 1
                 self.orders[id].n_kinds[k] = j
 
+    @cython.final
     cdef void set_currency(self, AlleyCatState st, int seat) noexcept nogil:
         # `left`: how much of the game is still ahead to use a piece or a coal. Only on
         # the last day does it run out: at its last shift, and after it, pieces and coal
@@ -1495,6 +1512,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 v += self.progress * o.money[k] * have / o.n_pieces[k]
         return v
 
+    @cython.final
     cdef double goals_value(self, AlleyCatState st, int* pool, bint today) noexcept nogil:
         # Solo: the chocolate order of each face-up card not supplied yet, as a stage
         # worth an objective: planned if the pieces at hand supply it `today`, else by
@@ -1537,6 +1555,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 v += self.w[W_OBJECTIVE] * self.progress * have / need
         return v
 
+    @cython.final
     cdef double steps_progress(self, AlleyCatState st, bint (*met)[MAX_GOALS]) noexcept nogil:
         # Solo: each step objective not met, by the share of it the tracks already show
         # (stores far enough along, or the named store's steps), at `order_progress`.
@@ -1560,6 +1579,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     v += min(far, g.stores) / <double>g.stores
         return self.progress * self.w[W_OBJECTIVE] * v
 
+    @cython.final
     cdef int open_sizes(self, AlleyCatState st, bint (*met)[MAX_GOALS]) noexcept nogil:
         cdef const AcCard* k
         cdef int j, i, out = 0
@@ -1570,6 +1590,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     out |= (1 << k.goal[i].size) if k.goal[i].size >= 0 else 7
         return out
 
+    @cython.final
     cdef double objectives_now_and_planned(self, AlleyCatState st, int store, int gain) noexcept nogil:
         # Solo: the objectives of the face-up cards that hold now, and at `ready` those
         # that would also hold once today's payable stages are paid, the chocolate
@@ -1597,6 +1618,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         return v + progress + self.w[W_READY] * (
             self.w[W_OBJECTIVE] * (later - now) + (self.w[W_WIN] if later == all and now != all else 0.0))
 
+    @cython.final
     cdef int judge_plan(self, AlleyCatState st, int store, int gain, double* progress) noexcept nogil:
         # The objectives met once the plan is carried out, judged by the engine on this
         # scratch copy (put back after), and the step objectives' progress then.
@@ -1631,6 +1653,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             st.s.goal_supplied[j] = supplied[j]
         return later
 
+    @cython.final
     cdef bint same_plan(self, AlleyCatState st, int store, int gain) noexcept nogil:
         cdef int i
         if not (self.m_valid and self.m_money == self.h_money and self.m_n == self.h_n
@@ -1644,6 +1667,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 return False
         return True
 
+    @cython.final
     cdef void keep_plan(self, AlleyCatState st, int store, int gain, int later, double progress) noexcept nogil:
         cdef int i
         self.m_valid = True
