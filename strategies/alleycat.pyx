@@ -825,6 +825,25 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             out.append((None if taken != taken else taken, whole))
         return out
 
+    def run_values(self, AlleyCatState state, int seat):
+        """Tests: each legal move of `state` with its chain of small decisions completed
+        greedily on a copy, the position reached valued for `seat` two ways: by value()
+        in the run context of the seat's own run, as a decision enters it (None when
+        `state` is not in one, or the position reached has left it), and afresh."""
+        cdef int legal[MAX_ACTIONS]
+        cdef int n = state.legal_actions(legal), i
+        cdef AlleyCatState trial = state.copy(), step = state.copy()
+        self.prepare(state)
+        self.set_currency(state, seat)
+        self.enter_run(state, seat)
+        out = []
+        for i in range(n):
+            state.copy_into(trial)
+            trial.apply(legal[i])
+            self.complete(trial, step, seat)
+            out.append((self.value(trial, seat) if self.in_run(trial, seat) else None, self.afresh(trial, seat)))
+        return out
+
     def afresh(self, AlleyCatState st, int seat):
         """value() of `st` with nothing kept: the store awards scored again, no run context."""
         cdef bint on = self.r_on
