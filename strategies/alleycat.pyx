@@ -1102,7 +1102,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             return False
         if sub == S_MENU:
             for i in range(n):
-                if A_TRADE <= legal[i] < A_SQUARE:
+                if A_SLOT <= legal[i] < A_SQUARE:
                     return True
             return False
         return (sub == S_INPUT or sub == S_OUTPUT or sub == S_CHUTE or sub == S_COPY
@@ -1155,17 +1155,77 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # the orders valued again only if the move changes a kind they need. NaN when
         # the move is not a piece step piece_step knows, or (with `chain`) leaves a
         # small decision the look-ahead would complete.
-        cdef const AcConfig* c = &st.cfg
-        cdef const AcSeat* a = &st.s.seat[seat]
         cdef int pool[N_PIECES]
         cdef int later[N_PIECES]
-        cdef int coal = 0, changed, t, e, gain
-        cdef double v, orders
+        cdef int coal = 0, changed
+        if chain and st.s.sub == S_MENU and A_SLOT <= action < A_PIECE:
+            return self.one_piece_value(st, seat, b, action - A_SLOT)
         memset(pool, 0, sizeof(pool))
         memset(later, 0, sizeof(later))
         changed = self.piece_step(st, seat, b, action, pool, later, &coal)
         if changed < 0 or (chain and changed & CHAIN):
             return NAN
+        return self.delta_sum(st, seat, b, pool, later, coal, changed)
+
+    @cython.final
+    cdef double one_piece_value(self, AlleyCatState st, int seat, Base* b, int slot) noexcept nogil:
+        # delta_value of operating the part at `slot` from the shift menu, its chain
+        # completed as complete() does it: a converter apply does all at once
+        # (piece_step), or the Chute or a repeater that does not move its copy on its
+        # own square, whose one decision (the piece) takes the best of its choices, the
+        # first on ties, each valued by the delta as best_move values them (a single
+        # choice, played as a forced step and valued whole, has the same value). NaN for
+        # any other part.
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef const AcPart* k = &st.cfg.parts[a.slot[slot]]
+        cdef int pool[N_PIECES]
+        cdef int later[N_PIECES]
+        cdef short c[N_PIECES]
+        cdef int sq[3]
+        cdef int coal = 0, changed, t, q, cost
+        cdef double v, best = 0.0
+        cdef bint first = True
+        if k.kind == K_CONVERTER:
+            memset(pool, 0, sizeof(pool))
+            memset(later, 0, sizeof(later))
+            changed = self.auto_operation(st, seat, b, slot, pool, later, &coal)
+            return NAN if changed < 0 else self.delta_sum(st, seat, b, pool, later, coal, changed)
+        if k.kind == K_UPGRADER or (k.kind == K_REPEATER and k.moves[0]) or st.targets(seat, slot, sq) != 1:
+            return NAN
+        q = sq[0]
+        cost = st.operate_cost(seat, slot, q)
+        for t in range(N_PIECES):
+            # S_CHUTE's and S_COPY's legal moves, in their order.
+            if a.belt[q][t] == 0:
+                continue
+            memset(pool, 0, sizeof(pool))
+            memset(later, 0, sizeof(later))
+            coal = -cost
+            if k.kind == K_CHUTE:
+                changed = 0
+                if q < b.split:
+                    later[t] -= 1
+                    pool[t] += 1
+                    changed = 1 << t
+            else:
+                memcpy(c, a.belt[q], sizeof(c))
+                c[t] += k.amount
+                changed = self.square_delta(q, c, a.belt[q], pool, later, b.split)
+            v = self.delta_sum(st, seat, b, pool, later, coal, changed)
+            if first or v > best + 1e-9:
+                best = v
+                first = False
+        return best
+
+    @cython.final
+    cdef double delta_sum(self, AlleyCatState st, int seat, Base* b, int* pool, int* later, int coal,
+                          int changed) noexcept nogil:
+        # delta_value's sum for the changes `pool`, `later` and `coal` (of the kinds
+        # `changed`) from b's position.
+        cdef const AcConfig* c = &st.cfg
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef int t, e, gain
+        cdef double v, orders
         if not b.pieces:
             self.delta_pieces(st, seat, b)
         for t in range(N_PIECES):
@@ -1218,6 +1278,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int pending = 0
         cdef short c[N_PIECES]
         if sub == S_MENU:
+            if A_SLOT <= action < A_PIECE:
+                return self.auto_operation(st, seat, b, action - A_SLOT, pool, later, coal)
             if not A_TRADE <= action < A_SQUARE:
                 return -1
             t = action - A_TRADE
@@ -1293,6 +1355,34 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         return pending | self.square_delta(q, c, a.belt[q], pool, later, b.split)
 
     @cython.final
+    cdef int auto_operation(self, AlleyCatState st, int seat, const Base* b, int slot, int* pool, int* later,
+                            int* coal) noexcept nogil:
+        # piece_step of operating the part at `slot` from the shift menu, when apply
+        # does it all at once: a converter of one option on its own square (no Technician
+        # choice) whose symbols each name one kind (begin_operation, choose_option and
+        # advance_inputs / advance_outputs, back to the menu); -1 for any other part.
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef const AcPart* k = &st.cfg.parts[a.slot[slot]]
+        cdef int sq[3]
+        cdef int i, m
+        cdef short c[N_PIECES]
+        if k.kind != K_CONVERTER or k.n_options != 1 or k.moves[0] or st.targets(seat, slot, sq) != 1:
+            return -1
+        memcpy(c, a.belt[sq[0]], sizeof(c))
+        for i in range(k.n_in[0]):
+            m = k.in_mask[0][i]
+            if m & (m - 1):
+                return -1
+            c[lowest_bit(m)] -= 1
+        for i in range(k.n_out[0]):
+            m = k.out_mask[0][i]
+            if m & (m - 1):
+                return -1
+            c[lowest_bit(m)] += 1
+        coal[0] -= st.operate_cost(seat, slot, sq[0])
+        return self.square_delta(sq[0], c, a.belt[sq[0]], pool, later, b.split)
+
+    @cython.final
     cdef int square_delta(self, int q, const short* now, const short* was, int* pool, int* later,
                           int split) noexcept nogil:
         # Square q's pieces `now` instead of `was`, added to its pool: the kinds changed.
@@ -1365,15 +1455,18 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         self.lazy = True
         return v
 
-    def delta_values(self, AlleyCatState state, int seat):
+    def delta_values(self, AlleyCatState state, int seat, bint chain=False):
         """Tests: each legal move of `state` valued for `seat` two ways: by delta_value
         (None where it does not answer; in the run context of the seat's own run, as a
-        decision enters it) and by copying, applying and valuing the copy afresh."""
+        decision enters it) and by copying, applying and valuing the copy afresh; with
+        `chain`, as the look-ahead values a move whose chain it completes: the chain
+        completed greedily on the copy, which takes the value of its last step valued
+        on the way, else is valued afresh."""
         cdef int legal[MAX_ACTIONS]
         cdef int n = state.legal_actions(legal), i
-        cdef double d
+        cdef double d, taken
         cdef Base b
-        cdef AlleyCatState trial = state.copy()
+        cdef AlleyCatState trial = state.copy(), step = state.copy()
         cdef bint delta
         self.prepare(state)
         self.set_currency(state, seat)
@@ -1383,10 +1476,11 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             self.delta_base(state, seat, &b)
         out = []
         for i in range(n):
-            d = self.delta_value(state, seat, &b, legal[i], False) if delta else NAN
+            d = self.delta_value(state, seat, &b, legal[i], chain) if delta else NAN
             state.copy_into(trial)
             trial.apply(legal[i])
-            out.append((legal[i], None if d != d else d, self.afresh(trial, seat)))
+            taken = self.complete(trial, step, seat) if chain else NAN
+            out.append((legal[i], None if d != d else d, self.afresh(trial, seat) if taken != taken else taken))
         return out
 
     def lazy_check(self, AlleyCatState state, uint64_t seed):

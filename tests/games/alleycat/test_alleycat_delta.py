@@ -14,10 +14,12 @@ from hypothesis import strategies as st
 
 import strategies
 from simcore.registry import get_game
+from simcore.strategy import RngView
 
 GAME = get_game("alleycat")
 # The run's piece steps the delta answers, by the decision's name in the observation.
 PIECE_STEPS = {"input", "output", "copy", "chute", "upgrade", "move to"}
+SLOTS = ("T1", "T2", "T3", "T4", "B1", "B2", "B3", "B4")   # slot names by A_SLOT offset
 
 
 def _position(players: int, seed: int, moves: int):
@@ -65,6 +67,33 @@ def test_the_delta_answers_the_piece_steps_of_whole_games():
                 state.apply(pick(state.legal_actions()))
     assert steps > 500
     assert answered >= 0.8 * steps, f"answered {answered} of {steps} piece steps"
+
+
+def test_an_operation_from_the_shift_menu_takes_the_value_of_its_chain():
+    # A converter apply does all at once, the Chute's and a repeater's piece: valued
+    # from the menu as the look-ahead values the chain once completed (a single piece
+    # played as a forced step and valued whole, several by the best of their deltas).
+    answered = {}
+    for players in (2, 3, 4):
+        state = GAME.new_state(GAME.params(players=players))
+        bot = _bot(state)
+        rng = RngView.seeded(players)
+        for seed in range(2):
+            state.new_game(40 + seed)
+            pick = random.Random(seed).choice if seed else None
+            while not state.is_terminal():
+                seat = state.current_player()
+                legal = state.legal_actions()
+                if len(legal) > 1 and state.observation(seat)["decision"] == "shift":
+                    for action, delta, whole in bot.delta_values(state, seat, True):
+                        assert delta is None or delta == whole, f"{players}p seed {40 + seed}: action {action}"
+                        if delta is not None and action < 13:
+                            part = state.observation(seat)["players"][seat]["parts"][SLOTS[action - 1]]
+                            answered[part] = answered.get(part, 0) + 1
+                state.apply(pick(legal) if pick else bot.choose_action(state, rng))
+    # The printed Roaster (a converter) and Chute, and deck parts.
+    assert answered.get("Roaster", 0) > 50 and answered.get("Chute", 0) > 50, answered
+    assert sum(answered.values()) > answered["Roaster"] + answered["Chute"], answered
 
 
 def test_solo_is_never_answered_by_the_delta():
