@@ -71,7 +71,7 @@ from simcore.games.alleycat.rules cimport (
     MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, G_ORDERS, BEAN, S_OPEN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
     R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
     N_SIZES, MAX_PARTS, MAX_ORDER_IDS, MAX_STAGES, N_SEATS, A_DONE, A_PIECE, A_TRADE, A_SQUARE, A_UPGRADE,
-    upg_from, upg_to, upgradable, lowest_bit)
+    N_UPGRADES, upg_from, upg_to, upgradable, lowest_bit)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -1174,8 +1174,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # (piece_step), or the Chute or a repeater that does not move its copy on its
         # own square, whose one decision (the piece) takes the best of its choices, the
         # first on ties, each valued by the delta as best_move values them (a single
-        # choice, played as a forced step and valued whole, has the same value). NaN for
-        # any other part.
+        # choice, played as a forced step and valued whole, has the same value), or an
+        # upgrader (upgrades_value). NaN for any other part, one that moves its piece
+        # or works on a square of the Technician's choice.
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef const AcPart* k = &st.cfg.parts[a.slot[slot]]
         cdef int pool[N_PIECES]
@@ -1190,10 +1191,12 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             memset(later, 0, sizeof(later))
             changed = self.auto_operation(st, seat, b, slot, pool, later, &coal)
             return NAN if changed < 0 else self.delta_sum(st, seat, b, pool, later, coal, changed)
-        if k.kind == K_UPGRADER or (k.kind == K_REPEATER and k.moves[0]) or st.targets(seat, slot, sq) != 1:
+        if k.moves[0] or st.targets(seat, slot, sq) != 1:
             return NAN
         q = sq[0]
         cost = st.operate_cost(seat, slot, q)
+        if k.kind == K_UPGRADER:
+            return self.upgrades_value(st, seat, b, slot, q, cost)
         for t in range(N_PIECES):
             # S_CHUTE's and S_COPY's legal moves, in their order.
             if a.belt[q][t] == 0:
@@ -1216,6 +1219,68 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 best = v
                 first = False
         return best
+
+    @cython.final
+    cdef double upgrades_value(self, AlleyCatState st, int seat, Base* b, int slot, int q, int cost) noexcept nogil:
+        # one_piece_value of an upgrader on square q: its upgrades chosen one by one as
+        # complete() chooses them (each decision's moves in legal_actions' order, the
+        # best by the delta, the first on ties; a single move played without a value),
+        # until none is left, no piece can take one, or the best is to stop; the value of
+        # the last decision's best, else (the last move forced) of where the chain ends.
+        # NaN before the day's first push (stopping may open the run again).
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef const AcPart* k = &st.cfg.parts[a.slot[slot]]
+        cdef int pool[N_PIECES]
+        cdef int later[N_PIECES]
+        cdef short c[N_PIECES]
+        cdef short d[N_PIECES]
+        cdef int moves[N_UPGRADES + 1]
+        cdef int n, i, j, changed, pick, left = k.amount
+        cdef double v, best = NAN
+        cdef bint first = True
+        if b.again:
+            return NAN
+        memcpy(c, a.belt[q], sizeof(c))
+        while True:
+            n = 0
+            if not first:
+                moves[n] = -1          # A_DONE
+                n += 1
+            for j in range(N_UPGRADES):
+                if c[upg_from(j)] > 0:
+                    moves[n] = j
+                    n += 1
+            if n == 0:
+                return NAN
+            pick = moves[0]
+            best = NAN
+            if n > 1:
+                for i in range(n):
+                    memcpy(d, c, sizeof(d))
+                    if moves[i] >= 0:
+                        d[upg_from(moves[i])] -= 1
+                        d[upg_to(moves[i])] += 1
+                    memset(pool, 0, sizeof(pool))
+                    memset(later, 0, sizeof(later))
+                    changed = self.square_delta(q, d, a.belt[q], pool, later, b.split)
+                    v = self.delta_sum(st, seat, b, pool, later, -cost, changed)
+                    if i == 0 or v > best + 1e-9:
+                        best = v
+                        pick = moves[i]
+            if pick < 0:
+                break
+            c[upg_from(pick)] -= 1
+            c[upg_to(pick)] += 1
+            left -= 1
+            first = False
+            if left == 0 or not upgradable(c):
+                break
+        if best == best:
+            return best
+        memset(pool, 0, sizeof(pool))
+        memset(later, 0, sizeof(later))
+        changed = self.square_delta(q, c, a.belt[q], pool, later, b.split)
+        return self.delta_sum(st, seat, b, pool, later, -cost, changed)
 
     @cython.final
     cdef double delta_sum(self, AlleyCatState st, int seat, Base* b, int* pool, int* later, int coal,

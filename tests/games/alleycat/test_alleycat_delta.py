@@ -70,9 +70,10 @@ def test_the_delta_answers_the_piece_steps_of_whole_games():
 
 
 def test_an_operation_from_the_shift_menu_takes_the_value_of_its_chain():
-    # A converter apply does all at once, the Chute's and a repeater's piece: valued
-    # from the menu as the look-ahead values the chain once completed (a single piece
-    # played as a forced step and valued whole, several by the best of their deltas).
+    # A converter apply does all at once, the Chute's and a repeater's piece, an
+    # upgrader's upgrades: valued from the menu as the look-ahead values the chain once
+    # completed (a single move played as a forced step and valued whole, several by the
+    # best of their deltas).
     answered = {}
     for players in (2, 3, 4):
         state = GAME.new_state(GAME.params(players=players))
@@ -91,9 +92,10 @@ def test_an_operation_from_the_shift_menu_takes_the_value_of_its_chain():
                             part = state.observation(seat)["players"][seat]["parts"][SLOTS[action - 1]]
                             answered[part] = answered.get(part, 0) + 1
                 state.apply(pick(legal) if pick else bot.choose_action(state, rng))
-    # The printed Roaster (a converter) and Chute, and deck parts.
-    assert answered.get("Roaster", 0) > 50 and answered.get("Chute", 0) > 50, answered
-    assert sum(answered.values()) > answered["Roaster"] + answered["Chute"], answered
+    # The printed Roaster (a converter), Upgrader and Chute, and deck parts.
+    printed = ("Roaster", "Upgrader", "Chute")
+    assert all(answered.get(part, 0) > 50 for part in printed), answered
+    assert sum(answered.values()) > sum(answered[part] for part in printed), answered
 
 
 def test_solo_is_never_answered_by_the_delta():
