@@ -1039,7 +1039,14 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             pool[t] += a.store[t]
         v = self.r_head
         v += self.gv[BEAN] * a.shifts_left * self.r_beans
-        v += a.coal * self.cv
+        return self.pieces_value(st, seat, pool, later, v)
+
+    @cython.final
+    cdef double pieces_value(self, AlleyCatState st, int seat, int* pool, int* later, double v) noexcept nogil:
+        # run_value's terms after the beans still to load: coal, orders, today's supply
+        # plan, the pieces left.
+        cdef int gain
+        v += st.s.seat[seat].coal * self.cv
         v += self.run_orders(st, seat, pool, later)
         if self.r_supply:
             gain = self.supply_estimate(self.r_side, pool)
@@ -1048,6 +1055,33 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             v += self.w[W_STORE_PLAN] * self.w[W_STEP] * gain
         v += self.rest_value(pool, later)
         return v
+
+    @cython.final
+    cdef double shift_end_value(self, AlleyCatState st, int seat, const Base* b) noexcept nogil:
+        # run_value of the position after ending a shift that is not the run's last,
+        # without copy or apply: start_shift's push (the last square's pieces to the
+        # store room, the others one square on, the shift's beans at the entrance), one
+        # shift fewer left (split_of then one square further). NaN anywhere else.
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef int pool[N_PIECES]
+        cdef int later[N_PIECES]
+        cdef int t, left = a.shifts_left - 1, last = st.cfg.squares - 1, split
+        cdef double v
+        if not self.in_run(st, seat) or left < 0 or b.again:
+            return NAN
+        split = 0 if st.s.day == st.cfg.days - 1 else max(0, st.cfg.squares - left)
+        # A piece on square q < last moves to q + 1: below the new split iff q + 1 is.
+        belt_sums(a, 0, max(0, min(split - 1, last)), later)
+        belt_sums(a, max(0, min(split - 1, last)), st.cfg.squares, pool)
+        for t in range(N_PIECES):
+            pool[t] += a.store[t]
+        if split > 0:
+            later[BEAN] += self.r_beans
+        else:
+            pool[BEAN] += self.r_beans
+        v = self.r_head
+        v += self.gv[BEAN] * left * self.r_beans
+        return self.pieces_value(st, seat, pool, later, v)
 
     @cython.final
     cdef double head(self, AlleyCatState st, int seat, int* pool, int* later, int* split_out) noexcept nogil:
@@ -1101,10 +1135,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         if st.cfg.solo or st.s.phase != PH_RUN or st.s.to_move != seat:
             return False
         if sub == S_MENU:
-            for i in range(n):
-                if A_SLOT <= legal[i] < A_SQUARE:
-                    return True
-            return False
+            return True      # A_DONE ends the shift (shift_end_value) whatever else is legal
         return (sub == S_INPUT or sub == S_OUTPUT or sub == S_CHUTE or sub == S_COPY
                 or sub == S_UPGRADE or sub == S_MOVE_TO)
 
@@ -1160,6 +1191,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int coal = 0, changed
         if chain and st.s.sub == S_MENU and A_SLOT <= action < A_PIECE:
             return self.one_piece_value(st, seat, b, action - A_SLOT)
+        if chain and st.s.sub == S_MENU and action == A_DONE:
+            return self.shift_end_value(st, seat, b)
         memset(pool, 0, sizeof(pool))
         memset(later, 0, sizeof(later))
         changed = self.piece_step(st, seat, b, action, pool, later, &coal)

@@ -69,11 +69,11 @@ def test_the_delta_answers_the_piece_steps_of_whole_games():
     assert answered >= 0.8 * steps, f"answered {answered} of {steps} piece steps"
 
 
-def test_an_operation_from_the_shift_menu_takes_the_value_of_its_chain():
-    # A converter apply does all at once, the Chute's and a repeater's piece, an
-    # upgrader's upgrades: valued from the menu as the look-ahead values the chain once
-    # completed (a single move played as a forced step and valued whole, several by the
-    # best of their deltas).
+def test_the_shift_menu_values_by_the_delta_as_the_look_ahead_does():
+    # Ending a shift (the push) is valued as the position it leads to. A converter apply
+    # does all at once, the Chute's and a repeater's piece, an upgrader's upgrades:
+    # valued from the menu as the look-ahead values the chain once completed (a single
+    # move played as a forced step and valued whole, several by the best of their deltas).
     answered = {}
     for players in (2, 3, 4):
         state = GAME.new_state(GAME.params(players=players))
@@ -89,11 +89,13 @@ def test_an_operation_from_the_shift_menu_takes_the_value_of_its_chain():
                     for action, delta, whole in bot.delta_values(state, seat, True):
                         assert delta is None or delta == whole, f"{players}p seed {40 + seed}: action {action}"
                         if delta is not None and action < 13:
-                            part = state.observation(seat)["players"][seat]["parts"][SLOTS[action - 1]]
+                            part = state.observation(seat)["players"][seat]["parts"][SLOTS[action - 1]] \
+                                if action else "end of shift"
                             answered[part] = answered.get(part, 0) + 1
                 state.apply(pick(legal) if pick else bot.choose_action(state, rng))
-    # The printed Roaster (a converter), Upgrader and Chute, and deck parts.
-    printed = ("Roaster", "Upgrader", "Chute")
+    # Ending a shift (not the run's last), the printed Roaster (a converter), Upgrader
+    # and Chute, and deck parts.
+    printed = ("end of shift", "Roaster", "Upgrader", "Chute")
     assert all(answered.get(part, 0) > 50 for part in printed), answered
     assert sum(answered.values()) > sum(answered[part] for part in printed), answered
 
