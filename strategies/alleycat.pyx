@@ -1057,6 +1057,15 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         return v
 
     @cython.final
+    cdef double output_value(self, AlleyCatState st, int seat, Base* b, int t) noexcept nogil:
+        # delta_value of output piece t, the outputs after it completed as complete() does.
+        cdef short c[N_PIECES]
+        memcpy(c, st.s.seat[seat].belt[st.s.p_square], sizeof(c))
+        c[t] += 1
+        return self.outputs_value(st, seat, b, st.s.p_square, &st.cfg.parts[st.s.p_part], st.s.p_option,
+                                  st.s.p_sym + 1, c, 0)
+
+    @cython.final
     cdef double shift_end_value(self, AlleyCatState st, int seat, const Base* b) noexcept nogil:
         # run_value of the position after ending a shift that is not the run's last,
         # without copy or apply: start_shift's push (the last square's pieces to the
@@ -1193,6 +1202,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             return self.one_piece_value(st, seat, b, action - A_SLOT)
         if chain and st.s.sub == S_MENU and action == A_DONE:
             return self.shift_end_value(st, seat, b)
+        if chain and st.s.sub == S_OUTPUT:
+            return self.output_value(st, seat, b, action - A_PIECE)
         memset(pool, 0, sizeof(pool))
         memset(later, 0, sizeof(later))
         changed = self.piece_step(st, seat, b, action, pool, later, &coal)
@@ -1203,8 +1214,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     @cython.final
     cdef double one_piece_value(self, AlleyCatState st, int seat, Base* b, int slot) noexcept nogil:
         # delta_value of operating the part at `slot` from the shift menu, its chain
-        # completed as complete() does it: a converter apply does all at once
-        # (piece_step), or the Chute or a repeater that does not move its copy on its
+        # completed as complete() does it: a converter of one option whose inputs name
+        # one kind each (outputs_value), or the Chute or a repeater that does not move its copy on its
         # own square, whose one decision (the piece) takes the best of its choices, the
         # first on ties, each valued by the delta as best_move values them (a single
         # choice, played as a forced step and valued whole, has the same value), or an
@@ -1219,15 +1230,21 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int coal = 0, changed, t, q, cost
         cdef double v, best = 0.0
         cdef bint first = True
-        if k.kind == K_CONVERTER:
-            memset(pool, 0, sizeof(pool))
-            memset(later, 0, sizeof(later))
-            changed = self.auto_operation(st, seat, b, slot, pool, later, &coal)
-            return NAN if changed < 0 else self.delta_sum(st, seat, b, pool, later, coal, changed)
         if k.moves[0] or st.targets(seat, slot, sq) != 1:
             return NAN
         q = sq[0]
         cost = st.operate_cost(seat, slot, q)
+        if k.kind == K_CONVERTER:
+            # One option whose inputs each name one kind: taken as advance_inputs takes
+            # them, then the outputs.
+            if k.n_options != 1:
+                return NAN
+            memcpy(c, a.belt[q], sizeof(c))
+            for t in range(k.n_in[0]):
+                if k.in_mask[0][t] & (k.in_mask[0][t] - 1):
+                    return NAN
+                c[lowest_bit(k.in_mask[0][t])] -= 1
+            return self.outputs_value(st, seat, b, q, k, 0, 0, c, -cost)
         if k.kind == K_UPGRADER:
             return self.upgrades_value(st, seat, b, slot, q, cost)
         for t in range(N_PIECES):
@@ -1252,6 +1269,53 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 best = v
                 first = False
         return best
+
+    @cython.final
+    cdef double outputs_value(self, AlleyCatState st, int seat, Base* b, int q, const AcPart* k, int o, int sym,
+                              short* c, int coal) noexcept nogil:
+        # The value complete() gives a converter's outputs from symbol `sym` of option
+        # `o` on (square q holding `c` so far, `coal` spent): a symbol naming one kind
+        # filled without a decision (advance_outputs), each other one decided by the
+        # best of its kinds (legal_actions' order, the first on ties), each valued by
+        # the delta with the one-kind symbols after it filled; the last decision's best,
+        # or, with none, the value of where the outputs end.
+        cdef short d[N_PIECES]
+        cdef int m, t, j, pick
+        cdef double v, best = NAN
+        while True:
+            while sym < k.n_out[o] and not (k.out_mask[o][sym] & (k.out_mask[o][sym] - 1)):
+                c[lowest_bit(k.out_mask[o][sym])] += 1
+                sym += 1
+            if sym == k.n_out[o]:
+                return best if best == best else self.square_value(st, seat, b, q, c, coal)
+            m = k.out_mask[o][sym]
+            pick = -1
+            for t in range(N_PIECES):
+                if not (m >> t) & 1:
+                    continue
+                memcpy(d, c, sizeof(d))
+                d[t] += 1
+                j = sym + 1
+                while j < k.n_out[o] and not (k.out_mask[o][j] & (k.out_mask[o][j] - 1)):
+                    d[lowest_bit(k.out_mask[o][j])] += 1
+                    j += 1
+                v = self.square_value(st, seat, b, q, d, coal)
+                if pick < 0 or v > best + 1e-9:
+                    best = v
+                    pick = t
+            c[pick] += 1
+            sym += 1
+
+    @cython.final
+    cdef double square_value(self, AlleyCatState st, int seat, Base* b, int q, const short* c, int coal) noexcept nogil:
+        # delta_sum of square q holding `c` and `coal` spent or gained.
+        cdef int pool[N_PIECES]
+        cdef int later[N_PIECES]
+        cdef int changed
+        memset(pool, 0, sizeof(pool))
+        memset(later, 0, sizeof(later))
+        changed = self.square_delta(q, c, st.s.seat[seat].belt[q], pool, later, b.split)
+        return self.delta_sum(st, seat, b, pool, later, coal, changed)
 
     @cython.final
     cdef double upgrades_value(self, AlleyCatState st, int seat, Base* b, int slot, int q, int cost) noexcept nogil:

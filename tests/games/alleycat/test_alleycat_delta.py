@@ -70,11 +70,13 @@ def test_the_delta_answers_the_piece_steps_of_whole_games():
 
 
 def test_the_shift_menu_values_by_the_delta_as_the_look_ahead_does():
-    # Ending a shift (the push) is valued as the position it leads to. A converter apply
-    # does all at once, the Chute's and a repeater's piece, an upgrader's upgrades:
-    # valued from the menu as the look-ahead values the chain once completed (a single
-    # move played as a forced step and valued whole, several by the best of their deltas).
+    # Ending a shift (the push) is valued as the position it leads to. A converter of
+    # one option whose inputs name one kind each, the Chute's and a repeater's piece, an
+    # upgrader's upgrades, and an output piece with the outputs after it: valued as the
+    # look-ahead values the chain once completed (a single move played as a forced step
+    # and valued whole, several by the best of their deltas).
     answered = {}
+    outputs = 0
     for players in (2, 3, 4):
         state = GAME.new_state(GAME.params(players=players))
         bot = _bot(state)
@@ -85,7 +87,12 @@ def test_the_shift_menu_values_by_the_delta_as_the_look_ahead_does():
             while not state.is_terminal():
                 seat = state.current_player()
                 legal = state.legal_actions()
-                if len(legal) > 1 and state.observation(seat)["decision"] == "shift":
+                decision = state.observation(seat)["decision"] if len(legal) > 1 else None
+                if decision == "output":
+                    for action, delta, whole in bot.delta_values(state, seat, True):
+                        assert delta == whole, f"{players}p seed {40 + seed}: output {action}"
+                        outputs += 1
+                if decision == "shift":
                     for action, delta, whole in bot.delta_values(state, seat, True):
                         assert delta is None or delta == whole, f"{players}p seed {40 + seed}: action {action}"
                         if delta is not None and action < 13:
@@ -98,6 +105,7 @@ def test_the_shift_menu_values_by_the_delta_as_the_look_ahead_does():
     printed = ("end of shift", "Roaster", "Upgrader", "Chute")
     assert all(answered.get(part, 0) > 50 for part in printed), answered
     assert sum(answered.values()) > sum(answered[part] for part in printed), answered
+    assert outputs > 50
 
 
 def test_solo_is_never_answered_by_the_delta():
