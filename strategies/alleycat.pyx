@@ -1199,7 +1199,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int later[N_PIECES]
         cdef int coal = 0, changed
         if chain and st.s.sub == S_MENU and A_SLOT <= action < A_PIECE:
-            return self.one_piece_value(st, seat, b, action - A_SLOT)
+            return self.operation_value(st, seat, b, action - A_SLOT)
         if chain and st.s.sub == S_MENU and action == A_DONE:
             return self.shift_end_value(st, seat, b)
         if chain and st.s.sub == S_OUTPUT:
@@ -1212,15 +1212,15 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         return self.delta_sum(st, seat, b, pool, later, coal, changed)
 
     @cython.final
-    cdef double one_piece_value(self, AlleyCatState st, int seat, Base* b, int slot) noexcept nogil:
+    cdef double operation_value(self, AlleyCatState st, int seat, Base* b, int slot) noexcept nogil:
         # delta_value of operating the part at `slot` from the shift menu, its chain
         # completed as complete() does it: a converter of one option whose inputs name
-        # one kind each (outputs_value), or the Chute or a repeater that does not move its copy on its
-        # own square, whose one decision (the piece) takes the best of its choices, the
+        # one kind each (outputs_value), an upgrader (upgrades_value), or the Chute or a
+        # repeater, whose one decision (the piece) takes the best of its choices, the
         # first on ties, each valued by the delta as best_move values them (a single
-        # choice, played as a forced step and valued whole, has the same value), or an
-        # upgrader (upgrades_value). NaN for any other part, one that moves its piece
-        # or works on a square of the Technician's choice.
+        # choice, played as a forced step and valued whole, has the same value). NaN for
+        # any other part, one that moves its piece, or one working on a square of the
+        # Technician's choice.
         cdef const AcSeat* a = &st.s.seat[seat]
         cdef const AcPart* k = &st.cfg.parts[a.slot[slot]]
         cdef int pool[N_PIECES]
@@ -1319,7 +1319,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
 
     @cython.final
     cdef double upgrades_value(self, AlleyCatState st, int seat, Base* b, int slot, int q, int cost) noexcept nogil:
-        # one_piece_value of an upgrader on square q: its upgrades chosen one by one as
+        # operation_value of an upgrader on square q: its upgrades chosen one by one as
         # complete() chooses them (each decision's moves in legal_actions' order, the
         # best by the delta, the first on ties; a single move played without a value),
         # until none is left, no piece can take one, or the best is to stop; the value of
@@ -1440,8 +1440,6 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int pending = 0
         cdef short c[N_PIECES]
         if sub == S_MENU:
-            if A_SLOT <= action < A_PIECE:
-                return self.auto_operation(st, seat, b, action - A_SLOT, pool, later, coal)
             if not A_TRADE <= action < A_SQUARE:
                 return -1
             t = action - A_TRADE
@@ -1515,34 +1513,6 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         else:
             return -1
         return pending | self.square_delta(q, c, a.belt[q], pool, later, b.split)
-
-    @cython.final
-    cdef int auto_operation(self, AlleyCatState st, int seat, const Base* b, int slot, int* pool, int* later,
-                            int* coal) noexcept nogil:
-        # piece_step of operating the part at `slot` from the shift menu, when apply
-        # does it all at once: a converter of one option on its own square (no Technician
-        # choice) whose symbols each name one kind (begin_operation, choose_option and
-        # advance_inputs / advance_outputs, back to the menu); -1 for any other part.
-        cdef const AcSeat* a = &st.s.seat[seat]
-        cdef const AcPart* k = &st.cfg.parts[a.slot[slot]]
-        cdef int sq[3]
-        cdef int i, m
-        cdef short c[N_PIECES]
-        if k.kind != K_CONVERTER or k.n_options != 1 or k.moves[0] or st.targets(seat, slot, sq) != 1:
-            return -1
-        memcpy(c, a.belt[sq[0]], sizeof(c))
-        for i in range(k.n_in[0]):
-            m = k.in_mask[0][i]
-            if m & (m - 1):
-                return -1
-            c[lowest_bit(m)] -= 1
-        for i in range(k.n_out[0]):
-            m = k.out_mask[0][i]
-            if m & (m - 1):
-                return -1
-            c[lowest_bit(m)] += 1
-        coal[0] -= st.operate_cost(seat, slot, sq[0])
-        return self.square_delta(sq[0], c, a.belt[sq[0]], pool, later, b.split)
 
     @cython.final
     cdef int square_delta(self, int q, const short* now, const short* was, int* pool, int* later,
