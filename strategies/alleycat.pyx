@@ -9,10 +9,11 @@ least; solo, an employee is also valued by the look-ahead below after hiring him
 other decision is a one-move look-ahead on a copy of the state (a move that opens a chain
 of small decisions, a converter's option, inputs and outputs or a supply, is valued after
 completing the chain greedily; at 2-4 players a step that only moves pieces or trades one
-for coal in the seat's own run is valued from what it changes, without a copy: the same
-value to the last bit). Ties keep the first legal move, so a move that gains nothing is
-not played. A C side store is supplied only once no Corner Shop stage can be
-paid, as it pays by the day's stage money.
+for coal in the seat's own run, ending a shift, and operating a part whose chain it can
+complete without the engine are valued from what they change, without a copy, the terms
+the run fixes worked out once: the same value to the last bit). Ties keep the first legal
+move, so a move that gains nothing is not played. A C side store is supplied only once no
+Corner Shop stage can be paid, as it pays by the day's stage money.
 
 The value of a position is money at the end of this game, in one currency set where the
 decision is taken and applied to every candidate, whatever phase a move leads to:
