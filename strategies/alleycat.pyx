@@ -9,10 +9,11 @@ least; solo, an employee is also valued by the look-ahead below after hiring him
 other decision is a one-move look-ahead on a copy of the state (a move that opens a chain
 of small decisions, a converter's option, inputs and outputs or a supply, is valued after
 completing the chain greedily; at 2-4 players a step that only moves pieces or trades one
-for coal in the seat's own run is valued from what it changes, without a copy: the same
-value to the last bit). Ties keep the first legal move, so a move that gains nothing is
-not played. A C side store is supplied only once no Corner Shop stage can be
-paid, as it pays by the day's stage money.
+for coal in the seat's own run, ending a shift, and operating a part whose chain it can
+complete without the engine are valued from what they change, without a copy, the terms
+the run fixes worked out once: the same value to the last bit). Ties keep the first legal
+move, so a move that gains nothing is not played. A C side store is supplied only once no
+Corner Shop stage can be paid, as it pays by the day's stage money.
 
 The value of a position is money at the end of this game, in one currency set where the
 decision is taken and applied to every candidate, whatever phase a move leads to:
@@ -71,7 +72,7 @@ from simcore.games.alleycat.rules cimport (
     MAX_GOALS, AcCard, AcGoal, AcSide, G_STEPS, G_ORDERS, BEAN, S_OPEN, SR_EXACT, SR_SAME, E_SUPERVISOR, PH_DRAFT, PH_RUN,
     R_EACH, R_SAME, R_SETS, R_PAIR, MAX_HELD_ORDERS, MAX_DONE, E_DIRECTOR,
     N_SIZES, MAX_PARTS, MAX_ORDER_IDS, MAX_STAGES, N_SEATS, A_DONE, A_PIECE, A_TRADE, A_SQUARE, A_UPGRADE,
-    upg_from, upg_to, upgradable, lowest_bit)
+    N_UPGRADES, upg_from, upg_to, upgradable, lowest_bit)
 
 from simcore.games.alleycat.params import EMPLOYEES
 
@@ -201,12 +202,15 @@ cdef class AlleyCatHeuristicV1(Strategy):
 
     # ---- the draft: cards valued directly ----
 
+    @cython.final
     cdef double part_value(self, const AcConfig* c, int id) noexcept nogil:
         return self.part_values[id]
 
+    @cython.final
     cdef int home_square(self, const AcConfig* c, int id) noexcept nogil:
         return self.home_squares[id]
 
+    @cython.final
     cdef double part_worth(self, const AcConfig* c, int id) noexcept nogil:
         # What one operation adds at best, in piece values, less its coal.
         cdef const AcPart* k = &c.parts[id]
@@ -229,6 +233,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
                     best = v
         return best - k.coal * self.w[W_COAL]
 
+    @cython.final
     cdef double mask_value(self, int mask, bint best) noexcept nogil:
         # An output symbol is worth its best piece, an input its cheapest.
         cdef int t
@@ -240,6 +245,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
                     out = v
         return out
 
+    @cython.final
     cdef int home_of(self, const AcConfig* c, int id) noexcept nogil:
         # The square whose pieces a part wants: a piece reaches stage k after about k
         # shifts on the belt, so a part eating beans belongs near the entrance.
@@ -254,6 +260,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
                         low = stage_of(t)
         return low if low < c.squares else c.squares - 1
 
+    @cython.final
     cdef double slot_value(self, AlleyCatState st, int seat, int id, int s) noexcept nogil:
         cdef const AcConfig* c = &st.cfg
         cdef int old = st.s.seat[seat].slot[s], home = self.home_square(c, id), d
@@ -265,6 +272,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             v -= self.w[W_SQUARE] * (d if d > 0 else -d)
         return v
 
+    @cython.final
     cdef double employee_value(self, AlleyCatState st, int seat, int card) noexcept nogil:
         cdef const AcConfig* c = &st.cfg
         cdef const AcSeat* a = &st.s.seat[seat]
@@ -282,6 +290,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
         return (self.w[W_EMP + c.emp_kind[card]] + self.w[W_ACCESS] * owned
                 + self.w[W_STORE_GOAL] * self.open_store_goals(st, z))
 
+    @cython.final
     cdef int open_store_goals(self, AlleyCatState st, int z) noexcept nogil:
         # Solo: face-up step objectives not met yet that store z could help pay (it is
         # named, or any store will do and z is still short of the steps).
@@ -301,6 +310,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
                     n += 1
         return n
 
+    @cython.final
     cdef double card_value(self, AlleyCatState st, int seat, int packet, int i) noexcept nogil:
         cdef int x = st.s.pk_first[packet] + i, s, card
         cdef double best = -1e9, v
@@ -313,6 +323,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             return self.w[W_PART] * self.part_value(&st.cfg, card) + best
         return self.employee_value(st, seat, st.s.disp_emp[x])
 
+    @cython.final
     cdef double packet_value(self, AlleyCatState st, int seat, int packet) noexcept nogil:
         cdef int i
         cdef double v, best = -1e9
@@ -380,6 +391,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             v += self.w[W_STEP] * st.supply_steps() + 1e-3 * self.supply_room(st, seat)
         return v + self.objectives_value(st)
 
+    @cython.final
     cdef double objectives_value(self, AlleyCatState st) noexcept nogil:
         # The judge reads only the cards face up: what the bot may know.
         cdef bint met[MAX_SOLO_CARDS][MAX_GOALS]
@@ -389,6 +401,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
         k = st.judge(met)
         return self.w[W_OBJECTIVE] * k + (self.w[W_WIN] if k == st.goal_count() else 0.0)
 
+    @cython.final
     cdef int supply_room(self, AlleyCatState st, int seat) noexcept nogil:
         # Pieces the supply in progress could still take.
         cdef int t, n = 0
@@ -422,6 +435,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             value[0] = best
         return pick
 
+    @cython.final
     cdef double complete(self, AlleyCatState st, AlleyCatState scratch, int seat) noexcept nogil:
         # Plays out `st`'s chain greedily; returns the value of where it ends when its
         # last step was valued on the way (the same position), else NaN.
@@ -488,6 +502,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             return self.look_ahead(state, seen, trial, scratch, seat, legal, n)
         return self.look_ahead(state, state, trial, scratch, seat, legal, n)
 
+    @cython.final
     cdef int look_ahead(self, AlleyCatState state, AlleyCatState seen, AlleyCatState trial,
                         AlleyCatState scratch, int seat, const int* legal, int n) noexcept nogil:
         # The one-move look-ahead from `seen` (the state as the seat may know it).
@@ -500,6 +515,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
         return self.best_move(seen, trial, scratch, seat, legal, n, in_chain(sub) or sub == S_MENU
                               or sub == S_ORDERS or sub == S_AGENT_STORE)
 
+    @cython.final
     cdef bint c_side_early(self, AlleyCatState st, int seat, const int* legal, int n) noexcept nogil:
         # Whether today's store is a C side while a Corner Shop stage can still be paid.
         cdef int i, e = st.s.seat[seat].employee
@@ -509,6 +525,7 @@ cdef class AlleyCatHeuristicV1(Strategy):
             stage = stage or A_ORDER <= legal[i] < A_SUPPLY
         return supply and stage and st.side_of(st.cfg.emp_store[e]).rule == R_MONEY
 
+    @cython.final
     cdef int without(self, int action, const int* legal, int n, int* out) noexcept nogil:
         cdef int i, m = 0
         for i in range(n):
@@ -519,6 +536,24 @@ cdef class AlleyCatHeuristicV1(Strategy):
 
 
 STRATEGIES = (AlleyCatHeuristic, AlleyCatHeuristicV1)
+
+
+cdef inline void belt_sums(const AcSeat* a, int first, int end, int* out) noexcept nogil:
+    # out[t]: the pieces of kind t on squares first..end-1. A square's seven counts are
+    # summed as 16-bit lanes of two words (counts are small and never negative, so no
+    # lane carries into the next): kinds 0-3, and 4-6 with a lane past the square's
+    # end (the next square's first count, or the store room's) that is dropped.
+    cdef uint64_t lo = 0, hi = 0, x
+    cdef int q, t
+    for q in range(first, end):
+        memcpy(&x, &a.belt[q][0], 8)
+        lo += x
+        memcpy(&x, &a.belt[q][4], 8)
+        hi += x
+    for t in range(4):
+        out[t] = (lo >> (16 * t)) & 0xFFFF
+    for t in range(3):
+        out[4 + t] = (hi >> (16 * t)) & 0xFFFF
 
 
 cdef inline bint own_move(AlleyCatState st, AlleyCatState after, int seat) noexcept nogil:
@@ -584,6 +619,18 @@ cdef struct Base:
 
 cdef enum:
     CHAIN = 1 << N_PIECES     # piece_step: the step leaves a small decision pending
+    MEMO_BITS = 8             # orders_value results kept for the run at hand: 256
+
+
+cdef struct Memo:
+    # orders_value of pools whose kinds the orders need are `pool` and `later`, in the
+    # run context of `stamp`: its value and the pools it leaves of those kinds.
+    int stamp
+    int pool[N_PIECES]        # by the run context's kinds, in kind order (r_kind)
+    int later[N_PIECES]
+    double v
+    int pool_o[N_PIECES]
+    int later_o[N_PIECES]
 
 
 cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
@@ -667,15 +714,38 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
     # most frequent loop) reads them: one compact copy instead of the order table of
     # each scratch state, and each stage's needs as the kinds it needs, in kind order.
     cdef Stages orders[MAX_ORDER_IDS]
+    # The run context (2-4 players): while a decision of the seat's own run is taken,
+    # every position it values in that run (same day and turn, still its move) has the
+    # money, tracks, orders and stages of the decision's: head()'s money and steps are
+    # worked out once (r_head), and orders_value's results are kept by the pools of
+    # the kinds the orders need (r_kinds), from one decision to the next while the
+    # seat's orders, stages and currency stay the same (r_stamp names them).
+    cdef bint r_on
+    cdef int r_seat, r_day, r_turn
+    cdef double r_head
+    cdef int r_kinds, r_stamp, r_gen, r_n_held, r_nk
+    cdef int r_beans           # beans loaded a shift (the Supervisor's more)
+    cdef bint r_supply         # today's store is still to supply (value()'s supply plan)
+    cdef bint r_director
+    cdef const AcSide* r_side
+    cdef int r_kind[N_PIECES]  # the kinds of r_kinds, in kind order
+    cdef int r_order[MAX_HELD_ORDERS]
+    cdef int r_stage[MAX_HELD_ORDERS]
+    cdef int gen               # bumped with every change of currency
+    cdef Memo memo[1 << MEMO_BITS]
 
     cpdef prepare(self, GameState proto):
         cdef const AcConfig* c
         cdef int id, k, t, j
+        if self.seen is None or self.seen.params is not proto.params:
+            self.r_stamp += 1     # another order table: no kept result holds
+            self.r_n_held = -1
         AlleyCatHeuristicV1.prepare(self, proto)
         # money_now's last scoring holds for any position of these params with the
         # same markers and completed orders, from one decision to the next.
         self.k_valid = False
         self.l_valid = False
+        self.r_on = False
         c = &(<AlleyCatState>proto).cfg
         for id in range(c.n_orders):
             self.orders[id].size = c.orders[id].size
@@ -691,6 +761,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                         j += 1
                 self.orders[id].n_kinds[k] = j
 
+    @cython.final
     cdef void set_currency(self, AlleyCatState st, int seat) noexcept nogil:
         # `left`: how much of the game is still ahead to use a piece or a coal. Only on
         # the last day does it run out: at its last shift, and after it, pieces and coal
@@ -712,7 +783,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # While the game goes on a coal or a piece is worth its use (the weights); the
         # end value takes over as the last shift nears. The same `left` gives the same
         # currency (for the params prepared for): kept from the last decision.
+        self.r_on = False
         if not (self.l_valid and left == self.l_left):
+            self.gen += 1
             self.l_valid = True
             self.l_left = left
             self.cv = (1.0 - left) * end_coal + left * self.w[W_COAL]
@@ -735,21 +808,52 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         greedily on a copy, valued two ways for `seat`: as the look-ahead takes it
         (the value of the chain's last step, valued on the way, the store awards
         perhaps kept from the position valued before; None when the chain ended on a
-        forced step or had none) and by valuing the position reached afresh."""
+        forced step or had none; in the run context of the seat's own run, as a decision
+        enters it) and by valuing the position reached afresh."""
         cdef int legal[MAX_ACTIONS]
         cdef int n = state.legal_actions(legal), i
-        cdef double taken
+        cdef double taken, whole
         cdef AlleyCatState trial = state.copy(), step = state.copy()
         self.prepare(state)
         self.set_currency(state, seat)
+        self.enter_run(state, seat)
         out = []
         for i in range(n):
             state.copy_into(trial)
             trial.apply(legal[i])
             taken = self.complete(trial, step, seat)
-            self.k_valid = False  # scored afresh, not from the last position's awards
-            out.append((None if taken != taken else taken, self.value(trial, seat)))
+            whole = self.afresh(trial, seat)
+            out.append((None if taken != taken else taken, whole))
         return out
+
+    def run_values(self, AlleyCatState state, int seat):
+        """Tests: each legal move of `state` with its chain of small decisions completed
+        greedily on a copy, the position reached valued for `seat` two ways: by value()
+        in the run context of the seat's own run, as a decision enters it (None when
+        `state` is not in one, or the position reached has left it), and afresh."""
+        cdef int legal[MAX_ACTIONS]
+        cdef int n = state.legal_actions(legal), i
+        cdef AlleyCatState trial = state.copy(), step = state.copy()
+        self.prepare(state)
+        self.set_currency(state, seat)
+        self.enter_run(state, seat)
+        out = []
+        for i in range(n):
+            state.copy_into(trial)
+            trial.apply(legal[i])
+            self.complete(trial, step, seat)
+            out.append((self.value(trial, seat) if self.in_run(trial, seat) else None, self.afresh(trial, seat)))
+        return out
+
+    def afresh(self, AlleyCatState st, int seat):
+        """value() of `st` with nothing kept: the store awards scored again, no run context."""
+        cdef bint on = self.r_on
+        cdef double v
+        self.k_valid = False
+        self.r_on = False
+        v = self.value(st, seat)
+        self.r_on = on
+        return v
 
     cdef double evaluate(self, GameState state, int seat) noexcept nogil:
         # In the currency of the position valued, as a decision there would be: the
@@ -767,6 +871,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int i, pick = legal[0]
         cdef double v, best = -1e18
         self.set_currency(state, seat)
+        if n > 1:
+            self.enter_run(state, seat)
         if state.cfg.solo and state.s.sub == S_PICK and state.s.p_packet >= state.cfg.n and n > 1:
             # Solo: an employee also by what his store's supply today would add to the
             # objectives (the look-ahead's planned steps).
@@ -797,6 +903,96 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             return pick
         return AlleyCatHeuristicV1.decide(self, state, seen, trial, scratch, seat, legal, n, rng)
 
+    @cython.final
+    cdef void enter_run(self, AlleyCatState st, int seat) noexcept nogil:
+        # The run context for a decision at `st` (see r_on), if it is in the seat's own run.
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef const Stages* o
+        cdef int i, k, j, z, e
+        cdef bint same
+        if st.cfg.solo or st.s.phase != PH_RUN or st.s.to_move != seat:
+            return
+        self.r_seat = seat
+        self.r_day = st.s.day
+        self.r_turn = st.s.turn
+        e = a.employee
+        self.r_beans = st.cfg.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR else st.cfg.beans
+        self.r_supply = e >= 0 and st.cfg.emp_store[e] >= 0 and not a.supplied
+        self.r_side = st.side_of(st.cfg.emp_store[e]) if self.r_supply else NULL
+        self.r_director = st.emp_kind(seat) == E_DIRECTOR
+        # head()'s first terms, in its order.
+        self.r_head = self.money_now(st, seat)
+        for z in range(N_STORES):
+            self.r_head += self.steps * a.track[z]
+        same = self.r_gen == self.gen and self.r_n_held == st.s.n_held
+        i = 0
+        while same and i < st.s.n_held:
+            same = self.r_order[i] == a.order[i] and self.r_stage[i] == a.stage[i]
+            i += 1
+        if not same:
+            self.r_stamp += 1
+            self.r_gen = self.gen
+            self.r_n_held = st.s.n_held
+            self.r_kinds = 0
+            for i in range(st.s.n_held):
+                self.r_order[i] = a.order[i]
+                self.r_stage[i] = a.stage[i]
+                if a.order[i] < 0:
+                    continue
+                o = &self.orders[a.order[i]]
+                for k in range(a.stage[i], o.n_stages):
+                    for j in range(o.n_kinds[k]):
+                        self.r_kinds |= 1 << o.kind[k][j]
+            self.r_nk = 0
+            for k in range(N_PIECES):
+                if (self.r_kinds >> k) & 1:
+                    self.r_kind[self.r_nk] = k
+                    self.r_nk += 1
+        self.r_on = True
+
+    @cython.final
+    cdef bint in_run(self, AlleyCatState st, int seat) noexcept nogil:
+        # Whether `st`, a position the decision at hand reached, is in its run context.
+        return (self.r_on and st.s.phase == PH_RUN and st.s.to_move == seat and seat == self.r_seat
+                and st.s.day == self.r_day and st.s.turn == self.r_turn)
+
+    @cython.final
+    cdef double run_orders(self, AlleyCatState st, int seat, int* pool, int* later) noexcept nogil:
+        # orders_value in the run context (today: before the orders), kept by the pools
+        # of the kinds it reads and takes (r_kinds): the same result, the same pools left.
+        cdef int j, t, nk = self.r_nk
+        cdef uint64_t h = 0
+        cdef const int* kind = self.r_kind
+        cdef Memo* m
+        cdef bint hit
+        for j in range(nk):
+            t = kind[j]
+            h = (h << 10) ^ (<uint64_t>pool[t] << 5) ^ <uint64_t>later[t]
+        m = &self.memo[(h * 0x9E3779B97F4A7C15ULL) >> (64 - MEMO_BITS)]
+        hit = m.stamp == self.r_stamp
+        j = 0
+        while hit and j < nk:
+            t = kind[j]
+            hit = m.pool[j] == pool[t] and m.later[j] == later[t]
+            j += 1
+        if hit:
+            for j in range(nk):
+                t = kind[j]
+                pool[t] = m.pool_o[j]
+                later[t] = m.later_o[j]
+            return m.v
+        m.stamp = self.r_stamp
+        for j in range(nk):
+            t = kind[j]
+            m.pool[j] = pool[t]
+            m.later[j] = later[t]
+        m.v = self.orders_value(st, seat, pool, later, True)
+        for j in range(nk):
+            t = kind[j]
+            m.pool_o[j] = pool[t]
+            m.later_o[j] = later[t]
+        return m.v
+
     cdef double value(self, AlleyCatState st, int seat) noexcept nogil:
         cdef const AcConfig* c = &st.cfg
         cdef const AcSeat* a = &st.s.seat[seat]
@@ -805,6 +1001,8 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int e, gain, split
         cdef double v
         cdef bint today
+        if self.in_run(st, seat):
+            return self.run_value(st, seat)
         v = self.head(st, seat, pool, later, &split)
         v += a.coal * self.cv
         today = self.orders_ahead(st, seat)
@@ -827,6 +1025,75 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         return v
 
     @cython.final
+    cdef double run_value(self, AlleyCatState st, int seat) noexcept nogil:
+        # value() of a position in the run context: its terms in value()'s order, those
+        # the run fixes (money and steps, the beans a shift loads, the supply's store and
+        # multiplier) as enter_run found them.
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef int pool[N_PIECES]
+        cdef int later[N_PIECES]
+        cdef int t, gain, split = self.split_of(st, seat)
+        cdef double v
+        belt_sums(a, 0, split, later)
+        belt_sums(a, split, st.cfg.squares, pool)
+        for t in range(N_PIECES):
+            pool[t] += a.store[t]
+        v = self.r_head
+        v += self.gv[BEAN] * a.shifts_left * self.r_beans
+        return self.pieces_value(st, seat, pool, later, v)
+
+    @cython.final
+    cdef double pieces_value(self, AlleyCatState st, int seat, int* pool, int* later, double v) noexcept nogil:
+        # run_value's terms after the beans still to load: coal, orders, today's supply
+        # plan, the pieces left.
+        cdef int gain
+        v += st.s.seat[seat].coal * self.cv
+        v += self.run_orders(st, seat, pool, later)
+        if self.r_supply:
+            gain = self.supply_estimate(self.r_side, pool)
+            if self.r_director:
+                gain *= st.cfg.director_mult
+            v += self.w[W_STORE_PLAN] * self.w[W_STEP] * gain
+        v += self.rest_value(pool, later)
+        return v
+
+    @cython.final
+    cdef double output_value(self, AlleyCatState st, int seat, Base* b, int t) noexcept nogil:
+        # delta_value of output piece t, the outputs after it completed as complete() does.
+        cdef short c[N_PIECES]
+        memcpy(c, st.s.seat[seat].belt[st.s.p_square], sizeof(c))
+        c[t] += 1
+        return self.outputs_value(st, seat, b, st.s.p_square, &st.cfg.parts[st.s.p_part], st.s.p_option,
+                                  st.s.p_sym + 1, c, 0)
+
+    @cython.final
+    cdef double shift_end_value(self, AlleyCatState st, int seat, const Base* b) noexcept nogil:
+        # run_value of the position after ending a shift that is not the run's last,
+        # without copy or apply: start_shift's push (the last square's pieces to the
+        # store room, the others one square on, the shift's beans at the entrance), one
+        # shift fewer left (split_of then one square further). NaN anywhere else.
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef int pool[N_PIECES]
+        cdef int later[N_PIECES]
+        cdef int t, left = a.shifts_left - 1, last = st.cfg.squares - 1, split
+        cdef double v
+        if not self.in_run(st, seat) or left < 0 or b.again:
+            return NAN
+        split = 0 if st.s.day == st.cfg.days - 1 else max(0, st.cfg.squares - left)
+        # A piece on square q < last moves to q + 1: below the new split iff q + 1 is.
+        belt_sums(a, 0, max(0, min(split - 1, last)), later)
+        belt_sums(a, max(0, min(split - 1, last)), st.cfg.squares, pool)
+        for t in range(N_PIECES):
+            pool[t] += a.store[t]
+        if split > 0:
+            later[BEAN] += self.r_beans
+        else:
+            pool[BEAN] += self.r_beans
+        v = self.r_head
+        v += self.gv[BEAN] * left * self.r_beans
+        return self.pieces_value(st, seat, pool, later, v)
+
+    @cython.final
     cdef double head(self, AlleyCatState st, int seat, int* pool, int* later, int* split_out) noexcept nogil:
         # value()'s sum before coal: money, steps and the beans still to load; and the
         # pieces split into `pool` (in the store room before today's orders) and `later`
@@ -836,19 +1103,17 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         cdef int t, q, z, split
         cdef double v
         # Money, and (2-4 players) the store awards, the £12 and the diversity as they stand.
-        v = self.money_now(st, seat)
-        for z in range(N_STORES):
-            v += self.steps * a.track[z]
+        if self.in_run(st, seat):
+            v = self.r_head
+        else:
+            v = self.money_now(st, seat)
+            for z in range(N_STORES):
+                v += self.steps * a.track[z]
         split = self.split_of(st, seat)
+        belt_sums(a, 0, split, later)
+        belt_sums(a, split, c.squares, pool)
         for t in range(N_PIECES):
-            pool[t] = a.store[t]
-            later[t] = 0
-        for q in range(split):
-            for t in range(N_PIECES):
-                later[t] += a.belt[q][t]
-        for q in range(split, c.squares):
-            for t in range(N_PIECES):
-                pool[t] += a.belt[q][t]
+            pool[t] += a.store[t]
         if st.s.phase == PH_RUN and st.s.to_move == seat:
             # Beans still to load today: the push that ends a shift is no gain by itself.
             v += self.gv[BEAN] * a.shifts_left * (c.supervisor_beans if st.emp_kind(seat) == E_SUPERVISOR
@@ -880,10 +1145,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         if st.cfg.solo or st.s.phase != PH_RUN or st.s.to_move != seat:
             return False
         if sub == S_MENU:
-            for i in range(n):
-                if A_TRADE <= legal[i] < A_SQUARE:
-                    return True
-            return False
+            return True      # A_DONE ends the shift (shift_end_value) whatever else is legal
         return (sub == S_INPUT or sub == S_OUTPUT or sub == S_CHUTE or sub == S_COPY
                 or sub == S_UPGRADE or sub == S_MOVE_TO)
 
@@ -905,6 +1167,9 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         b.coal = a.coal
         b.today = self.orders_ahead(st, seat)
         # orders_value reads and takes only the kinds of the stages still to pay.
+        if self.in_run(st, seat):
+            b.kinds = self.r_kinds
+            return
         b.kinds = 0
         for i in range(st.s.n_held):
             if a.order[i] < 0:
@@ -919,7 +1184,10 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         b.has_orders = True
         memcpy(b.pool_o, b.pool, sizeof(b.pool))
         memcpy(b.later_o, b.later, sizeof(b.later))
-        b.orders = self.orders_value(st, seat, b.pool_o, b.later_o, b.today)
+        if self.in_run(st, seat):
+            b.orders = self.run_orders(st, seat, b.pool_o, b.later_o)
+        else:
+            b.orders = self.orders_value(st, seat, b.pool_o, b.later_o, b.today)
 
     @cython.final
     cdef double delta_value(self, AlleyCatState st, int seat, Base* b, int action, bint chain) noexcept nogil:
@@ -928,17 +1196,199 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         # the orders valued again only if the move changes a kind they need. NaN when
         # the move is not a piece step piece_step knows, or (with `chain`) leaves a
         # small decision the look-ahead would complete.
-        cdef const AcConfig* c = &st.cfg
-        cdef const AcSeat* a = &st.s.seat[seat]
         cdef int pool[N_PIECES]
         cdef int later[N_PIECES]
-        cdef int coal = 0, changed, t, e, gain
-        cdef double v, orders
+        cdef int coal = 0, changed
+        if chain and st.s.sub == S_MENU and A_SLOT <= action < A_PIECE:
+            return self.operation_value(st, seat, b, action - A_SLOT)
+        if chain and st.s.sub == S_MENU and action == A_DONE:
+            return self.shift_end_value(st, seat, b)
+        if chain and st.s.sub == S_OUTPUT:
+            return self.output_value(st, seat, b, action - A_PIECE)
         memset(pool, 0, sizeof(pool))
         memset(later, 0, sizeof(later))
         changed = self.piece_step(st, seat, b, action, pool, later, &coal)
         if changed < 0 or (chain and changed & CHAIN):
             return NAN
+        return self.delta_sum(st, seat, b, pool, later, coal, changed)
+
+    @cython.final
+    cdef double operation_value(self, AlleyCatState st, int seat, Base* b, int slot) noexcept nogil:
+        # delta_value of operating the part at `slot` from the shift menu, its chain
+        # completed as complete() does it: a converter of one option whose inputs name
+        # one kind each (outputs_value), an upgrader (upgrades_value), or the Chute or a
+        # repeater, whose one decision (the piece) takes the best of its choices, the
+        # first on ties, each valued by the delta as best_move values them (a single
+        # choice, played as a forced step and valued whole, has the same value). NaN for
+        # any other part, one that moves its piece, or one working on a square of the
+        # Technician's choice.
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef const AcPart* k = &st.cfg.parts[a.slot[slot]]
+        cdef int pool[N_PIECES]
+        cdef int later[N_PIECES]
+        cdef short c[N_PIECES]
+        cdef int sq[3]
+        cdef int coal = 0, changed, t, q, cost
+        cdef double v, best = 0.0
+        cdef bint first = True
+        if k.moves[0] or st.targets(seat, slot, sq) != 1:
+            return NAN
+        q = sq[0]
+        cost = st.operate_cost(seat, slot, q)
+        if k.kind == K_CONVERTER:
+            # One option whose inputs each name one kind: taken as advance_inputs takes
+            # them, then the outputs.
+            if k.n_options != 1:
+                return NAN
+            memcpy(c, a.belt[q], sizeof(c))
+            for t in range(k.n_in[0]):
+                if k.in_mask[0][t] & (k.in_mask[0][t] - 1):
+                    return NAN
+                c[lowest_bit(k.in_mask[0][t])] -= 1
+            return self.outputs_value(st, seat, b, q, k, 0, 0, c, -cost)
+        if k.kind == K_UPGRADER:
+            return self.upgrades_value(st, seat, b, slot, q, cost)
+        for t in range(N_PIECES):
+            # S_CHUTE's and S_COPY's legal moves, in their order.
+            if a.belt[q][t] == 0:
+                continue
+            memset(pool, 0, sizeof(pool))
+            memset(later, 0, sizeof(later))
+            coal = -cost
+            if k.kind == K_CHUTE:
+                changed = 0
+                if q < b.split:
+                    later[t] -= 1
+                    pool[t] += 1
+                    changed = 1 << t
+            else:
+                memcpy(c, a.belt[q], sizeof(c))
+                c[t] += k.amount
+                changed = self.square_delta(q, c, a.belt[q], pool, later, b.split)
+            v = self.delta_sum(st, seat, b, pool, later, coal, changed)
+            if first or v > best + 1e-9:
+                best = v
+                first = False
+        return best
+
+    @cython.final
+    cdef double outputs_value(self, AlleyCatState st, int seat, Base* b, int q, const AcPart* k, int o, int sym,
+                              short* c, int coal) noexcept nogil:
+        # The value complete() gives a converter's outputs from symbol `sym` of option
+        # `o` on (square q holding `c` so far, `coal` spent): a symbol naming one kind
+        # filled without a decision (advance_outputs), each other one decided by the
+        # best of its kinds (legal_actions' order, the first on ties), each valued by
+        # the delta with the one-kind symbols after it filled; the last decision's best,
+        # or, with none, the value of where the outputs end.
+        cdef short d[N_PIECES]
+        cdef int m, t, j, pick
+        cdef double v, best = NAN
+        while True:
+            while sym < k.n_out[o] and not (k.out_mask[o][sym] & (k.out_mask[o][sym] - 1)):
+                c[lowest_bit(k.out_mask[o][sym])] += 1
+                sym += 1
+            if sym == k.n_out[o]:
+                return best if best == best else self.square_value(st, seat, b, q, c, coal)
+            m = k.out_mask[o][sym]
+            pick = -1
+            for t in range(N_PIECES):
+                if not (m >> t) & 1:
+                    continue
+                memcpy(d, c, sizeof(d))
+                d[t] += 1
+                j = sym + 1
+                while j < k.n_out[o] and not (k.out_mask[o][j] & (k.out_mask[o][j] - 1)):
+                    d[lowest_bit(k.out_mask[o][j])] += 1
+                    j += 1
+                v = self.square_value(st, seat, b, q, d, coal)
+                if pick < 0 or v > best + 1e-9:
+                    best = v
+                    pick = t
+            c[pick] += 1
+            sym += 1
+
+    @cython.final
+    cdef double square_value(self, AlleyCatState st, int seat, Base* b, int q, const short* c, int coal) noexcept nogil:
+        # delta_sum of square q holding `c` and `coal` spent or gained.
+        cdef int pool[N_PIECES]
+        cdef int later[N_PIECES]
+        cdef int changed
+        memset(pool, 0, sizeof(pool))
+        memset(later, 0, sizeof(later))
+        changed = self.square_delta(q, c, st.s.seat[seat].belt[q], pool, later, b.split)
+        return self.delta_sum(st, seat, b, pool, later, coal, changed)
+
+    @cython.final
+    cdef double upgrades_value(self, AlleyCatState st, int seat, Base* b, int slot, int q, int cost) noexcept nogil:
+        # operation_value of an upgrader on square q: its upgrades chosen one by one as
+        # complete() chooses them (each decision's moves in legal_actions' order, the
+        # best by the delta, the first on ties; a single move played without a value),
+        # until none is left, no piece can take one, or the best is to stop; the value of
+        # the last decision's best, else (the last move forced) of where the chain ends.
+        # NaN before the day's first push (stopping may open the run again).
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef const AcPart* k = &st.cfg.parts[a.slot[slot]]
+        cdef int pool[N_PIECES]
+        cdef int later[N_PIECES]
+        cdef short c[N_PIECES]
+        cdef short d[N_PIECES]
+        cdef int moves[N_UPGRADES + 1]
+        cdef int n, i, j, changed, pick, left = k.amount
+        cdef double v, best = NAN
+        cdef bint first = True
+        if b.again:
+            return NAN
+        memcpy(c, a.belt[q], sizeof(c))
+        while True:
+            n = 0
+            if not first:
+                moves[n] = -1          # A_DONE
+                n += 1
+            for j in range(N_UPGRADES):
+                if c[upg_from(j)] > 0:
+                    moves[n] = j
+                    n += 1
+            if n == 0:
+                return NAN
+            pick = moves[0]
+            best = NAN
+            if n > 1:
+                for i in range(n):
+                    memcpy(d, c, sizeof(d))
+                    if moves[i] >= 0:
+                        d[upg_from(moves[i])] -= 1
+                        d[upg_to(moves[i])] += 1
+                    memset(pool, 0, sizeof(pool))
+                    memset(later, 0, sizeof(later))
+                    changed = self.square_delta(q, d, a.belt[q], pool, later, b.split)
+                    v = self.delta_sum(st, seat, b, pool, later, -cost, changed)
+                    if i == 0 or v > best + 1e-9:
+                        best = v
+                        pick = moves[i]
+            if pick < 0:
+                break
+            c[upg_from(pick)] -= 1
+            c[upg_to(pick)] += 1
+            left -= 1
+            first = False
+            if left == 0 or not upgradable(c):
+                break
+        if best == best:
+            return best
+        memset(pool, 0, sizeof(pool))
+        memset(later, 0, sizeof(later))
+        changed = self.square_delta(q, c, a.belt[q], pool, later, b.split)
+        return self.delta_sum(st, seat, b, pool, later, -cost, changed)
+
+    @cython.final
+    cdef double delta_sum(self, AlleyCatState st, int seat, Base* b, int* pool, int* later, int coal,
+                          int changed) noexcept nogil:
+        # delta_value's sum for the changes `pool`, `later` and `coal` (of the kinds
+        # `changed`) from b's position.
+        cdef const AcConfig* c = &st.cfg
+        cdef const AcSeat* a = &st.s.seat[seat]
+        cdef int t, e, gain
+        cdef double v, orders
         if not b.pieces:
             self.delta_pieces(st, seat, b)
         for t in range(N_PIECES):
@@ -948,7 +1398,10 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         v = b.head
         v += coal * self.cv
         if changed & b.kinds:
-            orders = self.orders_value(st, seat, pool, later, b.today)
+            if self.in_run(st, seat):
+                orders = self.run_orders(st, seat, pool, later)
+            else:
+                orders = self.orders_value(st, seat, pool, later, b.today)
         else:
             if not b.has_orders:
                 self.delta_orders(st, seat, b)
@@ -959,7 +1412,13 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     later[t] = b.later_o[t]
         v += orders
         e = a.employee
-        if b.today and e >= 0 and c.emp_store[e] >= 0 and not a.supplied:
+        if self.in_run(st, seat):
+            if self.r_supply:
+                gain = self.supply_estimate(self.r_side, pool)
+                if self.r_director:
+                    gain *= c.director_mult
+                v += self.w[W_STORE_PLAN] * self.w[W_STEP] * gain
+        elif b.today and e >= 0 and c.emp_store[e] >= 0 and not a.supplied:
             gain = self.supply_estimate(st.side_of(c.emp_store[e]), pool)
             if st.emp_kind(seat) == E_DIRECTOR:
                 gain *= c.director_mult
@@ -1129,26 +1588,32 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         self.lazy = True
         return v
 
-    def delta_values(self, AlleyCatState state, int seat):
+    def delta_values(self, AlleyCatState state, int seat, bint chain=False):
         """Tests: each legal move of `state` valued for `seat` two ways: by delta_value
-        (None where it does not answer) and by copying, applying and valuing the copy."""
+        (None where it does not answer; in the run context of the seat's own run, as a
+        decision enters it) and by copying, applying and valuing the copy afresh; with
+        `chain`, as the look-ahead values a move whose chain it completes: the chain
+        completed greedily on the copy, which takes the value of its last step valued
+        on the way, else is valued afresh."""
         cdef int legal[MAX_ACTIONS]
         cdef int n = state.legal_actions(legal), i
-        cdef double d
+        cdef double d, taken
         cdef Base b
-        cdef AlleyCatState trial = state.copy()
+        cdef AlleyCatState trial = state.copy(), step = state.copy()
         cdef bint delta
         self.prepare(state)
         self.set_currency(state, seat)
+        self.enter_run(state, seat)
         delta = self.by_delta(state, seat, legal, n)
         if delta:
             self.delta_base(state, seat, &b)
         out = []
         for i in range(n):
-            d = self.delta_value(state, seat, &b, legal[i], False) if delta else NAN
+            d = self.delta_value(state, seat, &b, legal[i], chain) if delta else NAN
             state.copy_into(trial)
             trial.apply(legal[i])
-            out.append((legal[i], None if d != d else d, self.value(trial, seat)))
+            taken = self.complete(trial, step, seat) if chain else NAN
+            out.append((legal[i], None if d != d else d, self.afresh(trial, seat) if taken != taken else taken))
         return out
 
     def lazy_check(self, AlleyCatState state, uint64_t seed):
@@ -1293,6 +1758,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 v += self.progress * o.money[k] * have / o.n_pieces[k]
         return v
 
+    @cython.final
     cdef double goals_value(self, AlleyCatState st, int* pool, bint today) noexcept nogil:
         # Solo: the chocolate order of each face-up card not supplied yet, as a stage
         # worth an objective: planned if the pieces at hand supply it `today`, else by
@@ -1335,6 +1801,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 v += self.w[W_OBJECTIVE] * self.progress * have / need
         return v
 
+    @cython.final
     cdef double steps_progress(self, AlleyCatState st, bint (*met)[MAX_GOALS]) noexcept nogil:
         # Solo: each step objective not met, by the share of it the tracks already show
         # (stores far enough along, or the named store's steps), at `order_progress`.
@@ -1358,6 +1825,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     v += min(far, g.stores) / <double>g.stores
         return self.progress * self.w[W_OBJECTIVE] * v
 
+    @cython.final
     cdef int open_sizes(self, AlleyCatState st, bint (*met)[MAX_GOALS]) noexcept nogil:
         cdef const AcCard* k
         cdef int j, i, out = 0
@@ -1368,6 +1836,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                     out |= (1 << k.goal[i].size) if k.goal[i].size >= 0 else 7
         return out
 
+    @cython.final
     cdef double objectives_now_and_planned(self, AlleyCatState st, int store, int gain) noexcept nogil:
         # Solo: the objectives of the face-up cards that hold now, and at `ready` those
         # that would also hold once today's payable stages are paid, the chocolate
@@ -1395,6 +1864,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
         return v + progress + self.w[W_READY] * (
             self.w[W_OBJECTIVE] * (later - now) + (self.w[W_WIN] if later == all and now != all else 0.0))
 
+    @cython.final
     cdef int judge_plan(self, AlleyCatState st, int store, int gain, double* progress) noexcept nogil:
         # The objectives met once the plan is carried out, judged by the engine on this
         # scratch copy (put back after), and the step objectives' progress then.
@@ -1429,6 +1899,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
             st.s.goal_supplied[j] = supplied[j]
         return later
 
+    @cython.final
     cdef bint same_plan(self, AlleyCatState st, int store, int gain) noexcept nogil:
         cdef int i
         if not (self.m_valid and self.m_money == self.h_money and self.m_n == self.h_n
@@ -1442,6 +1913,7 @@ cdef class AlleyCatHeuristic(AlleyCatHeuristicV1):
                 return False
         return True
 
+    @cython.final
     cdef void keep_plan(self, AlleyCatState st, int store, int gain, int later, double progress) noexcept nogil:
         cdef int i
         self.m_valid = True

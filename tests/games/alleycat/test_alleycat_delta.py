@@ -14,10 +14,12 @@ from hypothesis import strategies as st
 
 import strategies
 from simcore.registry import get_game
+from simcore.strategy import RngView
 
 GAME = get_game("alleycat")
 # The run's piece steps the delta answers, by the decision's name in the observation.
 PIECE_STEPS = {"input", "output", "copy", "chute", "upgrade", "move to"}
+SLOTS = ("T1", "T2", "T3", "T4", "B1", "B2", "B3", "B4")   # slot names by A_SLOT offset
 
 
 def _position(players: int, seed: int, moves: int):
@@ -65,6 +67,45 @@ def test_the_delta_answers_the_piece_steps_of_whole_games():
                 state.apply(pick(state.legal_actions()))
     assert steps > 500
     assert answered >= 0.8 * steps, f"answered {answered} of {steps} piece steps"
+
+
+def test_the_shift_menu_values_by_the_delta_as_the_look_ahead_does():
+    # Ending a shift (the push) is valued as the position it leads to. A converter of
+    # one option whose inputs name one kind each, the Chute's and a repeater's piece, an
+    # upgrader's upgrades, and an output piece with the outputs after it: valued as the
+    # look-ahead values the chain once completed (a single move played as a forced step
+    # and valued whole, several by the best of their deltas).
+    answered = {}
+    outputs = 0
+    for players in (2, 3, 4):
+        state = GAME.new_state(GAME.params(players=players))
+        bot = _bot(state)
+        rng = RngView.seeded(players)
+        for seed in range(2):
+            state.new_game(40 + seed)
+            pick = random.Random(seed).choice if seed else None
+            while not state.is_terminal():
+                seat = state.current_player()
+                legal = state.legal_actions()
+                decision = state.observation(seat)["decision"] if len(legal) > 1 else None
+                if decision == "output":
+                    for action, delta, whole in bot.delta_values(state, seat, True):
+                        assert delta == whole, f"{players}p seed {40 + seed}: output {action}"
+                        outputs += 1
+                if decision == "shift":
+                    for action, delta, whole in bot.delta_values(state, seat, True):
+                        assert delta is None or delta == whole, f"{players}p seed {40 + seed}: action {action}"
+                        if delta is not None and action < 13:
+                            part = state.observation(seat)["players"][seat]["parts"][SLOTS[action - 1]] \
+                                if action else "end of shift"
+                            answered[part] = answered.get(part, 0) + 1
+                state.apply(pick(legal) if pick else bot.choose_action(state, rng))
+    # Ending a shift (not the run's last), the printed Roaster (a converter), Upgrader
+    # and Chute, and deck parts.
+    printed = ("end of shift", "Roaster", "Upgrader", "Chute")
+    assert all(answered.get(part, 0) > 50 for part in printed), answered
+    assert sum(answered.values()) > sum(answered[part] for part in printed), answered
+    assert outputs > 50
 
 
 def test_solo_is_never_answered_by_the_delta():
