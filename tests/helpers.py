@@ -1,10 +1,11 @@
 """Shared test helpers, imported by tests in every folder (fixtures are in the conftest.py
 files): the checkout's paths, the tables every game is tested at, batch runs into fresh
-arrays, random playouts through the checked Python API, hand-built Fabryka positions,
+arrays, random playouts and positions through the checked Python API, hand-built Fabryka positions,
 bots bound to a state, the `chocosim` command run in-process, and snapshots of what a
 run wrote."""
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +63,19 @@ def random_playout(state, rng, max_turns=MAX_TURNS):
         actions.append(action)
     assert state.legal_actions() == []
     return actions
+
+
+def random_position(state, seed: int, moves: int) -> random.Random:
+    """Deal game `seed` and play up to `moves` uniformly random legal moves (fewer if the
+    game ends first): a position play seldom reaches. Returns the random.Random that
+    chose them, to go on with."""
+    rng = random.Random(seed)
+    state.new_game(seed)
+    for _ in range(moves):
+        if state.is_terminal():
+            break
+        state.apply(rng.choice(state.legal_actions()))
+    return rng
 
 
 CHECKED_WARNING = "chocosim: warning: this is the checked build"

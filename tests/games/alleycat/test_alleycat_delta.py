@@ -11,8 +11,8 @@ import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from helpers import bot_for, random_position
 
-import strategies
 from simcore.registry import get_game
 from simcore.strategy import RngView
 
@@ -24,19 +24,8 @@ SLOTS = ("T1", "T2", "T3", "T4", "B1", "B2", "B3", "B4")   # slot names by A_SLO
 
 def _position(players: int, seed: int, moves: int):
     state = GAME.new_state(GAME.params(players=players))
-    state.new_game(seed)
-    pick = random.Random(seed).choice
-    for _ in range(moves):
-        if state.is_terminal():
-            break
-        state.apply(pick(state.legal_actions()))
+    random_position(state, seed, moves)
     return state
-
-
-def _bot(state):
-    bot = strategies.build("alleycat", "heuristic")
-    bot.prepare(state)
-    return bot
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -45,7 +34,7 @@ def test_the_delta_value_is_the_value_of_the_position_reached(players, seed, mov
     state = _position(players, seed, moves)
     if state.is_terminal():
         return
-    for action, delta, whole in _bot(state).delta_values(state, state.current_player()):
+    for action, delta, whole in bot_for(state, "heuristic", "alleycat").delta_values(state, state.current_player()):
         assert delta is None or delta == whole, f"action {action}: delta {delta!r}, whole {whole!r}"
 
 
@@ -53,7 +42,7 @@ def test_the_delta_answers_the_piece_steps_of_whole_games():
     answered = steps = 0
     for players in (2, 3, 4):
         state = GAME.new_state(GAME.params(players=players))
-        bot = _bot(state)
+        bot = bot_for(state, "heuristic", "alleycat")
         for seed in range(3):
             state.new_game(seed)
             pick = random.Random(seed).choice
@@ -79,7 +68,7 @@ def test_the_shift_menu_values_by_the_delta_as_the_look_ahead_does():
     outputs = 0
     for players in (2, 3, 4):
         state = GAME.new_state(GAME.params(players=players))
-        bot = _bot(state)
+        bot = bot_for(state, "heuristic", "alleycat")
         rng = RngView.seeded(players)
         for seed in range(2):
             state.new_game(40 + seed)
@@ -111,7 +100,7 @@ def test_the_shift_menu_values_by_the_delta_as_the_look_ahead_does():
 def test_solo_is_never_answered_by_the_delta():
     # Solo, the objectives are judged on the state itself: every move is copied.
     state = _position(1, 3, 0)
-    bot = _bot(state)
+    bot = bot_for(state, "heuristic", "alleycat")
     pick = random.Random(3).choice
     while not state.is_terminal():
         assert all(delta is None for _, delta, _ in bot.delta_values(state, state.current_player()))

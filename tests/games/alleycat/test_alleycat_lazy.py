@@ -10,8 +10,8 @@ import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from helpers import bot_for, random_position
 
-import strategies
 from simcore.registry import get_game
 
 GAME = get_game("alleycat")
@@ -21,12 +21,6 @@ LATE = {"orders", "store agents", "cleanup"}
 def _late(state) -> bool:
     return (not state.is_terminal() and len(state.legal_actions()) > 1
             and state.observation(state.current_player())["phase"] in LATE)
-
-
-def _bot(state):
-    bot = strategies.build("alleycat", "heuristic")
-    bot.prepare(state)
-    return bot
 
 
 def _check(bot, state, seed):
@@ -39,7 +33,7 @@ def test_lazy_decisions_are_the_determinized_ones_over_whole_games():
     worlds = []
     for players in (2, 3, 4):
         state = GAME.new_state(GAME.params(players=players))
-        bot = _bot(state)
+        bot = bot_for(state, "heuristic", "alleycat")
         for seed in range(2):
             state.new_game(seed)
             pick = random.Random(seed).choice
@@ -55,16 +49,11 @@ def test_lazy_decisions_are_the_determinized_ones_over_whole_games():
 @given(players=st.integers(2, 4), seed=st.integers(0, 2**32 - 1), moves=st.integers(0, 900))
 def test_lazy_decisions_are_the_determinized_ones_at_random_positions(players, seed, moves):
     state = GAME.new_state(GAME.params(players=players))
-    state.new_game(seed)
-    pick = random.Random(seed).choice
-    for _ in range(moves):
-        if state.is_terminal():
-            return
-        state.apply(pick(state.legal_actions()))
+    rng = random_position(state, seed, moves)
     while not state.is_terminal() and not _late(state):
-        state.apply(pick(state.legal_actions()))
+        state.apply(rng.choice(state.legal_actions()))
     if not state.is_terminal():
-        _check(_bot(state), state, seed)
+        _check(bot_for(state, "heuristic", "alleycat"), state, seed)
 
 
 def test_skipping_a_determinization_moves_the_stream_as_the_determinization_does():

@@ -13,24 +13,18 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from helpers import bot_for, random_position
 
-import strategies
 from simcore.registry import get_game
 from simcore.strategy import RngView
 
 GAME = get_game("alleycat")
 
 
-def _bot(state):
-    bot = strategies.build("alleycat", "heuristic")
-    bot.prepare(state)
-    return bot
-
-
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_the_run_context_values_as_afresh_over_whole_games(players):
     state = GAME.new_state(GAME.params(players=players))
-    bot = _bot(state)
+    bot = bot_for(state, "heuristic", "alleycat")
     rng = RngView.seeded(players)
     valued = tried = 0
     for g in range(3 if players == 2 else 2):
@@ -55,22 +49,17 @@ def test_the_run_context_values_as_afresh_over_whole_games(players):
 @given(players=st.integers(2, 4), seed=st.integers(0, 2**32 - 1), moves=st.integers(0, 900))
 def test_the_run_context_values_as_afresh_at_random_positions(players, seed, moves):
     state = GAME.new_state(GAME.params(players=players))
-    state.new_game(seed)
-    pick = random.Random(seed).choice
-    for _ in range(moves):
-        if state.is_terminal():
-            return
-        state.apply(pick(state.legal_actions()))
+    random_position(state, seed, moves)
     if state.is_terminal():
         return
-    for fast, plain in _bot(state).run_values(state, state.current_player()):
+    for fast, plain in bot_for(state, "heuristic", "alleycat").run_values(state, state.current_player()):
         assert fast is None or fast == plain
 
 
 def test_solo_never_enters_the_run_context():
     # Solo, the objectives are judged on the state itself: nothing is kept.
     state = GAME.new_state(GAME.params(players=1))
-    bot = _bot(state)
+    bot = bot_for(state, "heuristic", "alleycat")
     state.new_game(11)
     pick = random.Random(11).choice
     while not state.is_terminal():
@@ -80,7 +69,7 @@ def test_solo_never_enters_the_run_context():
 
 def _actions(bot, state, players, seed):
     # Game `seed` on `state`, `bot` in seat 0 and fresh bots in the others.
-    bots = [bot] + [_bot(state) for _ in range(players - 1)]
+    bots = [bot] + [bot_for(state, "heuristic", "alleycat") for _ in range(players - 1)]
     bot.prepare(state)
     rng = RngView.seeded(seed)
     state.new_game(seed)
@@ -94,10 +83,10 @@ def _actions(bot, state, players, seed):
 
 def test_a_bot_that_played_other_games_decides_as_a_fresh_one():
     tables = {n: GAME.new_state(GAME.params(players=n)) for n in (2, 3, 4)}
-    seasoned = _bot(tables[2])
+    seasoned = bot_for(tables[2], "heuristic", "alleycat")
     for players, seed in ((2, 21), (4, 22), (2, 23), (3, 24)):
         _actions(seasoned, tables[players], players, seed)
     # The same params as games it played (kept values of the same order table) and others.
     for players, seed in ((2, 25), (4, 26), (2, 21)):
         state = tables[players]
-        assert _actions(seasoned, state, players, seed) == _actions(_bot(state), state, players, seed), (players, seed)
+        assert _actions(seasoned, state, players, seed) == _actions(bot_for(state, "heuristic", "alleycat"), state, players, seed), (players, seed)

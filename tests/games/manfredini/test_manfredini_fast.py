@@ -6,12 +6,10 @@ on random positions of random games of every variant at 2-4 players, and over wh
 games of the heuristic itself at every step."""
 from __future__ import annotations
 
-import random
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from helpers import bot_for, random_position
 
-import strategies
 from simcore.registry import get_game
 
 GAME = get_game("manfredini")
@@ -22,26 +20,15 @@ def _state(players: int, variant: str):
     return GAME.new_state(GAME.params(players=players, sets={"variant": variant}))
 
 
-def _bot(state):
-    bot = strategies.build("manfredini", "heuristic")
-    bot.prepare(state)
-    return bot
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(players=st.integers(2, 4), variant=st.sampled_from(VARIANTS),
        seed=st.integers(0, 2**32 - 1), moves=st.integers(0, 400))
 def test_every_value_is_the_straightforward_one_on_random_positions(players, variant, seed, moves):
     state = _state(players, variant)
-    state.new_game(seed)
-    pick = random.Random(seed).choice
-    for _ in range(moves):
-        if state.is_terminal():
-            return
-        state.apply(pick(state.legal_actions()))
+    random_position(state, seed, moves)
     if state.is_terminal():
         return
-    for action, fast, reference in _bot(state).values(state, state.current_player()):
+    for action, fast, reference in bot_for(state, "heuristic", "manfredini").values(state, state.current_player()):
         assert fast == reference, f"action {action}: {fast!r}, straightforward {reference!r}"
 
 
@@ -54,7 +41,7 @@ def test_every_value_is_the_straightforward_one_in_the_heuristics_own_games():
     for players in (2, 4):
         for variant in VARIANTS:
             state = _state(players, variant)
-            bot = _bot(state)
+            bot = bot_for(state, "heuristic", "manfredini")
             for seed in range(2):
                 state.new_game(seed)
                 while not state.is_terminal():
