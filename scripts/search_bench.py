@@ -53,15 +53,15 @@ def paired_share(name: str, players: int, bot: str, baseline: str, deals: int, s
     if players % 2 == 0:
         lineup = strategies.build_lineup(name, [bot, baseline] * (players // 2))
         plays = [[(s + shift) % players for s in range(players)] for shift in (0, 1)]
-        mine = lambda seat_strategy: seat_strategy % 2 == 0  # noqa: E731
+        bots = list(range(0, players, 2))  # the bot's strategy indices
     else:
         lineup = strategies.build_lineup(name, [bot] + [baseline] * (players - 1))
         plays = [[(s - seat) % players for s in range(players)] for seat in range(players)]
-        mine = lambda seat_strategy: seat_strategy == 0  # noqa: E731
+        bots = [0]
     for perm in plays:
         out = result_arrays(state, deals)
         play_batch(state, lineup, np.array([perm], np.int32), 1, seed, 0, deals, **out)
-        share += (out["win"] * mine(out["seat_strategy"])).reshape(deals, players).sum(1) / len(plays)
+        share += (out["win"] * np.isin(out["seat_strategy"], bots)).reshape(deals, players).sum(1) / len(plays)
     half = 1.96 * share.std(ddof=1) / np.sqrt(deals) if deals > 1 else float("nan")
     return float(share.mean()), max(0.0, float(share.mean() - half)), min(1.0, float(share.mean() + half))
 
