@@ -26,8 +26,10 @@ from simcore.registry import games
 SEARCH_GAMES = {"fabryka": 400, "enemy_chocolatier": 100, "manfredini": 30, "alleycat": 12}
 # The search bot as the default `mcts` played at commit 1b60c88 (every weight added since
 # then at the value that plays as it did), by game: the "today's bot" of the equal-CPU
-# line. Fabryka's default has rolled out at random since; the spec names the former.
-SEARCH_BASELINE = {"fabryka": "mcts(rollout=1, iterations=200)"}
+# line. Fabryka's default has rolled out at random since, and every game's budget is set
+# by table size: the specs name the former ones.
+SEARCH_BASELINE = {"fabryka": "mcts(rollout=1, iterations=200)", "enemy_chocolatier": "mcts(iterations=200)",
+                   "manfredini": "mcts(iterations=35)", "alleycat": "mcts(iterations=30)"}
 
 
 def search_baseline(game: str) -> str:

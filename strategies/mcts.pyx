@@ -180,14 +180,18 @@ scale 12 50.2% (48.2-52.3), depth 20 and scale 8 51.7% (49.6-53.7), depth 12 and
 with the score margin added (w x tanh(lead / s), w 0.1-0.3, s 5-15) 49.2-50.5% of 1,500
 (not built). The default sits on a plateau of its settings.
 
-Keeping a bot's tree across the other seats' moves (not only its own) is not built: the
-bot meets another seat's move only as the state before its next decision, and nothing it
-may read tells it which move that was as it saw it (in Fabryka a play leaves the bot's
-legal list, its keys and the standings as they were; the belt it changes is read only by
-the game's own heuristic); it would take the engine telling each bot every move, keyed
-for its seat.
+Keeping a bot's tree across the other seats' moves (not only its own) was built and
+measured, and does not pay: an engine hook told each watching bot every move as its seat
+saw it (the move's key before it, the outcome's key after), and the bot followed its own
+tree down them to its next decision (the other seats' trees restarted: their nodes below
+their own moves hang on draws the bot is never told). In Fabryka at 2 players the kept
+tree carried 8.9% of the budget (the bot's move holds 58% of the root's visits, the
+other seat's actual reply below it 12% of them), and at equal CPU time the bot won 50.0%
+(49.0-51.0) of 4,000 deals each played twice with seats swapped against the default. So
+neither the hook nor the setting is part of the engine.
 
-At the default budget, 2 players, seats rotated (win share, Wilson 95% interval, games;
+At the default budget of then (the budgets are set by table size since: GAME_DEFAULTS),
+2 players, seats rotated (win share, Wilson 95% interval, games;
 the figures counted in deals are per deal, each deal played twice with seats swapped):
 
 | game | iterations | vs heuristic | vs tuned heuristic | vs mcts_openloop |
@@ -255,9 +259,14 @@ cdef enum:
 # Fabryka's few cards a lot (70.1% against none, 1,000 games, before the guide's picks
 # of moves already in the tree fell back to random ones; since then Fabryka's later
 # children are drawn uniformly whatever `explore`: explore=0 won 49.4% [47.5, 51.3] of
-# 1,000 seat-swapped deals against the default). Alley Cat's and
-# Manfredini's searches are cheapened by fewer iterations, not shorter rollouts: a spec
-# that names no budget gets 30 and 35 iterations there, rolled out to the end (against
+# 1,000 seat-swapped deals against the default). A spec that names no budget gets the
+# budget of its game and table size (`iterations`), set by the search's doubling curve
+# (scripts/budget_curve.py; the rule and the curves are in the skill guide, "The search
+# bot's default budget"): the smallest budget from which no doubling wins 55% of its
+# pairs of seats against the budget below, within what a ladder affords. Alley Cat at
+# 1 player takes the 2-player budget (a curve is measured head to head). Alley Cat's and
+# Manfredini's searches are cheapened by fewer iterations, not shorter rollouts (at 30
+# and 35 iterations, rolled out to the end, against
 # the heuristic, 2 players: 90.0% [79.9, 95.3] of 60 games and 93.5% [89.2, 96.2] of
 # 200). Cut off and scored by the heuristic's evaluation they lost more: Manfredini at
 # 32 moves (200 iterations, at about twice the cost) 84.5% [78.8, 88.9] of 200, and 22.5%
@@ -267,14 +276,14 @@ cdef enum:
 # 1,000 seat-swapped deals against the default heuristic's, and each doubling of the
 # budget pays more (see the table below); Enemy Chocolatier's is not (45.8% [42.4, 49.2]
 # of 300 deals with it, before the guide's twin fix, which changes nothing there).
-# Fabryka's rollouts are uniformly random, at the budget (344 iterations) that costs
-# what 200 with the heuristic's rollouts did: 53.7% [52.2, 55.1] of 2,000 deals against
+# Fabryka's rollouts are uniformly random: at the budget (344 iterations) that costs
+# what 200 with the heuristic's rollouts did, 53.7% [52.2, 55.1] of 2,000 deals against
 # that bot (see the docstring); in Enemy Chocolatier random rollouts lose.
 GAME_DEFAULTS = {
-    "alleycat": {"scale": 30.0, "iterations": 30},
-    "manfredini": {"scale": 4.0, "iterations": 35},
-    "enemy_chocolatier": {"explore": 0.0},
-    "fabryka": {"tuned": 1, "rollout": 0, "iterations": 344},
+    "alleycat": {"scale": 30.0, "iterations": {1: 120, 2: 120, 3: 30, 4: 30}},
+    "manfredini": {"scale": 4.0, "iterations": {2: 560, 3: 9, 4: 9}},
+    "enemy_chocolatier": {"explore": 0.0, "iterations": {2: 400, 3: 100, 4: 25, 5: 25, 6: 25}},
+    "fabryka": {"tuned": 1, "rollout": 0, "iterations": {2: 2752}},
 }
 # Elsewhere: rollouts to the end, and this share of expansions drawn at random.
 EXPLORE = 0.25
@@ -502,7 +511,7 @@ cdef class MctsStrategy(Strategy):
             self.weights["tuned"] = float(tuned)
             self.weights["rollout"] = float(rollout)
             if not self.own_budget:
-                self.iterations = self.default_budget(game)
+                self.iterations = self.default_budget(game, proto.n_players)
                 # Readers of the budget (manifests, bench's iterations/s) see the one in use.
                 self.weights["iterations"] = float(self.iterations)
             if self.depth_weight < 0:
@@ -523,9 +532,21 @@ cdef class MctsStrategy(Strategy):
             bot.bind(proto)
 
     @classmethod
-    def default_budget(cls, game):
-        """The iterations of `mcts` in `game` when the spec names none."""
-        return GAME_DEFAULTS.get(game, {}).get("iterations", cls.WEIGHTS["iterations"])
+    def default_budget(cls, game, players):
+        """The iterations of `mcts` in `game` at `players` when the spec names none."""
+        budget = GAME_DEFAULTS.get(game, {}).get("iterations", cls.WEIGHTS["iterations"])
+        # A budget set by table size (scripts/budget_curve.py) names each size measured.
+        return budget.get(players, cls.WEIGHTS["iterations"]) if isinstance(budget, dict) else budget
+
+    @classmethod
+    def game_defaults(cls, game):
+        """The weights whose default in `game` differs from WEIGHTS', for listings: a
+        budget by table size reads "35 (2 players), 20 (3 players)"."""
+        own = dict(GAME_DEFAULTS.get(game, {}))
+        budget = own.get("iterations")
+        if isinstance(budget, dict):
+            own["iterations"] = ", ".join(f"{b} ({n} players)" for n, b in sorted(budget.items()))
+        return own
 
     cdef inline uint32_t next_stamp(self) noexcept nogil:
         self.stamp += 1

@@ -167,8 +167,10 @@ def list_strategies(
             hidden = True
             continue
         expert = set(strategies.expert_weights(cls))
-        shown = {k: v for k, v in cls.WEIGHTS.items() if every or k not in expert}
-        weights = ", ".join(f"{k}={v:g}" for k, v in shown.items()) or "-"
+        # A bot whose defaults differ by game (the search bot's budget by table size) says so.
+        defaults = {**cls.WEIGHTS, **(cls.game_defaults(game) if hasattr(cls, "game_defaults") else {})}
+        shown = {k: v for k, v in defaults.items() if every or k not in expert}
+        weights = ", ".join(f"{k}={v if isinstance(v, str) else format(v, 'g')}" for k, v in shown.items()) or "-"
         if len(shown) < len(cls.WEIGHTS):
             hidden = True
             weights += f" (+{len(cls.WEIGHTS) - len(shown)} for experts)"

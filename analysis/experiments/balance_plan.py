@@ -82,7 +82,7 @@ def default_ladder(game: str, players: int, *, search: str | None = SEARCH, doub
     if search is not None:
         if strategies.parse_spec(search)[0] not in bots and ":" not in search:
             raise UserError(f"--search {search!r}: {game} has no such bot; available: {', '.join(bots)}")
-        b = search_budget(game, search, "--search")
+        b = search_budget(game, search, players, "--search")
         rungs += [with_arg(search, BUDGET, b * 2**k) for k in range(doublings + 1)]
     if lowest is not None:
         if lowest not in rungs:

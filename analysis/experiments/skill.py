@@ -68,13 +68,13 @@ def with_arg(spec: str, key: str, value: object) -> str:
     return f"{name}({', '.join(f'{k}={v}' for k, v in kwargs.items())})"
 
 
-def search_budget(game: str, spec: str, option: str = "--depth") -> int:
-    """The search budget of a spec: its BUDGET argument, else the bot's default (a whole
-    number >= 1; `option` names the command's option in the error)."""
+def search_budget(game: str, spec: str, players: int, option: str = "--depth") -> int:
+    """The search budget of a spec at `players`: its BUDGET argument, else the bot's
+    default (a whole number >= 1; `option` names the command's option in the error)."""
     name, kwargs = strategies.parse_spec(spec)
     cls = strategies.resolve(game, spec)
     # A bot whose default budget differs by game says so (mcts: default_budget).
-    default = cls.default_budget(game) if hasattr(cls, "default_budget") else cls.WEIGHTS.get(BUDGET)
+    default = cls.default_budget(game, players) if hasattr(cls, "default_budget") else cls.WEIGHTS.get(BUDGET)
     value = kwargs.get(BUDGET, default)
     if value is None:
         raise UserError(f"{option} {spec!r}: {name} has no {BUDGET} budget to double")
@@ -192,7 +192,7 @@ def plan(game: str, n_games: int, runs_dir: Path | str, *, ladder: Sequence[str]
         _check_spec(state, game, depth, "--depth")
         if doublings < 1:
             raise UserError(f"doublings = {doublings}: must be at least 1")
-        b = search_budget(game, depth)
+        b = search_budget(game, depth, table)
         budgets = [with_arg(depth, BUDGET, b * 2**k) for k in range(doublings + 1)]
         for s in budgets[1:]:  # the bot may bound its budget
             _check_spec(state, game, s, "--depth")

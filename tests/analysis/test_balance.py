@@ -217,7 +217,9 @@ def test_default_ladder_offers_tuned_weights_only_where_validated():
     at5, notes5 = bal.default_ladder("enemy_chocolatier", 5)
     assert bal.TUNED in at2 and not notes2
     assert bal.TUNED not in at5 and "not validated" in notes5[0]
-    assert at2[-2:] == ["mcts(iterations=200)", "mcts(iterations=400)"]
+    # The search bot's budget by table size (400 at 2 players, 25 at 5), and its doubling.
+    assert at2[-2:] == ["mcts(iterations=400)", "mcts(iterations=800)"]
+    assert at5[-2:] == ["mcts(iterations=25)", "mcts(iterations=50)"]
     assert bal.default_ladder("fabryka", 2, lowest="heuristic")[0][0] == "heuristic"
 
 
@@ -245,7 +247,8 @@ def test_bad_plans_are_one_line(tmp_path, kwargs, message):
 def test_every_table_size_by_default_and_cells_per_size(tmp_path):
     p = bal.plan("manfredini", tmp_path)
     assert p.sizes == [2, 3, 4]
-    assert p.ladders[3][-1] == "mcts(iterations=70)"  # Manfredini's default budget (35), doubled
+    # Manfredini's budget by table size (560 at 2 players, 9 at 3), doubled.
+    assert p.ladders[2][-1] == "mcts(iterations=1120)" and p.ladders[3][-1] == "mcts(iterations=18)"
     meetings = p.meetings(3)
     # Adjacent rungs, both ways round at an odd size; seats rotate up to 3 players.
     assert len(meetings) == 2 * (len(p.ladders[3]) - 1)

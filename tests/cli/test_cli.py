@@ -11,6 +11,7 @@ import pytest
 import analysis.api
 import analysis.cli
 import strategies
+import strategies.mcts as mcts
 from analysis.summary import summarize
 from simcore.errors import UserError
 from simcore.registry import get_game
@@ -70,12 +71,23 @@ def test_strategies_hides_expert_settings_and_superseded_bots_unless_all(capsys,
     monkeypatch.setattr(analysis.cli.console, "width", 250)  # a row a bot, unwrapped
     code, out, _ = cli(capsys, "strategies", "fabryka")
     assert code == 0
-    assert "mcts_openloop" not in out and "iterations=200 (+15 for experts)" in out
+    assert "mcts_openloop" not in out and "(+15 for experts)" in out
     assert "peek=" not in out and "tuned=" not in out
     assert "collect_threshold=4" in out  # a heuristic's weights are the designer's
     assert "chocosim strategies fabryka --all" in out
     code, out, _ = cli(capsys, "strategies", "fabryka", "--all")
     assert "mcts_openloop" in out and "superseded by mcts" in out and "peek=0" in out
+
+
+def test_strategies_shows_the_search_budget_of_each_table_size(capsys, monkeypatch):
+    monkeypatch.setattr(analysis.cli.console, "width", 250)
+    monkeypatch.setitem(mcts.GAME_DEFAULTS, "manfredini", {**mcts.GAME_DEFAULTS["manfredini"],
+                                                           "iterations": {2: 40, 3: 20, 4: 10}})
+    code, out, _ = cli(capsys, "strategies", "manfredini", "--all")
+    assert code == 0
+    assert "iterations=40 (2 players), 20 (3 players), 10 (4 players)" in out
+    # The game's own defaults, not the bot's generic ones.
+    assert f"scale={mcts.GAME_DEFAULTS['manfredini']['scale']:g}" in out
 
 
 @pytest.mark.parametrize("game", ["fabryka", "enemy_chocolatier"])

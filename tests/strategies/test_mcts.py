@@ -308,11 +308,11 @@ def test_another_seats_decisions_hang_below_its_hand_only_with_hands(hands):
 
 
 @pytest.mark.parametrize("game,spec,rollout,iterations", [
-    ("fabryka", "mcts", 0, 344), ("fabryka", "mcts(rollout=1, iterations=200)", 1, 200),
-    ("enemy_chocolatier", "mcts", 1, 200), ("manfredini", "mcts", 1, 35)])
+    ("fabryka", "mcts", 0, 2752), ("fabryka", "mcts(rollout=1, iterations=200)", 1, 200),
+    ("enemy_chocolatier", "mcts", 1, 400), ("manfredini", "mcts", 1, 560)])
 def test_fabrykas_search_rolls_out_at_random_by_default(game, spec, rollout, iterations):
-    # Random rollouts at the budget that costs what the heuristic's 200 did: the weights
-    # in use are what a run's manifest records.
+    # Random rollouts at the 2-player budget of the doubling curve: the weights in use are
+    # what a run's manifest records.
     spec_ = get_game(game)
     bot = bot_for(spec_.new_state(spec_.params(players=2)), spec, game)
     assert (bot.weights["rollout"], bot.weights["iterations"]) == (rollout, iterations)
@@ -406,7 +406,10 @@ def test_reuse_only_for_the_successor_of_the_bots_own_move():
 # rolled out, with both its weights. A faster walk or heuristic must play these again.
 # Fabryka's search as it was then (heuristic rollouts, 200 iterations) is now named in
 # full; its default since (random rollouts, 344 iterations) is recorded as "fabryka/new".
-SEARCH_SPECS = {"fabryka": "mcts(rollout=1, iterations=200)", "fabryka/new": "mcts"}
+# The budgets are named: the defaults by table size have moved since.
+SEARCH_SPECS = {"fabryka": "mcts(rollout=1, iterations=200)", "fabryka/new": "mcts(iterations=344)",
+                "enemy_chocolatier": "mcts(iterations=200)", "manfredini": "mcts(iterations=35)",
+                "alleycat": "mcts(iterations=30)"}
 SEARCH_GAMES = {
     "fabryka": [
         "f436b697c45244b8", "cfb7e5a3163124c3", "467e4496d91366b7", "9ae921f3775df990", "3c0510a4ce77a032",
@@ -465,7 +468,7 @@ def test_the_search_plays_the_recorded_games(case):
     from decisions import digest
     game = case.split("/")[0]
     for i, want in enumerate(SEARCH_GAMES[case]):
-        assert digest(game, SEARCH_SPECS.get(case, "mcts"), 2, 100 + i)[0] == want, \
+        assert digest(game, SEARCH_SPECS[case], 2, 100 + i)[0] == want, \
             f"{case}: game {100 + i} differs from the recorded one"
 
 
@@ -624,7 +627,7 @@ def test_enemy_doubling_the_budget_wins_the_deals_the_start_player_does_not_deci
     # Enemy Chocolatier is a race the start player mostly wins (~70% between these
     # bots), so most seat-swapped pairs split one game each whatever the budget; of the
     # pairs one bot wins twice, twice the budget wins most (0.72 of 116 in 300 pairs).
-    twice_a, twice_b, first = seat_swapped_pairs("enemy_chocolatier", "mcts(iterations=400)", "mcts", 250)
+    twice_a, twice_b, first = seat_swapped_pairs("enemy_chocolatier", "mcts(iterations=400)", "mcts(iterations=200)", 250)
     assert first > 0.6, first
     # Sign test, one-sided at 2.5%: the larger budget's share of the decided pairs.
     n = twice_a + twice_b
