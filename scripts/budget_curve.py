@@ -10,7 +10,7 @@ the share the doubled bot finished ahead; a tie counts 1/2; fair 50% at every ta
 size), with a 95% interval over deals. Beside it, the CPU a decision at each budget
 (process time of mirror games, every seat the same bot, over their searched decisions).
 
-The rule (docs/guide/skill.md, "Default budgets"): one more doubling pays for a ladder
+The rule (docs/guide/skill.md, "The search bot's default budget"): one more doubling pays for a ladder
 while the doubled bot wins at least PAYS (55%) of its pairs against the budget below, and
 the ladder can afford it, i.e. its two strongest rungs (the default and its doubling) play
 the 20,000 mirror games each that a decision at +-1 percentage point needs within
@@ -26,14 +26,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 import strategies
+from analysis.experiments.skill import search_budget
 from analysis.ratings import ahead_counts
 from simcore.batch import play_batch, result_arrays
+from simcore.errors import UserError
 from simcore.registry import games
 
 PAYS = 0.55  # the ahead share a doubling must reach: the step the issue asks of a better default
@@ -87,11 +90,6 @@ def mirror_cost(name: str, players: int, budget: int, n: int) -> dict:
     return {"budget": budget, "ms_decision": 1000 * cpu / max(decisions, 1), "s_game": cpu / n}
 
 
-def default_budget(name: str, players: int) -> int:
-    cls = strategies.resolve(name, "mcts")
-    return cls.default_budget(name, players)
-
-
 def core_hours(cost: dict) -> float:
     """What a ladder whose two strongest rungs are this budget and its doubling costs to
     decide: 20,000 mirror games each, the doubling's games taken at twice the CPU."""
@@ -127,7 +125,7 @@ def main() -> None:
                          "this budget [default: 2B, the curve's end]")
     ap.add_argument("--json", type=Path, help="append the curve to this JSON file")
     a = ap.parse_args()
-    base = default_budget(a.game, a.players)
+    base = search_budget(a.game, "mcts", a.players, "--game")
     budgets = sorted({max(1, round(base * 2.0 ** k)) for k in range(-3, 2)})
     n_time = a.timing_games or a.players
     costs = {b: mirror_cost(a.game, a.players, b, n_time) for b in budgets}
@@ -157,4 +155,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except UserError as e:
+        print(f"budget_curve: {e}", file=sys.stderr)
+        sys.exit(2)
