@@ -171,9 +171,9 @@ def list_strategies(
         defaults = {**cls.WEIGHTS, **(cls.game_defaults(game) if hasattr(cls, "game_defaults") else {})}
         shown = {k: v for k, v in defaults.items() if every or k not in expert}
         weights = ", ".join(f"{k}={v if isinstance(v, str) else format(v, 'g')}" for k, v in shown.items()) or "-"
-        if len(shown) < len(cls.WEIGHTS):
+        if len(shown) < len(defaults):
             hidden = True
-            weights += f" (+{len(cls.WEIGHTS) - len(shown)} for experts)"
+            weights += f" (+{len(defaults) - len(shown)} for experts)"
         described = cls.DESCRIPTION + (" (the game's own bot)" if name in own else "") \
             + (f" (superseded by {replaced})" if replaced else "")
         table.add_row(name, described, weights)
