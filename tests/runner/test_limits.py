@@ -8,11 +8,13 @@ import functools
 import shutil
 
 import joblib
+import numpy as np
 import pytest
 
 import strategies
 from simcore import runner
-from simcore.errors import UserError
+from simcore.batch import play_batch, result_arrays
+from simcore.errors import CounterOverflow, UserError
 from simcore.registry import get_game
 
 FABRYKA = get_game("fabryka")
@@ -73,3 +75,86 @@ def test_jobs_beyond_the_cores_are_capped_with_a_note(capsys, backend):
     assert err == f"chocosim: jobs = 1000 is more than the {joblib.cpu_count()} cores here: using {joblib.cpu_count()}\n"
     with runner.workers(backend, 1, None) as n:
         assert n == 1
+
+
+# A Python game whose seats end holding a counter the params set: seat 0 `counter`, seat 1
+# `counter - 1`, as a feature and as an interim score. Results store both in int16.
+COUNTER = '''
+from simcore.pygame import GameParams, PyGame, param
+
+
+class CounterParams(GameParams):
+    players: int = param(2, "rulebook", "Players", ge=2, le=2)
+    counter: int = param(0, "rulebook", "Seat 0's counter", ge=-10**6, le=10**6)
+    interim_counter: int = param(0, "rulebook", "Seat 0's interim score", ge=-10**6, le=10**6)
+
+
+class Counter(PyGame):
+    NAME, TITLE, PLAYERS, PARAMS = "counter", "Counter", (2, 2), CounterParams
+    END_REASONS = ("done",)
+    FEATURES = ("held",)
+    INTERIM = ("half",)
+
+    def setup(self):
+        self.moved = 0
+
+    def current_player(self):
+        return -1 if self.moved == 2 else self.moved
+
+    def legal_actions(self):
+        return [0]
+
+    def apply(self, action):
+        self.moved += 1
+
+    def scores(self):
+        return [0, 0]
+
+    def end_reason(self):
+        return "done"
+
+    def features(self, seat):
+        return [self.params.counter - seat]
+
+    def interim(self, seat):
+        return [self.params.interim_counter - seat]
+
+    def observation(self, seat):
+        return {}
+
+    def describe(self, action):
+        return "pass"
+'''
+
+
+@pytest.fixture
+def counter(tmp_path, fresh_registry):
+    path = tmp_path / "counter.py"
+    path.write_text(COUNTER)
+    return get_game(str(path))
+
+
+def play_counter(spec, **sets):
+    state = spec.new_state(spec.params(players=2, sets=sets))
+    out = result_arrays(state, 3)
+    play_batch(state, strategies.build_lineup(spec.name, ["random", "random"]),
+               np.array([[0, 1]], np.int32), 1, 7, 0, 3, **out)
+    return out
+
+
+@pytest.mark.parametrize("column", ["counter", "interim_counter"])
+def test_a_value_at_the_edge_of_int16_is_stored(counter, column):
+    out = play_counter(counter, **{column: 32767})  # seat 1 holds 32766
+    stored = out["features" if column == "counter" else "interim"]
+    assert stored.reshape(3, 2).tolist() == [[32767, 32766]] * 3
+    out = play_counter(counter, **{column: -32767})  # seat 1 holds -32768
+    stored = out["features" if column == "counter" else "interim"]
+    assert stored.reshape(3, 2).tolist() == [[-32767, -32768]] * 3
+
+
+@pytest.mark.parametrize(("column", "name"), [("counter", "held"), ("interim_counter", "interim_half")])
+@pytest.mark.parametrize(("value", "beyond"), [(32768, 32768), (-32768, -32769), (10**6, 10**6)])
+def test_a_value_beyond_int16_is_named_not_stored_wrapped(counter, column, name, value, beyond):
+    """Seat 0 holds `value`, seat 1 `value - 1`: the first that does not fit is named."""
+    with pytest.raises(CounterOverflow, match=rf"^CounterState: {name} = {beyond} in game 0 does not fit the int16 "):
+        play_counter(counter, **{column: value})
