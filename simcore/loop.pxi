@@ -15,6 +15,8 @@ from simcore.rng cimport Rng, rng_seed, rng_next, rng_scale, rng_below, game_see
 from simcore.state cimport CHECKED, MAX_PLAYERS, MAX_ACTIONS, MAX_FEATURES, MAX_INTERIM
 from simcore.strategy cimport Lineup, drop_component
 
+include "simcore/playout.pxi"
+
 
 cdef int check_legal(int action, const int* legal, int n) except -1 nogil:
     cdef int i

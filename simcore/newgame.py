@@ -203,6 +203,9 @@ cdef class ${cls}(GameState):
     cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
         return play_games(self, <Lineup>lineup, job)
 
+    cdef int play_out(self, Rng* rng, int depth) except -2 nogil:
+        return play_out_uniform(self, rng, depth)
+
     cdef void reset(self, uint64_t seed) noexcept nogil:
         # Tic-tac-toe has no chance. A game that deals keeps an Rng in its state and
         # seeds it here (rng_seed(&self.rng, seed)): its only source of chance.

@@ -119,6 +119,12 @@ cdef class GameState(StateAPI):
     # `lineup` is a simcore.strategy.Lineup) and return 1; the base returns 0 and the
     # generic loop, with a virtual call per step, plays them instead.
     cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil
+    # Play on with uniformly random moves (a forced move draws nothing from `rng`) until
+    # the game ends or `depth` moves are played (0: no limit); return the seat to move
+    # then, -1 at the end: the search bots' random rollout. Every game answers it with
+    # simcore/playout.pxi, compiled for its own class where it includes simcore/loop.pxi
+    # (direct calls), else for the base (a virtual call per step).
+    cdef int play_out(self, Rng* rng, int depth) except -2 nogil
 
     # Raise AssertionError naming the broken invariant (checked build, tests).
     cdef int assert_valid(self) except -1 nogil

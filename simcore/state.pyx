@@ -2,7 +2,7 @@
 """The GameState base class: the nogil contract plus the Python API built on it."""
 from libc.stdint cimport uint64_t
 from simcore.batchjob cimport BatchJob
-from simcore.rng cimport Rng, rng_seed
+from simcore.rng cimport Rng, rng_below, rng_seed
 
 __all__ = ["GameState", "StateAPI", "IllegalAction", "CHECKED_BUILD"]
 
@@ -163,6 +163,12 @@ cdef class StateAPI:
         return list(type(self).INTERIM)
 
 
+# The random rollout compiled for the base: a virtual call per step.
+ctypedef fused Game:
+    GameState
+include "simcore/playout.pxi"
+
+
 cdef class GameState(StateAPI):
     """Base of every game's state. Subclasses implement the nogil methods and, in Python,
     `describe`, `observation`, `render` and `to_dict`; class attributes FEATURES,
@@ -244,6 +250,9 @@ cdef class GameState(StateAPI):
 
     cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
         return 0
+
+    cdef int play_out(self, Rng* rng, int depth) except -2 nogil:
+        return play_out_uniform(self, rng, depth)
 
     cdef int assert_valid(self) except -1 nogil:
         cdef int code = self.validate()

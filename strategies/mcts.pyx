@@ -598,6 +598,8 @@ cdef class MctsStrategy(Strategy):
         # (Locals: the walk's stores through self would make the compiler read them again.)
         cdef bint split_hands = self.hands > 0
         cdef bint mast = self.mast
+        # A rollout of uniformly random moves for every seat is the game's play_out.
+        cdef bint uniform_rollout = self.rollout_bot is None and not mast and self.forbid < 0
         cdef int nt = state.n_players
         cdef int cur[MAX_PLAYERS]   # each tree's depth in the walk (chance nodes count)
         cdef bint first
@@ -797,23 +799,27 @@ cdef class MctsStrategy(Strategy):
                         if child >= 0:
                             self.follow(cur, q, child)
             # Rollout.
-            steps = 0
-            while p >= 0 and (self.depth == 0 or steps < self.depth):
-                nl = self.scratch.legal_actions(buf)
-                moves = buf
-                if p == seat and self.forbid >= 0:
-                    nl = drop_component(self.scratch, self.forbid, buf, nl, allowed)
-                    moves = allowed
-                if nl == 1:
-                    a = moves[0]
-                elif self.rollout_bot is not None:
-                    a = self.rollout_bot.choose(self.scratch, p, moves, nl, rng)
-                elif mast:
-                    a = self.mast_move(p, moves, nl, rng, &n_played)
-                else:
-                    a = moves[rng_below(rng, nl)]
-                p = self.scratch.apply(a)
-                steps += 1
+            if uniform_rollout:
+                # The game's own loop: these draws, its legal lists and moves inlined.
+                p = self.scratch.play_out(rng, self.depth)
+            else:
+                steps = 0
+                while p >= 0 and (self.depth == 0 or steps < self.depth):
+                    nl = self.scratch.legal_actions(buf)
+                    moves = buf
+                    if p == seat and self.forbid >= 0:
+                        nl = drop_component(self.scratch, self.forbid, buf, nl, allowed)
+                        moves = allowed
+                    if nl == 1:
+                        a = moves[0]
+                    elif self.rollout_bot is not None:
+                        a = self.rollout_bot.choose(self.scratch, p, moves, nl, rng)
+                    elif mast:
+                        a = self.mast_move(p, moves, nl, rng, &n_played)
+                    else:
+                        a = moves[rng_below(rng, nl)]
+                    p = self.scratch.apply(a)
+                    steps += 1
             if p >= 0 and (self.evaluator is not None or self.scale > 0):
                 value_rewards(self.scratch, self.evaluator, self.scale, reward)
             else:

@@ -69,10 +69,12 @@ def test_the_skeleton_builds_registers_conforms_and_plays_the_python_games(tmp_p
         assert code == 0 and "skel_ttt" in out
         check_game(spec, games=50)
         py = registry.get_game(str(EXAMPLE))
-        seats = ["greedy", "random"]
-        for s in (spec, py):
-            run(s, s.params(players=2), seats, functools.partial(strategies.build_lineup, s.name, seats),
-                tmp_path / s.name, n_games=1000, jobs=1, quiet=True)
-        assert _rows(tmp_path / "skel_ttt").equals(_rows(tmp_path / "tictactoe"))
+        # The search bot's random rollouts too: the skeleton's own compiled play_out
+        # against the base's, through a Python game's virtual calls.
+        for seats, n in ((["greedy", "random"], 1000), (["mcts(iterations=40)", "random"], 60)):
+            for s in (spec, py):
+                run(s, s.params(players=2), seats, functools.partial(strategies.build_lineup, s.name, seats),
+                    tmp_path / s.name / seats[0], n_games=n, jobs=1, quiet=True)
+            assert _rows(tmp_path / "skel_ttt" / seats[0]).equals(_rows(tmp_path / "tictactoe" / seats[0]))
     finally:
         registry._entry_points.cache_clear()

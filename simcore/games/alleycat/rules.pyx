@@ -463,6 +463,9 @@ cdef class AlleyCatState(GameState):
     cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
         return play_games(self, <Lineup>lineup, job)
 
+    cdef int play_out(self, Rng* rng, int depth) except -2 nogil:
+        return play_out_uniform(self, rng, depth)
+
     # ---- setup and the day (nogil) ----
 
     cdef void reset(self, uint64_t seed) noexcept nogil:

@@ -161,6 +161,9 @@ cdef class EnemyState(GameState):
     cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil:
         return play_games(self, <Lineup>lineup, job)
 
+    cdef int play_out(self, Rng* rng, int depth) except -2 nogil:
+        return play_out_uniform(self, rng, depth)
+
     # ---- setup ----
 
     cdef void reset(self, uint64_t seed) noexcept nogil:
