@@ -53,6 +53,7 @@ def random_game(spec: GameSpec, params: Any, seed: int) -> tuple[Any, list[dict[
     try:
         while not state.is_terminal():
             legal = state.legal_actions()
+            _check_kept(spec, state, f"(seed {seed}, move {len(steps)})")
             action = legal[_draw(seed, len(steps), len(legal))]
             steps.append({"seat": state.current_player(), "legal": legal, "action": action,
                           "observation": state.observation(state.current_player())})
@@ -60,6 +61,15 @@ def random_game(spec: GameSpec, params: Any, seed: int) -> tuple[Any, list[dict[
     except GameFailure as e:  # what the engine refuses of a Python game, as a failed check
         raise AssertionError(f"{e} (seed {seed}, move {len(steps)})") from None
     return state, steps
+
+
+def _check_kept(spec: GameSpec, state: Any, where: str) -> None:
+    """A game that keeps its legal list for the loops to read in place keeps it current:
+    the search's rollouts read it on copies and determinized worlds too."""
+    kept = state._kept_legal_actions()
+    if kept is not None and not state.is_terminal():
+        assert kept == state.legal_actions(), \
+            f"{spec.name}: the legal list the game keeps is not legal_actions() {where}: {kept}"
 
 
 def _outcome(state: Any) -> tuple:
@@ -140,6 +150,7 @@ def check_copies(spec: GameSpec, params: Any, seeds: range) -> None:
             state.apply(step["action"])
         before = [state.observation(p) for p in range(state.n_players)], state.legal_actions(), state.current_player()
         other = state.copy()
+        _check_kept(spec, other, f"on a copy (seed {seed}, move {half})")
         for step in steps[half:]:
             other.apply(step["action"])
         after = [state.observation(p) for p in range(state.n_players)], state.legal_actions(), state.current_player()
@@ -161,6 +172,7 @@ def check_determinize(spec: GameSpec, params: Any, seeds: range) -> None:
         for i, step in enumerate(steps):
             for seat in range(state.n_players):
                 world = state.determinized(seat, seed_of_game(seed, 1000 + i))
+                _check_kept(spec, world, f"in seat {seat}'s determinized world (seed {seed}, move {i})")
                 assert world.observation(seat) == state.observation(seat), \
                     f"{spec.name}: determinize({seat}) changed what seat {seat} sees (seed {seed}, move {i})"
                 if seat == state.current_player():

@@ -4,7 +4,8 @@
 #         ThisGameState            # a @cython.final class
 #     include "simcore/loop.pxi"
 #
-# and overrides GameState.play_batch with `return play_games(self, <Lineup>lineup, job)`.
+# and overrides GameState.play_batch with `return play_games(self, <Lineup>lineup, job)`
+# and GameState.play_out with `return play_out_uniform(self, rng, depth)` (playout.pxi).
 # The calls to reset, legal_actions and apply are then direct and the C compiler inlines
 # them into the loop; simcore/batch.pyx compiles the same loop for the GameState base
 # (virtual calls), which plays any game that does not include it.

@@ -328,6 +328,10 @@ After a change to the rules, rebuild this one module (seconds):
 
     python setup.py build_ext --inplace
 
+Rebuild it after upgrading chocosim too: the module is compiled against the engine's
+contract (its `.pxd` files), and a contract that gained a method since no longer
+matches a module built before it.
+
 Then every command works on it: `chocosim run $name --seats random,greedy ...`,
 `balance`, `compare`, `sweep`, `tune`, `play`.
 ''')

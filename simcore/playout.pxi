@@ -1,7 +1,8 @@
-# The search bots' uniformly random rollout, compiled once per game class like the batch
-# loop (simcore/loop.pxi includes this file; simcore/state.pyx compiles it for the
-# GameState base, with a virtual call per step). A game answers GameState.play_out with
-# it, so that a rollout's legal lists and moves are direct calls the C compiler inlines.
+# The search bot's uniformly random rollout, compiled once per game class beside the
+# batch loop (simcore/loop.pxi includes this file; simcore/state.pyx compiles it for the
+# GameState base, with a virtual call per step). A compiled game's GameState.play_out
+# returns it, so that a rollout's legal lists and moves are direct calls the C compiler
+# inlines.
 # The including module cimports Rng, rng_below and MAX_ACTIONS.
 
 
@@ -13,8 +14,8 @@ cdef int play_out_uniform(Game state, Rng* rng, int depth) except -2 nogil:
     cdef const int* n_kept = NULL
     cdef int p = state.current_player()
     cdef int nl, steps = 0
-    # A compiled game that keeps its legal list (GameState.kept_legal) is read in place;
-    # the base copies, since a Python game's list is refreshed only by its own moves.
+    # A game's own compiled version reads a kept legal list (GameState.kept_legal) in
+    # place; the base asks legal_actions, as the game's own version may not be there.
     if Game is not GameState:
         if state.kept_legal != NULL:
             moves = state.kept_legal

@@ -48,10 +48,12 @@ cdef class GameState(StateAPI):
     # Set in __init__ by a game that can bound its counters; False by default.
     cdef readonly bint narrow_features
     cdef readonly object params     # the validated params model the state was built from
-    # A game that keeps the current decision's legal list itself (written by apply)
-    # points these at the list and its length, once, in __init__: the batch loop then
-    # reads the list in place instead of copying it out through legal_actions (a block
-    # read back right after scalar writes stalls on store forwarding). NULL otherwise.
+    # A game that keeps the current decision's legal list itself points these at the
+    # list and its length, once, in __init__: the batch loop and the search's random
+    # rollouts (play_out) then read the list in place instead of copying it out through
+    # legal_actions (a block read back right after scalar writes stalls on store
+    # forwarding). While the game runs, the list must be legal_actions()'s after reset,
+    # apply, copy_into and determinize alike (conformance-checked). NULL otherwise.
     cdef const int* kept_legal
     cdef const int* kept_n_legal
 
@@ -121,9 +123,10 @@ cdef class GameState(StateAPI):
     cdef int play_batch(self, object lineup, BatchJob* job) except -1 nogil
     # Play on with uniformly random moves (a forced move draws nothing from `rng`) until
     # the game ends or `depth` moves are played (0: no limit); return the seat to move
-    # then, -1 at the end: the search bots' random rollout. Every game answers it with
-    # simcore/playout.pxi, compiled for its own class where it includes simcore/loop.pxi
-    # (direct calls), else for the base (a virtual call per step).
+    # then, -1 at the end: the search bot's (mcts) random rollout. The base runs
+    # simcore/playout.pxi with a virtual call per step; a compiled game overrides it to
+    # return play_out_uniform(self, rng, depth), the same template compiled for its own
+    # class through simcore/loop.pxi (direct calls), with the same draws.
     cdef int play_out(self, Rng* rng, int depth) except -2 nogil
 
     # Raise AssertionError naming the broken invariant (checked build, tests).

@@ -37,6 +37,15 @@ cdef class StateAPI:
         cdef int n = (<GameState>self).legal_actions(buf)
         return [buf[i] for i in range(n)]
 
+    def _kept_legal_actions(self):
+        """The legal list a game that keeps one (GameState.kept_legal) holds now, or None
+        for a game that does not: the conformance suite checks it against
+        legal_actions() after moves, copies and determinizations."""
+        cdef GameState g = <GameState>self
+        if g.kept_legal == NULL:
+            return None
+        return [g.kept_legal[i] for i in range(g.kept_n_legal[0])]
+
     def apply(self, int action):
         """Play `action` after checking it is legal; raises IllegalAction if not."""
         cdef GameState state = <GameState>self

@@ -16,7 +16,7 @@ import pytest
 import strategies
 from helpers import MAX_TURNS, described_playout, random_playout, run_batch, tables
 from simcore.batch import play_batch, result_arrays, seating_row, seed_of_bot, seed_of_game
-from simcore.conformance import check_observation_tells_moves
+from simcore.conformance import _check_kept, check_observation_tells_moves
 from simcore.play import play_game
 from simcore.registry import games
 from simcore.runner import BASE_COLUMNS, check_columns
@@ -200,6 +200,40 @@ def test_determinized_keeps_the_game_playable(table):
                 if observer == state.current_player():  # its own decision is what it sees
                     assert other.legal_actions() == state.legal_actions()
                 random_playout(other, random.Random(seed))
+
+
+def test_a_kept_legal_list_is_current_on_copies_and_determinized_worlds(table):
+    """The batch loop and the search's random rollouts read a kept legal list in place,
+    the rollouts on a copy determinized for the seat to move: it must be the list
+    legal_actions() gives at every move of the original, its copies and its worlds."""
+    checked = 0
+    for state, rest in positions(table, seed=3):
+        for world in [state, state.copy(), *(state.determinized(p, 9) for p in range(table.n_players))]:
+            for a in rest[:12]:
+                kept = world._kept_legal_actions()
+                if kept is None or world.is_terminal():
+                    break
+                assert kept == world.legal_actions()
+                checked += 1
+                world.apply(a if a in world.legal_actions() else world.legal_actions()[0])
+    # Fabryka and Manfredini keep their lists (the check is not vacuous there).
+    assert (checked > 0) == (table.game in ("fabryka", "manfredini"))
+
+
+def test_a_stale_kept_legal_list_fails_conformance():
+    class Stale:
+        def _kept_legal_actions(self):
+            return [0, 1]
+
+        def legal_actions(self):
+            return [0, 1, 2]
+
+        def is_terminal(self):
+            return False
+
+    with pytest.raises(AssertionError, match=r"^fabryka: the legal list the game keeps is not legal_actions\(\) "
+                                             r"on a copy: \[0, 1\]$"):
+        _check_kept(games()["fabryka"], Stale(), "on a copy")
 
 
 def test_determinized_keeps_what_the_observer_sees(table):

@@ -407,9 +407,13 @@ def test_reuse_only_for_the_successor_of_the_bots_own_move():
 # Fabryka's search as it was then (heuristic rollouts, 200 iterations) is now named in
 # full; its default since (random rollouts, 344 iterations) is recorded as "fabryka/new".
 # The budgets are named: the defaults by table size have moved since.
+# Uniformly random rollouts in every game, and cut short in Fabryka, recorded from the
+# search's own rollout loop before the games played them (GameState.play_out, 3edcff8).
 SEARCH_SPECS = {"fabryka": "mcts(rollout=1, iterations=200)", "fabryka/new": "mcts(iterations=344)",
                 "enemy_chocolatier": "mcts(iterations=200)", "manfredini": "mcts(iterations=35)",
-                "alleycat": "mcts(iterations=30)"}
+                "alleycat": "mcts(iterations=30)", "fabryka/depth": "mcts(iterations=150, depth=4)",
+                "enemy_chocolatier/random": "mcts(rollout=0, iterations=60)",
+                "manfredini/random": "mcts(rollout=0, iterations=35)", "alleycat/random": "mcts(rollout=0, iterations=12)"}
 SEARCH_GAMES = {
     "fabryka": [
         "f436b697c45244b8", "cfb7e5a3163124c3", "467e4496d91366b7", "9ae921f3775df990", "3c0510a4ce77a032",
@@ -430,6 +434,16 @@ SEARCH_GAMES = {
     "alleycat": [
         "06b7eebc29b13bdf", "091c2407ffec3914",
     ],
+    "fabryka/depth": [
+        "fc8f04dec4ed4ffa", "cf836d63ade74613", "98560cfd4ac2b1e6", "4a01ec0f3cc21dbe", "374d779c55da64ac",
+        "6a0f43fe3dffc27c",
+    ],
+    "enemy_chocolatier/random": ["3c6c3d05cc855c96", "885e8e22bfcbaaa8", "cc98980863655379", "d291c21ed59314bd"],
+    "manfredini/random": [
+        "7966c8fe62ad36f0", "e2335686f515cd43", "8b59e21449d86930", "bbd994578fb9a96f", "1d99baef17965b35",
+        "73a977943b14576c",
+    ],
+    "alleycat/random": ["145a914a0ff0112a", "4a8fb7c9799465a6"],
     "fabryka/new": [
         "170cc53d442d3153", "bfcab07250e93ca5", "fea3aa35bcfe1003", "0373a4e370e68e0e", "92506435cb08e4ce",
         "1bf792b78ca1382f", "373cb0b8ec2fa2ab", "b3e428c107b22b77", "dc1e22395af7a005", "ecf21df97373ac72",
