@@ -8,14 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
 import strategies
 from helpers import ROOT, cli
 from simcore import registry
+from simcore.batch import play_batch, result_arrays
 from simcore.conformance import check_game
-from simcore.errors import UserError
+from simcore.errors import CounterOverflow, UserError
 from simcore.newgame import write_skeleton
 from simcore.runner import run
 from analysis.api import results
@@ -76,5 +78,45 @@ def test_the_skeleton_builds_registers_conforms_and_plays_the_python_games(tmp_p
                 run(s, s.params(players=2), seats, functools.partial(strategies.build_lineup, s.name, seats),
                     tmp_path / s.name / seats[0], n_games=n, jobs=1, quiet=True)
             assert _rows(tmp_path / "skel_ttt" / seats[0]).equals(_rows(tmp_path / "tictactoe" / seats[0]))
+    finally:
+        registry._entry_points.cache_clear()
+
+
+@pytest.mark.statistical  # long: compiles a C extension (about 10 s of CPU)
+def test_a_narrow_feature_beyond_int8_is_named_not_stored_wrapped(tmp_path, monkeypatch):
+    """The int8 path of the batch loop's overflow check, which no bundled game can reach:
+    the skeleton's `centre` feature (int8, narrow_features) made win_points when held."""
+    pkg = tmp_path / "pkg"
+    write_skeleton("skel_int8", pkg)
+    rules = pkg / "skel_int8" / "rules.pyx"
+    rules.write_text(rules.read_text().replace("out[0] = self.b.cell[4] == seat",
+                                               "out[0] = (self.b.cell[4] == seat) * self.win_points"))
+    params = pkg / "skel_int8" / "params.py"
+    params.write_text(params.read_text().replace("Field(ge=1, le=100)", "Field(ge=1, le=1000)"))
+    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=pkg,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    dist = tmp_path / "skel_int8-0.1.0.dist-info"  # registered as pip would leave it
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: skel_int8\nVersion: 0.1.0\n")
+    (dist / "entry_points.txt").write_text("[chocosim.games]\nskel_int8 = skel_int8:GAME\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(pkg))
+    registry._entry_points.cache_clear()
+    try:
+        spec = registry.get_game("skel_int8")
+        lineup = strategies.build_lineup(spec.name, ["random", "random"])
+
+        def centre(win_points):
+            state = spec.new_state(spec.params(players=2, sets={"win_points": win_points}))
+            assert state.narrow_features
+            out = result_arrays(state, 40)
+            play_batch(state, lineup, np.array([[0, 1]], np.int32), 1, 3, 0, 40, **out)
+            return out["features"][0]  # centre, every seat of every game
+
+        assert set(centre(127).tolist()) == {0, 127}  # some seat holds the centre, some not
+        with pytest.raises(CounterOverflow, match=r"^SkelInt8State: centre = 128 in game \d+ does not fit "
+                                                  r"the int8 "):
+            centre(128)
     finally:
         registry._entry_points.cache_clear()
