@@ -3,6 +3,7 @@ registers through its entry point, passes the conformance suite, and plays the s
 games as the Python tic-tac-toe of examples/ (same params, seeds, bots)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import subprocess
 import sys
@@ -47,25 +48,34 @@ def _rows(out):
         *cols, pl.col("strategy").cast(pl.Utf8), pl.col("end_reason").cast(pl.Utf8)).sort("game", "seat")
 
 
-@pytest.mark.statistical  # long: compiles a C extension (about 10 s of CPU)
-def test_the_skeleton_builds_registers_conforms_and_plays_the_python_games(tmp_path, monkeypatch, capsys):
+@contextlib.contextmanager
+def built_skeleton(name, tmp_path, monkeypatch, edit=lambda pkg: None):
+    """The skeleton `name` written, changed by `edit`, built and registered; its spec."""
     pkg = tmp_path / "pkg"
-    write_skeleton("skel_ttt", pkg)
+    write_skeleton(name, pkg)
+    edit(pkg / name)
     # Built against the chocosim this test imports, as a designer's build is against the
     # installed one (the source tree of a clean checkout holds no compiled engine).
     done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=pkg,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     # Registered as pip would leave it: a dist-info with the skeleton's entry point.
-    dist = tmp_path / "skel_ttt-0.1.0.dist-info"
+    dist = tmp_path / f"{name}-0.1.0.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: skel_ttt\nVersion: 0.1.0\n")
-    (dist / "entry_points.txt").write_text("[chocosim.games]\nskel_ttt = skel_ttt:GAME\n")
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
+    (dist / "entry_points.txt").write_text(f"[chocosim.games]\n{name} = {name}:GAME\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.syspath_prepend(str(pkg))
     registry._entry_points.cache_clear()
     try:
-        spec = registry.get_game("skel_ttt")
+        yield registry.get_game(name)
+    finally:
+        registry._entry_points.cache_clear()
+
+
+@pytest.mark.statistical  # long: compiles a C extension (about 10 s of CPU)
+def test_the_skeleton_builds_registers_conforms_and_plays_the_python_games(tmp_path, monkeypatch, capsys):
+    with built_skeleton("skel_ttt", tmp_path, monkeypatch) as spec:
         assert "entry point skel_ttt = skel_ttt:GAME" in spec.origin
         code, out, _ = cli(capsys, "games")
         assert code == 0 and "skel_ttt" in out
@@ -78,33 +88,21 @@ def test_the_skeleton_builds_registers_conforms_and_plays_the_python_games(tmp_p
                 run(s, s.params(players=2), seats, functools.partial(strategies.build_lineup, s.name, seats),
                     tmp_path / s.name / seats[0], n_games=n, jobs=1, quiet=True)
             assert _rows(tmp_path / "skel_ttt" / seats[0]).equals(_rows(tmp_path / "tictactoe" / seats[0]))
-    finally:
-        registry._entry_points.cache_clear()
+
+
+def _centre_worth_win_points(game):
+    rules = game / "rules.pyx"
+    rules.write_text(rules.read_text().replace("out[0] = self.b.cell[4] == seat",
+                                               "out[0] = (self.b.cell[4] == seat) * self.win_points"))
+    params = game / "params.py"
+    params.write_text(params.read_text().replace("Field(ge=1, le=100)", "Field(ge=1, le=1000)"))
 
 
 @pytest.mark.statistical  # long: compiles a C extension (about 10 s of CPU)
 def test_a_narrow_feature_beyond_int8_is_named_not_stored_wrapped(tmp_path, monkeypatch):
     """The int8 path of the batch loop's overflow check, which no bundled game can reach:
     the skeleton's `centre` feature (int8, narrow_features) made win_points when held."""
-    pkg = tmp_path / "pkg"
-    write_skeleton("skel_int8", pkg)
-    rules = pkg / "skel_int8" / "rules.pyx"
-    rules.write_text(rules.read_text().replace("out[0] = self.b.cell[4] == seat",
-                                               "out[0] = (self.b.cell[4] == seat) * self.win_points"))
-    params = pkg / "skel_int8" / "params.py"
-    params.write_text(params.read_text().replace("Field(ge=1, le=100)", "Field(ge=1, le=1000)"))
-    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=pkg,
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    dist = tmp_path / "skel_int8-0.1.0.dist-info"  # registered as pip would leave it
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: skel_int8\nVersion: 0.1.0\n")
-    (dist / "entry_points.txt").write_text("[chocosim.games]\nskel_int8 = skel_int8:GAME\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.syspath_prepend(str(pkg))
-    registry._entry_points.cache_clear()
-    try:
-        spec = registry.get_game("skel_int8")
+    with built_skeleton("skel_int8", tmp_path, monkeypatch, _centre_worth_win_points) as spec:
         lineup = strategies.build_lineup(spec.name, ["random", "random"])
 
         def centre(win_points):
@@ -118,5 +116,3 @@ def test_a_narrow_feature_beyond_int8_is_named_not_stored_wrapped(tmp_path, monk
         with pytest.raises(CounterOverflow, match=r"^SkelInt8State: centre = 128 in game \d+ does not fit "
                                                   r"the int8 "):
             centre(128)
-    finally:
-        registry._entry_points.cache_clear()
