@@ -72,7 +72,7 @@ def test_strategies_hides_expert_settings_and_superseded_bots_unless_all(capsys,
     code, out, _ = cli(capsys, "strategies", "fabryka")
     assert code == 0
     # Fabryka's search budget, set by its doubling curve at 2 players.
-    assert "mcts_openloop" not in out and "iterations=2752 (2 players) (+15 for experts)" in out
+    assert "mcts_openloop" not in out and "iterations=2752 (2 players) (+16 for experts)" in out
     assert "peek=" not in out and "tuned=" not in out
     assert "collect_threshold=4" in out  # a heuristic's weights are the designer's
     assert "chocosim strategies fabryka --all" in out

@@ -73,6 +73,64 @@ def test_forced_move_returns_at_once_without_search():
     assert rng.below(1 << 30) == RngView.seeded(3).below(1 << 30)  # no draw was made
 
 
+def _positions(game, players, n_games=2, per_game=6):
+    """Positions along random games of `game` where the seat to move has a choice."""
+    spec = get_game(game)
+    params = spec.params(players=players)
+    found = []
+    for seed in range(n_games):
+        state = spec.new_state(params)
+        state.new_game(seed)
+        actions = random_playout(state, random.Random(seed))
+        for k in range(0, len(actions), max(1, len(actions) // per_game)):
+            state.new_game(seed)
+            for a in actions[:k]:
+                state.apply(a)
+            if len(state.legal_actions()) > 1:
+                found.append(state.copy())
+    return found
+
+
+# The budgets: a few dozen iterations a decision, two to three times the default in the
+# games where a decision is dear, so that searches stop early.
+STOP_BUDGETS = {"fabryka": 300, "enemy_chocolatier": 60, "manfredini": 60, "alleycat": 24}
+
+
+@pytest.mark.parametrize("game,players", list(tables()), ids=lambda x: str(x))
+def test_stopping_early_never_changes_a_decision(game, players):
+    # A search that stops once no other move can overtake the most visited chooses what
+    # the whole budget would have chosen, from the same bot stream, in every position;
+    # and it does stop (the test is not vacuous). Each call searches afresh (reuse=0: a
+    # kept subtree holds what the last search left, less when it stopped early).
+    budget = STOP_BUDGETS.get(game, 60)
+    stopped = 0
+    for state in _positions(game, players):
+        full, early = bot_for(state, f"mcts(iterations={budget}, stop=0, reuse=0)", game), \
+            bot_for(state, f"mcts(iterations={budget}, reuse=0)", game)
+        for seed in range(3):
+            assert early.choose_action(state, RngView.seeded(seed)) == full.choose_action(state, RngView.seeded(seed))
+        assert full.walks == budget * full.searches
+        stopped += early.walks < full.walks
+    assert stopped >= 2
+
+
+def test_a_clear_decision_stops_soon_and_a_looser_stop_sooner():
+    # A win in one move: the search stops once the collect leads by the iterations left,
+    # about half the budget; stop=0.5 bets on it a third of the way, stop=0 never stops.
+    state = fab(hands=[["pawns", "meeples", "dice"], ["biscuits", "almonds"]],
+                belt=["almonds", "almonds", "white", "pawns"],
+                collected=[{"white": 2}, {"almonds": 3}], round=4, to_move=0,
+                turns_taken=(2, 3))
+    walks = {}
+    for stop in (0, 0.5, 1):
+        bot = bot_for(state, f"mcts(iterations=1000, stop={stop})")
+        assert [bot.choose_action(state, RngView.seeded(s)) for s in range(5)] == [COLLECT] * 5
+        walks[stop] = bot.walks / bot.searches
+    assert walks[0] == 1000
+    assert 500 < walks[1] < 700
+    assert walks[0.5] < 0.8 * walks[1]
+
+
 # ---- information ----
 
 def _bot_cases():
@@ -372,7 +430,7 @@ def _own_move_then_own_decision(game="manfredini"):
 def test_a_decision_right_after_the_bots_own_move_keeps_that_moves_subtree():
     state, _ = _own_move_then_own_decision()
     seat = state.current_player()
-    bot = bot_for(state, "mcts(iterations=100)", "manfredini")
+    bot = bot_for(state, "mcts(iterations=100, stop=0)", "manfredini")  # every budget spent
     a = bot.choose_action(state, RngView.seeded(1))
     visits = {k: v for k, v, *_ in bot.root_children(seat)}[state.action_key(a, seat)]
     assert bot.walks == 100 and bot.reused == 0
@@ -384,13 +442,13 @@ def test_a_decision_right_after_the_bots_own_move_keeps_that_moves_subtree():
 
 def test_reuse_only_for_the_successor_of_the_bots_own_move():
     state, a = _own_move_then_own_decision()
-    bot = bot_for(state, "mcts(iterations=50)", "manfredini")
+    bot = bot_for(state, "mcts(iterations=50, stop=0)", "manfredini")  # every budget spent
     bot.choose_action(state, RngView.seeded(1))
     # The same position asked again (not what follows the bot's move): a fresh search.
     bot.choose_action(state, RngView.seeded(1))
     assert bot.reused == 0 and bot.walks == 100
     # Without reuse, the successor is searched afresh too.
-    off = bot_for(state, "mcts(iterations=50, reuse=0)", "manfredini")
+    off = bot_for(state, "mcts(iterations=50, reuse=0, stop=0)", "manfredini")
     b = off.choose_action(state, RngView.seeded(1))
     state.apply(b)
     off.choose_action(state, RngView.seeded(2))
@@ -409,11 +467,14 @@ def test_reuse_only_for_the_successor_of_the_bots_own_move():
 # The budgets are named: the defaults by table size have moved since.
 # Uniformly random rollouts in every game, and cut short in Fabryka, recorded from the
 # search's own rollout loop before the games played them (GameState.play_out, 3edcff8).
-SEARCH_SPECS = {"fabryka": "mcts(rollout=1, iterations=200)", "fabryka/new": "mcts(iterations=344)",
-                "enemy_chocolatier": "mcts(iterations=200)", "manfredini": "mcts(iterations=35)",
-                "alleycat": "mcts(iterations=30)", "fabryka/depth": "mcts(iterations=150, depth=4)",
-                "enemy_chocolatier/random": "mcts(rollout=0, iterations=60)",
-                "manfredini/random": "mcts(rollout=0, iterations=35)", "alleycat/random": "mcts(rollout=0, iterations=12)"}
+# Every budget is spent (stop=0): a search that stops early chooses the same moves (test
+# above) from a bot stream left elsewhere, so the games after it differ.
+SEARCH_SPECS = {"fabryka": "mcts(rollout=1, iterations=200, stop=0)", "fabryka/new": "mcts(iterations=344, stop=0)",
+                "enemy_chocolatier": "mcts(iterations=200, stop=0)", "manfredini": "mcts(iterations=35, stop=0)",
+                "alleycat": "mcts(iterations=30, stop=0)", "fabryka/depth": "mcts(iterations=150, depth=4, stop=0)",
+                "enemy_chocolatier/random": "mcts(rollout=0, iterations=60, stop=0)",
+                "manfredini/random": "mcts(rollout=0, iterations=35, stop=0)",
+                "alleycat/random": "mcts(rollout=0, iterations=12, stop=0)"}
 SEARCH_GAMES = {
     "fabryka": [
         "f436b697c45244b8", "cfb7e5a3163124c3", "467e4496d91366b7", "9ae921f3775df990", "3c0510a4ce77a032",
@@ -549,7 +610,8 @@ def test_bad_weights_are_refused(bot, weights, field):
                                            ("chance=-1", "chance"), ("peek=0.5", "peek"),
                                            ("peek=3", "peek"), ("bias=-1", "bias"),
                                            ("tuned=2", "tuned"), ("tuned=0.5", "tuned"),
-                                           ("hands=-1", "hands"), ("epsilon=1.5", "epsilon")])
+                                           ("hands=-1", "hands"), ("epsilon=1.5", "epsilon"),
+                                           ("stop=1.5", "stop"), ("stop=-0.5", "stop"), ("stop=nan", "stop")])
 def test_bad_ismcts_weights_are_refused(weights, field):
     with pytest.raises(UserError, match=field):
         strategies.build("fabryka", f"mcts({weights})")

@@ -176,7 +176,7 @@ def test_kept_subtree_follows_the_outcome_the_move_showed():
         while not state.is_terminal() and tested < 3:
             if A["roll"] in state.legal_actions() and len(state.legal_actions()) > 1:
                 seat = state.current_player()
-                bot = bot_for(state, f"mcts(iterations=200, chance={ALL})", "manfredini")
+                bot = bot_for(state, f"mcts(iterations=200, chance={ALL}, stop=0)", "manfredini")
                 a = bot.choose_action(state, RngView.seeded(1))
                 rows = bot.tree(seat)
                 move = next(i for i, r in enumerate(rows) if r[4] == 0 and r[1] == state.action_key(a, seat))
