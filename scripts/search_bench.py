@@ -27,20 +27,23 @@ SEARCH_GAMES = {"fabryka": 400, "enemy_chocolatier": 100, "manfredini": 30, "all
 # The search bot as the default `mcts` played at commit 1b60c88 (every weight added since
 # then at the value that plays as it did), by game: the "today's bot" of the equal-CPU
 # line. Fabryka's default has rolled out at random since, and every game's budget is set
-# by table size: the specs name the former ones.
+# by table size: the specs name the former ones. They are played here with the weights of
+# BASELINE_HERE added (1b60c88's build knows none of them).
 SEARCH_BASELINE = {"fabryka": "mcts(rollout=1, iterations=200)", "enemy_chocolatier": "mcts(iterations=200)",
                    "manfredini": "mcts(iterations=35)", "alleycat": "mcts(iterations=30)"}
+# Weights added since 1b60c88, at the values that play as it did: it spent every budget.
+BASELINE_HERE = {"stop": 0}
 
 
 def search_baseline(game: str) -> str:
     return SEARCH_BASELINE.get(game, "mcts")
 
 
-def with_budget(spec: str, iterations: int) -> str:
-    """`spec` with its `iterations` weight set to `iterations`."""
+def with_weights(spec: str, **weights: float) -> str:
+    """`spec` with these weights set."""
     name, _, args = spec.partition("(")
-    kept = [a.strip() for a in args.rstrip(")").split(",") if a.strip() and a.split("=")[0].strip() != "iterations"]
-    return f"{name}({', '.join(kept + [f'iterations={iterations}'])})"
+    kept = [a.strip() for a in args.rstrip(")").split(",") if a.strip() and a.split("=")[0].strip() not in weights]
+    return f"{name}({', '.join(kept + [f'{k}={v:g}' for k, v in weights.items()])})"
 
 
 def paired_share(name: str, players: int, bot: str, baseline: str, deals: int, seed: int) -> tuple[float, float, float]:
@@ -96,40 +99,110 @@ def _digest(out: dict) -> str:
     return hashlib.sha256(out["score"].tobytes() + out["turns"].tobytes()).hexdigest()[:16]
 
 
-# Run in a built checkout of another commit (--search-baseline-tree): the same games as
-# against_heuristic, timed there. Only the engine's long-standing API is used, so that
-# an older build can answer.
-_BASELINE_SCRIPT = """
+# Answers in a built checkout of another commit (--search-baseline-tree), one request a
+# line: the same games as against_heuristic, timed there. Only the engine's long-standing
+# API is used, so that an older build can answer.
+_BASELINE_SERVER = """
 import hashlib, json, sys, time
 import numpy as np
 import strategies
 from simcore.batch import play_batch, result_arrays
 from simcore.registry import games
-name, players, bot, n, i0 = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-spec = games()[name]
-state = spec.new_state(spec.params(players=players))
-lineup = strategies.build_lineup(name, [bot] + ["heuristic"] * (players - 1))
-perms = np.array([[(i + r) % players for i in range(players)] for r in range(players)], np.int32)
-out = result_arrays(state, n)
-t = time.process_time()
-play_batch(state, lineup, perms, 0, 2026, i0, i0 + n, **out)
-dt = time.process_time() - t
-digest = hashlib.sha256(out["score"].tobytes() + out["turns"].tobytes()).hexdigest()[:16]
-print(json.dumps({"cpu": dt, "searches": lineup[0].searches, "digest": digest}))
+kept = {}
+for line in sys.stdin:
+    name, players, bot, n, i0 = json.loads(line)
+    if (name, players, bot) not in kept:
+        spec = games()[name]
+        kept[name, players, bot] = (spec.new_state(spec.params(players=players)),
+                                    strategies.build_lineup(name, [bot] + ["heuristic"] * (players - 1)))
+    state, lineup = kept[name, players, bot]
+    perms = np.array([[(i + r) % players for i in range(players)] for r in range(players)], np.int32)
+    out = result_arrays(state, n)
+    before = lineup[0].searches
+    t = time.process_time()
+    play_batch(state, lineup, perms, 0, 2026, i0, i0 + n, **out)
+    dt = time.process_time() - t
+    digest = hashlib.sha256(out["score"].tobytes() + out["turns"].tobytes()).hexdigest()[:16]
+    print(json.dumps([dt, lineup[0].searches - before, digest]), flush=True)
 """
 
 
-def baseline_elsewhere(tree: Path, name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, int, str]:
-    """CPU seconds, searched decisions and the games' digest of `bot` against the
-    heuristic (as against_heuristic) in the build at `tree`, in a process of its own."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    with tempfile.TemporaryDirectory() as cwd:  # not a checkout's root: its source would shadow the build
-        done = subprocess.run([sys.executable, "-c", _BASELINE_SCRIPT, name, str(players), bot, str(n), str(i0)],
-                              env=env, cwd=cwd, capture_output=True, text=True)
-    if done.returncode:
-        sys.exit(f"bench: the baseline build in {tree} failed: {done.stderr.strip().splitlines()[-1]}")
-    r = json.loads(done.stdout)
-    return r["cpu"], r["searches"], r["digest"]
+class BaselineTimer:
+    """CPU seconds, searched decisions and the games' digest of a bot against the
+    heuristic (as against_heuristic): in this build, or with `tree` in a process of
+    that build's own which plays one request at a time. Requests alternate with the
+    bot's own timing on the same core, so that the machine's drift falls on both alike:
+    timed a minute apart on this 2-core VM, the same games' CPU moved by up to a fifth.
+    In this build a spec is played with the weights `here` added (BASELINE_HERE)."""
+
+    def __init__(self, tree: Path | None, here: dict[str, float]):
+        self.here = here
+        self.proc = None
+        if tree is not None:
+            self._cwd = tempfile.TemporaryDirectory()  # not a checkout's root: its source would shadow the build
+            self._err = Path(self._cwd.name, "stderr")
+            with self._err.open("w") as err:
+                self.proc = subprocess.Popen([sys.executable, "-c", _BASELINE_SERVER],
+                                             env=dict(os.environ, PYTHONPATH=str(tree)), cwd=self._cwd.name,
+                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
+        self.tree = tree
+
+    def __enter__(self) -> BaselineTimer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait()
+            self._cwd.cleanup()
+
+    def spec_here(self, spec: str) -> str:
+        return with_weights(spec, **self.here) if self.here else spec
+
+    def time(self, name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, int, str]:
+        if self.proc is None:
+            _, dt, searched, _, _, digest = against_heuristic(name, players, self.spec_here(bot), n, i0)
+            return dt, searched, digest
+        self.proc.stdin.write(json.dumps([name, players, bot, n, i0]) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.wait()
+            last = self._err.read_text().strip().splitlines() or ["no output"]
+            sys.exit(f"bench: the baseline build in {self.tree} failed: {last[-1]}")
+        dt, searched, digest = json.loads(line)
+        return dt, searched, digest
+
+
+def cpu_ratio(name: str, players: int, bot: str, base: str, timer: BaselineTimer, n: int, i0: int) -> float:
+    """CPU a searched decision of `bot` over that of `base` (timed by `timer`), on games
+    [i0, i0 + n) against the heuristic, the two in turn on about 20 chunks of those games
+    (each a whole number of seat rotations)."""
+    k = max(players, n // 20 // players * players)
+    ours = theirs = 0.0
+    ours_n = theirs_n = 0
+    for c0 in range(i0, i0 + n, k):
+        dt, searched, _ = timer.time(name, players, base, k, c0)
+        theirs, theirs_n = theirs + dt, theirs_n + searched
+        _, dt, searched, *_ = against_heuristic(name, players, bot, k, c0)
+        ours, ours_n = ours + dt, ours_n + searched
+    return (ours / max(ours_n, 1)) / (theirs / max(theirs_n, 1))
+
+
+def equal_budget(name: str, players: int, bot: str, base: str, timer: BaselineTimer, start: int, n: int
+                 ) -> tuple[int, float]:
+    """The budget of `bot` whose CPU a decision is that of `base`, and the ratio measured
+    there (within 2%, or the last of four steps). An iteration costs more in a larger
+    tree (in Fabryka 1.4 µs at 2,752 iterations, 1.0 µs at 329), so the budget is found
+    by timing it, from `start` (the default budget scaled by the two bots' CPU), each
+    step rescaling the budget by the ratio measured at it, on games of its own."""
+    budget = start
+    for step in range(4):
+        ratio = cpu_ratio(name, players, with_weights(bot, iterations=budget), base, timer, n, (100 + step) * n)
+        if abs(ratio - 1) <= 0.02 or step == 3:
+            break
+        budget = max(1, round(budget / ratio))
+    return budget, ratio
 
 
 def search(game_filter: str | None, bot: str, baseline: str | None, scale: float, rounds: int, deals: float,
@@ -139,55 +212,71 @@ def search(game_filter: str | None, bot: str, baseline: str | None, scale: float
     microseconds a decision included; median and range over rounds), its win share
     against the game's heuristic in the other seats (seats rotated, every round's games
     pooled; 95% Wilson interval, against the fair share 1/n), and against `baseline` (None:
-    each game's search_baseline) at
-    equal CPU time: the bot's budget scaled by the two bots' measured CPU a decision,
-    each deal played with the bot in every other seat and then the seats swapped (fair
-    share 50%; at an odd table in each seat in turn, 1/n), 95% interval over deals.
+    each game's search_baseline) at equal CPU time: at the budget whose CPU a decision,
+    timed in turn with the baseline's on the same games, is the baseline's (equal_budget;
+    the ratio measured there is printed), each deal played with the bot in every other
+    seat and then the seats swapped (fair share 50%; at an odd table in each seat in
+    turn, 1/n), 95% interval over deals.
 
     With `tree` (a built checkout of the baseline's commit), the baseline's CPU is
     timed there, on the same games, and its games there must be the baseline spec's
     games here move for move (the digest of their scores and lengths): the deals are
-    played here, by the spec that plays as the old build did."""
+    played here, by the spec that plays as the old build did. The bench and the
+    baseline's process share one core (Linux), the one this process starts on."""
     from analysis.stats import wilson  # noqa: PLC0415  (the report stack, only here)
     where = f"timed in {tree}" if tree else "timed in this build"
     print(f"\nsearch bot {bot}, one core, {rounds} rounds: against each game's heuristic (seats rotated), "
-          f"and against {baseline or 'the search bot of 1b60c88'} ({where}) at equal CPU time (each deal twice, the bot in every other seat, then the others: fair 50%)")
+          f"and against {baseline or 'the search bot of 1b60c88'} ({where}) at equal CPU time (each deal twice, "
+          "the bot in every other seat, then the others: fair 50%); 'CPU ratio': the bot's CPU a decision at "
+          "those iterations over the baseline's, timed in turn")
     print(f"{'game':<18}{'players':>7}{'games':>7}  {'vs heuristic (95% CI)':<22}{'fair':>6}{'iter/s':>10}"
-          f"  {'ms/decision (range)':<22}{'baseline ms':>12}{'iters':>7}{'deals':>7}  vs baseline (95% CI)")
-    for name, spec in games().items():
-        if game_filter and name != game_filter:
-            continue
-        if "heuristic" not in strategies.available(name):
-            continue
-        lo, hi = spec.players
-        base = baseline or search_baseline(name)
-        for players in sorted({max(lo, 2), hi}):
-            n = max(players, int(SEARCH_GAMES.get(name, 20) * scale) // players * players)
-            wins = 0.0
-            ms, base_ms, rate = [], [], []
-            for r in range(rounds):
-                w, dt, searched, walks, bot_, _ = against_heuristic(name, players, bot, n, r * n)
-                wins += w
-                ms.append(1000 * dt / max(searched, 1))
-                rate.append(walks / dt)
-                if tree is None:
-                    _, dt, searched, _, _, _ = against_heuristic(name, players, base, n, r * n)
-                else:
-                    dt, searched, there = baseline_elsewhere(tree, name, players, base, n, r * n)
-                    here = against_heuristic(name, players, base, n, r * n)[5]
-                    if here != there:
-                        sys.exit(f"bench: {base} plays other games here than in {tree} ({name}, "
-                                 f"{players} players, games {r * n}-{r * n + n}): no equal-CPU comparison")
-                base_ms.append(1000 * dt / max(searched, 1))
-            low, high = wilson(wins, n * rounds)
-            budget = int(bot_.weights.get("iterations", 0))
-            line = (f"{name:<18}{players:>7}{n * rounds:>7}  {wins / (n * rounds):>6.1%} ({low:.1%}-{high:.1%})"
-                    f"{1 / players:>6.1%}{statistics.median(rate):>10,.0f}  "
-                    f"{f'{statistics.median(ms):.2f} ({min(ms):.2f}-{max(ms):.2f})':<22}"
-                    f"{statistics.median(base_ms):>12.2f}")
-            k = max(1, int(deals * n / players))
-            if budget and deals > 0:
-                equal = max(1, round(budget * statistics.median(base_ms) / statistics.median(ms)))
-                share, s_lo, s_hi = paired_share(name, players, with_budget(bot, equal), base, k, 7)
-                line += f"{equal:>7}{k:>7}  {share:.1%} ({s_lo:.1%}-{s_hi:.1%})"
-            print(line, flush=True)
+          f"  {'ms/decision (range)':<22}{'baseline ms':>12}{'iters':>7}{'CPU ratio':>10}{'deals':>7}"
+          "  vs baseline (95% CI)")
+    pinned = hasattr(os, "sched_setaffinity")
+    if pinned:
+        cpus = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {min(cpus)})
+    try:
+        with BaselineTimer(tree, {} if baseline else BASELINE_HERE) as timer:
+            for name, spec in games().items():
+                if game_filter and name != game_filter:
+                    continue
+                if "heuristic" not in strategies.available(name):
+                    continue
+                lo, hi = spec.players
+                base = baseline or search_baseline(name)
+                for players in sorted({max(lo, 2), hi}):
+                    print(_search_line(name, players, bot, base, timer, scale, rounds, deals, wilson), flush=True)
+    finally:
+        if pinned:
+            os.sched_setaffinity(0, cpus)
+
+
+def _search_line(name: str, players: int, bot: str, base: str, timer: BaselineTimer, scale: float, rounds: int,
+                 deals: float, wilson) -> str:
+    n = max(players, int(SEARCH_GAMES.get(name, 20) * scale) // players * players)
+    wins = 0.0
+    ms, base_ms, rate = [], [], []
+    for r in range(rounds):
+        w, dt, searched, walks, bot_, _ = against_heuristic(name, players, bot, n, r * n)
+        wins += w
+        ms.append(1000 * dt / max(searched, 1))
+        rate.append(walks / dt)
+        dt, searched, there = timer.time(name, players, base, n, r * n)
+        if timer.tree is not None and against_heuristic(name, players, timer.spec_here(base), n, r * n)[5] != there:
+            sys.exit(f"bench: {base} plays other games here than in {timer.tree} ({name}, "
+                     f"{players} players, games {r * n}-{r * n + n}): no equal-CPU comparison")
+        base_ms.append(1000 * dt / max(searched, 1))
+    low, high = wilson(wins, n * rounds)
+    budget = int(bot_.weights.get("iterations", 0))
+    line = (f"{name:<18}{players:>7}{n * rounds:>7}  {wins / (n * rounds):>6.1%} ({low:.1%}-{high:.1%})"
+            f"{1 / players:>6.1%}{statistics.median(rate):>10,.0f}  "
+            f"{f'{statistics.median(ms):.2f} ({min(ms):.2f}-{max(ms):.2f})':<22}"
+            f"{statistics.median(base_ms):>12.2f}")
+    k = max(1, int(deals * n / players))
+    if budget and deals > 0:
+        start = max(1, round(budget * statistics.median(base_ms) / statistics.median(ms)))
+        equal, ratio = equal_budget(name, players, bot, base, timer, start, n)
+        share, s_lo, s_hi = paired_share(name, players, with_weights(bot, iterations=equal), timer.spec_here(base), k, 7)
+        line += f"{equal:>7}{ratio:>10.2f}{k:>7}  {share:.1%} ({s_lo:.1%}-{s_hi:.1%})"
+    return line
