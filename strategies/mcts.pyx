@@ -71,21 +71,23 @@ node per seat the walk stops and the iteration rolls out from where it is.
 
 A search stops early (`stop=1`, the default) once the most visited of the bot's legal
 moves leads every other by more than the iterations left: no run of them could change
-the decision, so it is the decision of the whole budget, from the same bot stream
-(tests/strategies/test_mcts.py checks it in positions of every game and table size),
-for less CPU; only the bot's stream is left elsewhere for its later decisions. In
-Fabryka at 2 players a search then runs 2,247 of the default 2,752 iterations on
-average (-18%) and 327 of 390 (-16%). At the CPU of the budget spent whole, the bot
-that stops runs 3,500 iterations and wins 50.5% (49.2-51.8) of 2,000 deals against it
-(each deal twice, seats swapped): at the default budget more iterations buy little
-(5,504 against 2,752 won 53.7%). `stop` below 1 bets that the runner-up gains no more
-than that share of the iterations left (it may change a decision): at 0.5 the bot
-runs 289 of 390 iterations.
+the decision, so it is the decision of the whole budget from the same tree and bot
+stream (tests/strategies/test_mcts.py checks it in fresh searches at the smallest and
+largest table of every game), for less CPU. What differs afterwards is the bot's
+stream and, with tree reuse, the subtree kept for its next decision (fewer visits, so
+that search runs more new iterations). In Fabryka at 2 players, against the heuristic,
+a search then runs 2,247 of the default 2,752 iterations on average (-18%), and 327 of
+390 (-16%; about the budget that costs what 1b60c88's search did). At the CPU of the
+budget spent whole, the bot that stops runs 3,500 iterations and wins 50.5%
+(49.2-51.8) of 2,000 deals against it (each deal twice, seats swapped): at the default
+budget more iterations buy little (5,504 against 2,752 won 53.7%). `stop` below 1 bets
+that the runner-up gains no more than that share of the iterations left (it may change
+a decision): at 0.5 the bot runs 289 of those 390 iterations.
 
 Tree reuse (`reuse=1`): when the bot's chosen move leaves it to move again (a turn of
 several small decisions), the next search starts from each seat's subtree of that move
-and runs only what the budget lacks beyond the visits kept (at least a quarter of it
-new), so a budget is the root's visits. The bot's own tree goes on below the outcome its
+and runs at most what the budget lacks beyond the visits kept (at least a quarter of it
+new, unless it stops early), so a budget is the root's visits. The bot's own tree goes on below the outcome its
 move showed it (the real state's outcome_key for its seat: the die it rolled, the cards
 it drew), so only the visits of worlds with that outcome are kept; the other seats'
 trees go on from the move itself, since what they saw of it is theirs (their next
@@ -318,8 +320,9 @@ cdef struct Node:
 cdef class MctsStrategy(Strategy):
     NAME = "mcts"
     GAMES = ("*",)
-    # Runs written before `tuned` existed were played with the default heuristic.
-    WEIGHTS_BEFORE = {"tuned": 0}
+    # Runs written before `tuned` existed were played with the default heuristic, and
+    # before `stop`, with every budget spent.
+    WEIGHTS_BEFORE = {"tuned": 0, "stop": 0}
     # Hundreds to thousands of times slower than the heuristic: `balance` seats it only
     # when asked (--seats), so its default every-bot-against-every-other run stays quick.
     DEFAULT_TABLES = False
@@ -381,8 +384,9 @@ cdef class MctsStrategy(Strategy):
                               # overtake it (the same decision, less CPU); below 1, sooner
                               # (a bet that the runner-up gains no more than that share); 0: never
         "reuse": 1,           # 1: a decision that follows the bot's own move keeps that move's
-                              # subtrees and tops the root up to `iterations` visits (at least
-                              # a quarter of them new); 0: every decision searches afresh
+                              # subtrees and tops the root up to at most `iterations` visits (at
+                              # least a quarter of them new, unless it stops early); 0: every
+                              # decision searches afresh
     }
 
     cdef Node* pool
@@ -497,10 +501,11 @@ cdef class MctsStrategy(Strategy):
         self.mast_n = <int*>malloc(MAX_PLAYERS * KEY_IDS * sizeof(int))
         self.played = <int*>malloc(MAX_PLAYED * sizeof(int))
         if not (self.pool and self.path and self.legal_mark and self.tried_mark and self.rep
-                and self.mast_sum and self.mast_n and self.played):
+                and self.mast_sum and self.mast_n and self.played and self.own_mark):
             raise MemoryError("mcts: cannot allocate the node pool")
         memset(self.legal_mark, 0, KEY_IDS * sizeof(uint32_t))
         memset(self.tried_mark, 0, KEY_IDS * sizeof(uint32_t))
+        memset(self.own_mark, 0, KEY_IDS * sizeof(uint32_t))
         self.stamp = 0
         for i in range(1, LOG_TABLE):
             self.logs[i] = log(<double>i)
@@ -578,6 +583,7 @@ cdef class MctsStrategy(Strategy):
             # The stamps wrapped around: forget every old mark.
             memset(self.legal_mark, 0, KEY_IDS * sizeof(uint32_t))
             memset(self.tried_mark, 0, KEY_IDS * sizeof(uint32_t))
+            memset(self.own_mark, 0, KEY_IDS * sizeof(uint32_t))
             self.stamp = 1
         return self.stamp
 

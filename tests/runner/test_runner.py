@@ -605,25 +605,32 @@ def test_a_run_of_an_older_bot_without_a_new_weight_resumes_at_its_default(tmp_p
         play(out, specs, n_games=12, seed=2)
 
 
-def test_a_run_of_an_older_bot_resumes_only_if_a_new_weight_plays_as_it_did(tmp_path):
+@pytest.mark.parametrize("weight", ["tuned", "stop"])
+def test_a_run_of_an_older_bot_resumes_only_if_a_new_weight_plays_as_it_did(tmp_path, weight):
     """mcts's `tuned` came later and changed Fabryka's search (the tuned heuristic
-    guides it now). Enemy Chocolatier's default stayed untuned: its old runs resume as
-    they are. A Fabryka run that lacks the weight resumes only where the weight's value
-    is the one played before it existed (0): the default bot, tuned there, is refused.
-    (An old run's spec cannot name tuned=0; that half checks the rule itself.)"""
-    for specs, resumes in ((["mcts(iterations=4, depth=6, tuned=0)", "random"], True),
+    guides it now), and `stop` later still (a search ends once its choice is settled,
+    which leaves the bot's stream elsewhere). A Fabryka run that lacks the weight
+    resumes only where the weight's value is the one played before it existed (0): the
+    default bot is refused. (An old run's spec cannot name the 0; that half checks the
+    rule itself.)"""
+    for specs, resumes in (([f"mcts(iterations=4, depth=6, {weight}=0)", "random"], True),
                            (["mcts(iterations=4, depth=6)", "random"], False)):
         out = tmp_path / specs[0]
         play(out, specs, n_games=4, seed=2)
         path = out / "manifest.json"
         manifest = json.loads(path.read_text())
-        del manifest["strategies"][0]["weights"]["tuned"]
+        del manifest["strategies"][0]["weights"][weight]
         path.write_text(json.dumps(manifest))
         if resumes:
             assert play(out, specs, n_games=8, seed=2).played == 4
         else:
             with pytest.raises(UserError, match="strategy weights differ"):
                 play(out, specs, n_games=8, seed=2)
+
+
+def test_a_run_of_an_older_bot_resumes_where_the_new_weights_default_is_the_old_play(tmp_path):
+    """Enemy Chocolatier's default search stayed untuned: its old runs that lack
+    `tuned` resume as they are."""
     game = get_game("enemy_chocolatier")
     specs = ["mcts(iterations=2, depth=4)", "random"]
     out = tmp_path / "enemy"
