@@ -43,7 +43,11 @@ def with_weights(spec: str, **weights: float) -> str:
     """`spec` with these weights set."""
     name, _, args = spec.partition("(")
     kept = [a.strip() for a in args.rstrip(")").split(",") if a.strip() and a.split("=")[0].strip() not in weights]
-    return f"{name}({', '.join(kept + [f'{k}={v:g}' for k, v in weights.items()])})"
+    return f"{name}({', '.join(kept + [f'{k}={v}' for k, v in weights.items()])})"
+
+
+def named_weights(spec: str) -> set[str]:
+    return {a.split("=")[0].strip() for a in spec.partition("(")[2].rstrip(")").split(",") if "=" in a}
 
 
 def paired_share(name: str, players: int, bot: str, baseline: str, deals: int, seed: int) -> tuple[float, float, float]:
@@ -84,6 +88,23 @@ def against_heuristic(name: str, players: int, bot: str, n: int, i0: int) -> tup
     walks = getattr(bot_, "walks", bot_.weights.get("iterations", 0) * bot_.searches)
     return (float(out["win"][out["seat_strategy"] == 0].sum()), dt, bot_.searches, walks, bot_,
             _digest(out))
+
+
+_KEPT: dict[tuple, tuple] = {}
+
+
+def time_kept(name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, int, str]:
+    """As against_heuristic, CPU seconds, searched decisions and digest, by a lineup kept
+    from call to call (as the baseline's process keeps its own): a bot's set-up, paid
+    once, is not charged to a few games at a time."""
+    if (name, players, bot) not in _KEPT:
+        spec = games()[name]
+        _KEPT[name, players, bot] = (spec.new_state(spec.params(players=players)),
+                                     strategies.build_lineup(name, [bot] + ["heuristic"] * (players - 1)))
+    state, lineup = _KEPT[name, players, bot]
+    before = lineup[0].searches
+    out, dt = _play_timed(state, lineup, n, i0)
+    return dt, lineup[0].searches - before, _digest(out)
 
 
 def _play_timed(state, lineup, n: int, i0: int) -> tuple[dict, float]:
@@ -133,10 +154,10 @@ class BaselineTimer:
     that build's own which plays one request at a time. Requests alternate with the
     bot's own timing on the same core, so that the machine's drift falls on both alike:
     timed a minute apart on this 2-core VM, the same games' CPU moved by up to a fifth.
-    In this build a spec is played with the weights `here` added (BASELINE_HERE)."""
+    In this build an `mcts` spec is played with the weights of BASELINE_HERE it does not
+    name (the old build knows none of them)."""
 
-    def __init__(self, tree: Path | None, here: dict[str, float]):
-        self.here = here
+    def __init__(self, tree: Path | None):
         self.proc = None
         if tree is not None:
             self._cwd = tempfile.TemporaryDirectory()  # not a checkout's root: its source would shadow the build
@@ -152,40 +173,50 @@ class BaselineTimer:
 
     def __exit__(self, *exc) -> None:
         if self.proc is not None:
-            self.proc.stdin.close()
+            try:
+                self.proc.stdin.close()
+            except OSError:  # (it has died: its failure is already told)
+                pass
             self.proc.wait()
             self._cwd.cleanup()
 
-    def spec_here(self, spec: str) -> str:
-        return with_weights(spec, **self.here) if self.here else spec
+    @staticmethod
+    def spec_here(spec: str) -> str:
+        if spec.partition("(")[0].strip() != "mcts":
+            return spec
+        return with_weights(spec, **{k: v for k, v in BASELINE_HERE.items() if k not in named_weights(spec)})
 
     def time(self, name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, int, str]:
         if self.proc is None:
-            _, dt, searched, _, _, digest = against_heuristic(name, players, self.spec_here(bot), n, i0)
-            return dt, searched, digest
-        self.proc.stdin.write(json.dumps([name, players, bot, n, i0]) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
+            return time_kept(name, players, self.spec_here(bot), n, i0)
+        try:
+            self.proc.stdin.write(json.dumps([name, players, bot, n, i0]) + "\n")
+            self.proc.stdin.flush()
+            dt, searched, digest = json.loads(self.proc.stdout.readline())
+        except (OSError, ValueError):  # it died, or answered with something else
+            self.proc.kill()
             self.proc.wait()
             last = self._err.read_text().strip().splitlines() or ["no output"]
             sys.exit(f"bench: the baseline build in {self.tree} failed: {last[-1]}")
-        dt, searched, digest = json.loads(line)
         return dt, searched, digest
 
 
 def cpu_ratio(name: str, players: int, bot: str, base: str, timer: BaselineTimer, n: int, i0: int) -> float:
     """CPU a searched decision of `bot` over that of `base` (timed by `timer`), on games
-    [i0, i0 + n) against the heuristic, the two in turn on about 20 chunks of those games
-    (each a whole number of seat rotations)."""
+    [i0, i0 + n) against the heuristic, the two in turn (each first in every other chunk)
+    on chunks of those games, at most 20, each a whole number of seat rotations."""
     k = max(players, n // 20 // players * players)
     ours = theirs = 0.0
     ours_n = theirs_n = 0
-    for c0 in range(i0, i0 + n, k):
-        dt, searched, _ = timer.time(name, players, base, k, c0)
-        theirs, theirs_n = theirs + dt, theirs_n + searched
-        _, dt, searched, *_ = against_heuristic(name, players, bot, k, c0)
-        ours, ours_n = ours + dt, ours_n + searched
+    for j, c0 in enumerate(range(i0, i0 + n, k)):
+        size = min(k, i0 + n - c0)
+        for baseline_now in ((True, False) if j % 2 == 0 else (False, True)):
+            if baseline_now:
+                dt, searched, _ = timer.time(name, players, base, size, c0)
+                theirs, theirs_n = theirs + dt, theirs_n + searched
+            else:
+                dt, searched, _ = time_kept(name, players, bot, size, c0)
+                ours, ours_n = ours + dt, ours_n + searched
     return (ours / max(ours_n, 1)) / (theirs / max(theirs_n, 1))
 
 
@@ -222,7 +253,8 @@ def search(game_filter: str | None, bot: str, baseline: str | None, scale: float
     timed there, on the same games, and its games there must be the baseline spec's
     games here move for move (the digest of their scores and lengths): the deals are
     played here, by the spec that plays as the old build did. The bench and the
-    baseline's process share one core (Linux), the one this process starts on."""
+    baseline's process share one core (Linux): the lowest-numbered of those this
+    process may run on (under `taskset -c N`, N)."""
     from analysis.stats import wilson  # noqa: PLC0415  (the report stack, only here)
     where = f"timed in {tree}" if tree else "timed in this build"
     print(f"\nsearch bot {bot}, one core, {rounds} rounds: against each game's heuristic (seats rotated), "
@@ -237,7 +269,7 @@ def search(game_filter: str | None, bot: str, baseline: str | None, scale: float
         cpus = os.sched_getaffinity(0)
         os.sched_setaffinity(0, {min(cpus)})
     try:
-        with BaselineTimer(tree, {} if baseline else BASELINE_HERE) as timer:
+        with BaselineTimer(tree) as timer:
             for name, spec in games().items():
                 if game_filter and name != game_filter:
                     continue
