@@ -87,9 +87,9 @@ a decision): at 0.5 the bot runs 289 of those 390 iterations.
 Tree reuse (`reuse=1`): when the bot's chosen move leaves it to move again (a turn of
 several small decisions), the next search starts from each seat's subtree of that move
 and runs at most what the budget lacks beyond the visits kept (at least a quarter of it
-new, unless it stops early), so a budget is the root's visits. The bot's own tree goes on below the outcome its
-move showed it (the real state's outcome_key for its seat: the die it rolled, the cards
-it drew), so only the visits of worlds with that outcome are kept; the other seats'
+new, unless it stops early), so a budget is the root's visits. The bot's own tree goes
+on below the outcome its move showed it (the real state's outcome_key for its seat: the
+die it rolled, the cards it drew), so only the visits of worlds with that outcome are kept; the other seats'
 trees go on from the move itself, since what they saw of it is theirs (their next
 decisions hang directly below it, chance children left aside). The bot knows its
 successor by playing its move on a copy of the real state (`after`) and comparing seat
@@ -886,14 +886,17 @@ cdef class MctsStrategy(Strategy):
             for q in range(nt):
                 self.pool[self.root[q]].visits += 1
             left = todo - 1 - it
-            if self.stop > 0 and self.pool[self.root[seat]].visits > self.stop * left and self.settled(seat, own, self.stop * left):
+            # (The root's visits bound the leader's: most iterations skip the scan.)
+            if (self.stop > 0 and self.pool[self.root[seat]].visits > self.stop * left
+                    and self.settled(seat, own, self.stop * left)):
                 self.walks -= left
                 break
         # The most visited move of the bot's own tree; ties to the one expanded first. (A
         # kept subtree may also hold moves of other worlds: only the legal ones count.)
+        # (A fresh stamp, not `own`: the stamps may have wrapped during the search.)
         st = self.next_stamp()
         for i in range(n):
-            self.legal_mark[self.key(state, legal[i], seat)] = st
+            self.legal_mark[root_keys[i]] = st
         best = -1
         child = self.pool[self.root[seat]].first_child
         while child >= 0:
@@ -904,7 +907,7 @@ cdef class MctsStrategy(Strategy):
             child = nd.next_sibling
         a = -1
         for i in range(n):
-            if self.key(state, legal[i], seat) == self.pool[best].key:
+            if root_keys[i] == self.pool[best].key:
                 a = legal[i]
                 break
         if a < 0:
