@@ -41,13 +41,9 @@ def search_baseline(game: str) -> str:
 
 def with_weights(spec: str, **weights: float) -> str:
     """`spec` with these weights set."""
-    name, _, args = spec.partition("(")
-    kept = [a.strip() for a in args.rstrip(")").split(",") if a.strip() and a.split("=")[0].strip() not in weights]
-    return f"{name}({', '.join(kept + [f'{k}={v}' for k, v in weights.items()])})"
-
-
-def named_weights(spec: str) -> set[str]:
-    return {a.split("=")[0].strip() for a in spec.partition("(")[2].rstrip(")").split(",") if "=" in a}
+    name, kwargs = strategies.parse_spec(spec)
+    kwargs.update({k: str(v) for k, v in weights.items()})
+    return f"{name}({', '.join(f'{k}={v}' for k, v in kwargs.items())})"
 
 
 def paired_share(name: str, players: int, bot: str, baseline: str, deals: int, seed: int) -> tuple[float, float, float]:
@@ -75,36 +71,29 @@ def paired_share(name: str, players: int, bot: str, baseline: str, deals: int, s
     return float(share.mean()), max(0.0, float(share.mean() - half)), min(1.0, float(share.mean() + half))
 
 
-def against_heuristic(name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, float, int, int, object, str]:
-    """`bot` in one seat against the game's heuristic in the others, seats rotated, games
-    [i0, i0 + n): its wins, CPU seconds, searched decisions, iterations, the bot, and a
-    digest of the games' scores (the same digest: the same games, move for move)."""
-    spec = games()[name]
-    state = spec.new_state(spec.params(players=players))
-    lineup = strategies.build_lineup(name, [bot] + ["heuristic"] * (players - 1))
-    out, dt = _play_timed(state, lineup, n, i0)
-    bot_ = lineup[0]
-    # The open-loop bot counts no iterations: its budget is fixed.
-    walks = getattr(bot_, "walks", bot_.weights.get("iterations", 0) * bot_.searches)
-    return (float(out["win"][out["seat_strategy"] == 0].sum()), dt, bot_.searches, walks, bot_,
-            _digest(out))
-
-
 _KEPT: dict[tuple, tuple] = {}
 
 
-def time_kept(name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, int, str]:
-    """As against_heuristic, CPU seconds, searched decisions and digest, by a lineup kept
-    from call to call (as the baseline's process keeps its own): a bot's set-up, paid
-    once, is not charged to a few games at a time."""
+def against_heuristic(name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, float, int, int, object, str]:
+    """`bot` in one seat against the game's heuristic in the others, seats rotated, games
+    [i0, i0 + n): its wins, CPU seconds, searched decisions, iterations, the bot, and a
+    digest of the games' scores (the same digest: the same games, move for move). The
+    lineup is kept from call to call (as the baseline's process keeps its own): a bot's
+    set-up, paid once, is not charged to a few games at a time."""
     if (name, players, bot) not in _KEPT:
         spec = games()[name]
         _KEPT[name, players, bot] = (spec.new_state(spec.params(players=players)),
                                      strategies.build_lineup(name, [bot] + ["heuristic"] * (players - 1)))
     state, lineup = _KEPT[name, players, bot]
-    before = lineup[0].searches
+    bot_ = lineup[0]
+
+    def walks() -> int:  # (the open-loop bot counts no iterations: its budget is fixed)
+        return getattr(bot_, "walks", bot_.weights.get("iterations", 0) * bot_.searches)
+
+    searches, walked = bot_.searches, walks()
     out, dt = _play_timed(state, lineup, n, i0)
-    return dt, lineup[0].searches - before, _digest(out)
+    return (float(out["win"][out["seat_strategy"] == 0].sum()), dt, bot_.searches - searches, walks() - walked,
+            bot_, _digest(out))
 
 
 def _play_timed(state, lineup, n: int, i0: int) -> tuple[dict, float]:
@@ -184,11 +173,13 @@ class BaselineTimer:
     def spec_here(spec: str) -> str:
         if spec.partition("(")[0].strip() != "mcts":
             return spec
-        return with_weights(spec, **{k: v for k, v in BASELINE_HERE.items() if k not in named_weights(spec)})
+        named = strategies.parse_spec(spec)[1]
+        return with_weights(spec, **{k: v for k, v in BASELINE_HERE.items() if k not in named})
 
     def time(self, name: str, players: int, bot: str, n: int, i0: int) -> tuple[float, int, str]:
         if self.proc is None:
-            return time_kept(name, players, self.spec_here(bot), n, i0)
+            _, dt, searched, _, _, digest = against_heuristic(name, players, self.spec_here(bot), n, i0)
+            return dt, searched, digest
         try:
             self.proc.stdin.write(json.dumps([name, players, bot, n, i0]) + "\n")
             self.proc.stdin.flush()
@@ -215,7 +206,7 @@ def cpu_ratio(name: str, players: int, bot: str, base: str, timer: BaselineTimer
                 dt, searched, _ = timer.time(name, players, base, size, c0)
                 theirs, theirs_n = theirs + dt, theirs_n + searched
             else:
-                dt, searched, _ = time_kept(name, players, bot, size, c0)
+                _, dt, searched, *_ = against_heuristic(name, players, bot, size, c0)
                 ours, ours_n = ours + dt, ours_n + searched
     return (ours / max(ours_n, 1)) / (theirs / max(theirs_n, 1))
 
