@@ -601,11 +601,13 @@ cdef class MctsStrategy(Strategy):
         return node
 
     cdef inline int child_with(self, int node, int key, int player, int* used) noexcept nogil:
-        # The child of `node` with `key`, created if there is none.
+        # The child of `node` with `key` played by `player`, created if there is none.
+        # (Where seats' turns differ between worlds, two seats' moves under one node may
+        # share a key: each is its own child, credited to its own seat.)
         cdef int child = self.pool[node].first_child
         cdef Node* nd
         while child >= 0:
-            if self.pool[child].key == key:
+            if self.pool[child].key == key and self.pool[child].player == player:
                 return child
             child = self.pool[child].next_sibling
         child = used[0]
@@ -905,6 +907,8 @@ cdef class MctsStrategy(Strategy):
                     best < 0 or nd.visits >= self.pool[best].visits):
                 best = child
             child = nd.next_sibling
+        # (best >= 0: every search expands a legal root move in its first iteration, as
+        # the pool holds two nodes a seat and a kept tree at most half of it.)
         a = -1
         for i in range(n):
             if root_keys[i] == self.pool[best].key:
@@ -948,7 +952,7 @@ cdef class MctsStrategy(Strategy):
         for q in range(state.n_players):
             key = self.key(state, a, seat if self.mover_keys else q)
             child = self.pool[self.root[q]].first_child
-            while child >= 0 and self.pool[child].key != key:
+            while child >= 0 and (self.pool[child].key != key or self.pool[child].player != seat):
                 child = self.pool[child].next_sibling
             if child < 0:
                 return 0
