@@ -337,11 +337,15 @@ def report(run_dirs: Sequence[Path | str], html: Path | str, pdf: Path | str | N
         raise UserError("no run directory given")
     check_outputs(html, pdf)
     # The plotting stack (matplotlib, seaborn) takes a second or two to load: it loads on
-    # a thread while the runs are analysed, which mostly waits on numpy.
+    # a thread while the runs are analysed, which mostly waits on numpy. Joined whatever
+    # the analysis raises: a caller that goes on (a notebook, the next call) would
+    # otherwise meet pyplot half imported.
     loader = threading.Thread(target=importlib.import_module, args=("analysis.render.report",), daemon=True)
     loader.start()
-    result = analyze_runs(run_dirs, min_effect)
-    loader.join()
+    try:
+        result = analyze_runs(run_dirs, min_effect)
+    finally:
+        loader.join()
     from analysis.render.report import write_report
 
     write_report(result, html, pdf)
