@@ -31,8 +31,10 @@ SEARCH_GAMES = {"fabryka": 400, "enemy_chocolatier": 100, "manfredini": 30, "all
 # BASELINE_HERE added (1b60c88's build knows none of them).
 SEARCH_BASELINE = {"fabryka": "mcts(rollout=1, iterations=200)", "enemy_chocolatier": "mcts(iterations=200)",
                    "manfredini": "mcts(iterations=35)", "alleycat": "mcts(iterations=30)"}
-# Weights added since 1b60c88, at the values that play as it did: it spent every budget.
-BASELINE_HERE = {"stop": 0}
+# Weights added since 1b60c88, or whose game default changed since, at the values that
+# play as it did: it spent every budget, and rolled out to the end in every game (Alley
+# Cat's rollouts stop after 80 moves now).
+BASELINE_HERE = {"stop": 0, "depth": 0}
 
 
 def search_baseline(game: str) -> str:

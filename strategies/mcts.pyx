@@ -33,7 +33,8 @@ trees at once, one move at a time:
   (`Strategy.evaluate`, random rollouts too; the logistic of its lead over the best
   other at `scale`) or, without one, by the standings (`GameState.standing`: by rank,
   or the logistic of the standing's lead at `scale` > 0); the weights at -1 take the
-  game's own values (GAME_DEFAULTS); every game rolls out to the end by default;
+  game's own values (GAME_DEFAULTS); every game rolls out to the end by default but
+  Alley Cat at 2-4 players (80 moves);
 - the heuristic that guides and rolls out has its default weights, or (`tuned=1`, by
   default in Fabryka) the tuned weights the package ships for the game;
 - back-propagation: in every tree, each node of the walk adds the reward of the seat
@@ -279,13 +280,17 @@ cdef enum:
 # (scripts/budget_curve.py; the rule and the curves are in the skill guide, "The search
 # bot's default budget"): the smallest budget from which no doubling wins 55% of its
 # pairs of seats against the budget below, within what a ladder affords. Alley Cat at
-# 1 player takes the 2-player budget (a curve is measured head to head). Alley Cat's and
-# Manfredini's searches are cheapened by fewer iterations, not shorter rollouts (at 30
-# and 35 iterations, rolled out to the end, against
-# the heuristic, 2 players: 90.0% [79.9, 95.3] of 60 games and 93.5% [89.2, 96.2] of
-# 200). Cut off and scored by the heuristic's evaluation they lost more: Manfredini at
-# 32 moves (200 iterations, at about twice the cost) 84.5% [78.8, 88.9] of 200, and 22.5%
-# of 80 games against full rollouts; Alley Cat at 8 moves beat the heuristic only
+# 1 player keeps 120 iterations rolled out to the end (a curve is measured head to head,
+# and a solo rollout cut short has no lead to be scored by). Manfredini's search is
+# cheapened by fewer iterations, not shorter rollouts (at 35 iterations, rolled out to
+# the end, against the heuristic, 2 players: 93.5% [89.2, 96.2] of 200 games); cut off
+# at 32 moves and scored by the heuristic's evaluation (200 iterations, at about twice
+# the cost) 84.5% [78.8, 88.9] of 200, and 22.5% of 80 games against full rollouts.
+# Alley Cat's rollouts stop after 80 moves at 2-4 players, each seat scored by the
+# heuristic's value of its position (the logistic of its lead at scale 30): an iteration
+# costs about 2.6 times less, and 240 of them won 67.0% [61.1, 72.9] of 100 seat-swapped
+# deals against 120 rolled out to the end, at a little less CPU (at 40 moves and 480
+# iterations: 54.0% [47.1, 60.9]). Cut off at 8 moves it had beaten the heuristic only
 # 65-75% of 80 games at every scale (3-60) and c (0.3, 0.7) tried, at 12 or 16 no better.
 # Fabryka's search is guided by its tuned heuristic (`tuned`): 59.8% [57.7, 61.8] of
 # 1,000 seat-swapped deals against the default heuristic's, and each doubling of the
@@ -295,7 +300,7 @@ cdef enum:
 # what 200 with the heuristic's rollouts did, 53.7% [52.2, 55.1] of 2,000 deals against
 # that bot (see the docstring); in Enemy Chocolatier random rollouts lose.
 GAME_DEFAULTS = {
-    "alleycat": {"scale": 30.0, "iterations": {1: 120, 2: 120, 3: 30, 4: 30}},
+    "alleycat": {"scale": 30.0, "depth": {1: 0, 2: 80, 3: 80, 4: 80}, "iterations": {1: 120, 2: 480, 3: 60, 4: 30}},
     "manfredini": {"scale": 4.0, "iterations": {2: 560, 3: 9, 4: 9}},
     "enemy_chocolatier": {"explore": 0.0, "iterations": {2: 400, 3: 100, 4: 25, 5: 25, 6: 25}},
     "fabryka": {"tuned": 1, "rollout": 0, "iterations": {2: 2752}},
@@ -347,7 +352,7 @@ cdef class MctsStrategy(Strategy):
                               # one drawn uniformly
         "epsilon": 0.1,       # MAST's (rollout=2) share of moves drawn uniformly
         "depth": -1,          # rollout moves before scoring the position; 0: to the end;
-                              # -1: the game's (GAME_DEFAULTS), else to the end
+                              # -1: the game's (GAME_DEFAULTS, by table size), else to the end
         "scale": -1,          # a cut-off rollout with the heuristic's evaluation (Strategy.evaluate;
                               # a game whose heuristic has none: its standings): reward by the
                               # logistic of the lead over this scale; 0: by rank;
@@ -544,7 +549,11 @@ cdef class MctsStrategy(Strategy):
                 # Readers of the budget (manifests, bench's iterations/s) see the one in use.
                 self.weights["iterations"] = float(self.iterations)
             if self.depth_weight < 0:
-                self.depth = own.get("depth", 0)
+                depth = own.get("depth", 0)
+                self.depth = depth.get(proto.n_players, 0) if isinstance(depth, dict) else depth
+                # A game's own cut-off is recorded, as the budget is: a run played before
+                # the game had one (-1 then meant to the end) is not resumed with it.
+                self.weights["depth"] = float(self.depth) if self.depth > 0 else -1.0
             if self.scale_weight < 0:
                 self.scale = own.get("scale", 0.0)
             if self.explore_weight < 0:
@@ -570,11 +579,11 @@ cdef class MctsStrategy(Strategy):
     @classmethod
     def game_defaults(cls, game):
         """The weights whose default in `game` differs from WEIGHTS', for listings: a
-        budget by table size reads "35 (2 players), 20 (3 players)"."""
+        value by table size reads "35 (2 players), 20 (3 players)"."""
         own = dict(GAME_DEFAULTS.get(game, {}))
-        budget = own.get("iterations")
-        if isinstance(budget, dict):
-            own["iterations"] = ", ".join(f"{b} ({n} players)" for n, b in sorted(budget.items()))
+        for name, value in own.items():
+            if isinstance(value, dict):
+                own[name] = ", ".join(f"{v} ({n} player{'s' * (n != 1)})" for n, v in sorted(value.items()))
         return own
 
     cdef inline uint32_t next_stamp(self) noexcept nogil:

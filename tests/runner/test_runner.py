@@ -31,6 +31,7 @@ from simcore.runner import (CHUNK_BYTES, DEFAULT_CHUNK_SIZE, bytes_per_game, che
                             run, seat_orders)
 from simcore.state import CHECKED_BUILD
 from simcore.strategy import PythonStrategy
+from strategies.mcts import GAME_DEFAULTS
 
 FABRYKA = get_game("fabryka")
 RANDOM2 = ["random", "random"]
@@ -626,6 +627,31 @@ def test_a_run_of_an_older_bot_resumes_only_if_a_new_weight_plays_as_it_did(tmp_
         else:
             with pytest.raises(UserError, match="strategy weights differ"):
                 play(out, specs, n_games=8, seed=2)
+
+
+def test_a_games_own_rollout_cut_off_is_recorded_and_an_older_run_without_it_is_not_resumed(tmp_path):
+    """Alley Cat's search cuts its rollouts short by default at 2-4 players: the manifest
+    records the cut-off, so a run an older chocosim wrote with `depth` -1 (then: to the
+    end) is not resumed with it. Solo, and in a game without a cut-off of its own, it
+    records -1 as before, and the old runs resume."""
+    for name, players, recorded in (("alleycat", 2, float(GAME_DEFAULTS["alleycat"]["depth"][2])),
+                                    ("alleycat", 1, -1.0), ("fabryka", 2, -1.0)):
+        game = get_game(name)
+        specs = ["mcts(iterations=2)"] + ["random"] * (players - 1)
+        out = tmp_path / f"{name}{players}"
+        lineup = functools.partial(strategies.build_lineup, game.name, specs)
+        run(game, game.params(players=players), specs, lineup, out, n_games=2, seed=2, quiet=True)
+        path = out / "manifest.json"
+        manifest = json.loads(path.read_text())
+        assert manifest["strategies"][0]["weights"]["depth"] == recorded
+        manifest["strategies"][0]["weights"]["depth"] = -1.0
+        path.write_text(json.dumps(manifest))
+        if recorded == -1:
+            assert run(game, game.params(players=players), specs, lineup, out, n_games=4, seed=2,
+                       quiet=True).played == 2
+        else:
+            with pytest.raises(UserError, match="strategy weights differ"):
+                run(game, game.params(players=players), specs, lineup, out, n_games=4, seed=2, quiet=True)
 
 
 def test_a_run_of_an_older_bot_resumes_where_the_new_weights_default_is_the_old_play(tmp_path):

@@ -33,6 +33,10 @@ def test_every_bundled_game_has_a_budget_for_each_table_size_it_allows(game):
     lo, hi = get_game(game).players
     assert sorted(budget) == list(range(lo, hi + 1))
     assert all(isinstance(b, int) and b >= 1 for b in budget.values())
+    # Any other weight set by table size (Alley Cat's cut-off) names every size too.
+    for value in mcts.GAME_DEFAULTS[game].values():
+        if isinstance(value, dict):
+            assert sorted(value) == list(range(lo, hi + 1))
 
 
 def test_the_bot_the_ladders_and_the_skill_trace_take_the_budget_of_the_table_size(monkeypatch):

@@ -482,10 +482,10 @@ def test_reuse_only_for_the_successor_of_the_bots_own_move():
 # above) from a bot stream left elsewhere, so the games after it differ.
 SEARCH_SPECS = {"fabryka": "mcts(rollout=1, iterations=200, stop=0)", "fabryka/new": "mcts(iterations=344, stop=0)",
                 "enemy_chocolatier": "mcts(iterations=200, stop=0)", "manfredini": "mcts(iterations=35, stop=0)",
-                "alleycat": "mcts(iterations=30, stop=0)", "fabryka/depth": "mcts(iterations=150, depth=4, stop=0)",
+                "alleycat": "mcts(iterations=30, depth=0, stop=0)", "fabryka/depth": "mcts(iterations=150, depth=4, stop=0)",
                 "enemy_chocolatier/random": "mcts(rollout=0, iterations=60, stop=0)",
                 "manfredini/random": "mcts(rollout=0, iterations=35, stop=0)",
-                "alleycat/random": "mcts(rollout=0, iterations=12, stop=0)"}
+                "alleycat/random": "mcts(rollout=0, iterations=12, depth=0, stop=0)"}
 SEARCH_GAMES = {
     "fabryka": [
         "f436b697c45244b8", "cfb7e5a3163124c3", "467e4496d91366b7", "9ae921f3775df990", "3c0510a4ce77a032",
