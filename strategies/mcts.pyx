@@ -289,9 +289,10 @@ cdef enum:
 # Alley Cat's rollouts stop after 80 moves at 2-4 players, each seat scored by the
 # heuristic's value of its position (the logistic of its lead at scale 30): an iteration
 # costs about 2.6 times less, and 240 of them won 67.0% [61.1, 72.9] of 100 seat-swapped
-# deals against 120 rolled out to the end, at a little less CPU (at 40 moves and 480
-# iterations: 54.0% [47.1, 60.9]). Cut off at 8 moves it had beaten the heuristic only
-# 65-75% of 80 games at every scale (3-60) and c (0.3, 0.7) tried, at 12 or 16 no better.
+# deals against 120 rolled out to the end, at about the same CPU (scaled from one mirror
+# game, not timed there; at 40 moves and 480 iterations: 54.0% [47.1, 60.9]). Cut off
+# at 8 moves it had beaten the heuristic only 65-75% of 80 games at every scale (3-60)
+# and c (0.3, 0.7) tried, at 12 or 16 no better.
 # Fabryka's search is guided by its tuned heuristic (`tuned`): 59.8% [57.7, 61.8] of
 # 1,000 seat-swapped deals against the default heuristic's, and each doubling of the
 # budget pays more (see the table below); Enemy Chocolatier's is not (45.8% [42.4, 49.2]
