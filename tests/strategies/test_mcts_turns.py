@@ -30,11 +30,8 @@ class Knock(PyGame):
         self.coin = self.chance.below(2)
         self.history: list[int] = []
 
-    def _second(self) -> int:
-        return 1 if self.coin else 0
-
     def current_player(self) -> int:
-        return (0, self._second(), 0, -1)[len(self.history)]
+        return (0, self.coin, 0, -1)[len(self.history)]  # the coin names who moves second
 
     def legal_actions(self) -> list[int]:
         return [0, 1]
