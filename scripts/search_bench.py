@@ -32,9 +32,10 @@ SEARCH_GAMES = {"fabryka": 400, "enemy_chocolatier": 100, "manfredini": 30, "all
 SEARCH_BASELINE = {"fabryka": "mcts(rollout=1, iterations=200)", "enemy_chocolatier": "mcts(iterations=200)",
                    "manfredini": "mcts(iterations=35)", "alleycat": "mcts(iterations=30)"}
 # Weights added since 1b60c88, or whose game default changed since, at the values that
-# play as it did: it spent every budget, and rolled out to the end in every game (Alley
-# Cat's rollouts stop after 80 moves now).
-BASELINE_HERE = {"stop": 0, "depth": 0}
+# play as it did: it spent every budget, rolled out to the end in every game (Alley
+# Cat's rollouts stop after 80 moves now), and searched every seat's moves in its tree
+# (Enemy Chocolatier's at 6 players play the heuristic's now).
+BASELINE_HERE = {"stop": 0, "depth": 0, "opponents": 0}
 
 
 def search_baseline(game: str) -> str:

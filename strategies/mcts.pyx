@@ -26,6 +26,11 @@ trees at once, one move at a time:
   uniformly: the widening reaches every move as the budget grows, and not only in the
   heuristic's order;
 - every other seat's tree follows the move by the key that seat sees of it;
+- with `opponents=1` (Enemy Chocolatier's default at 6 players), every other seat plays
+  in the trees the move the guide picks for it in the world at hand, an opponent model
+  in place of its own statistics: its node is followed, or added, and the walk goes on
+  to the bot's next decision, so the iterations go to the bot's own moves (at 6 players
+  five moves in six are another seat's);
 - rollout: by the game's own `heuristic` bot (`rollout=1`, by default but in Fabryka; a
   game without one rolls out at random), uniformly at random (`rollout=0`, Fabryka's
   default) or by MAST (`rollout=2`), to the end of the game or for at
@@ -267,7 +272,7 @@ cdef enum:
     LOG_TABLE = 4096  # log(avail) looked up below this
     MAX_PLAYED = 65536  # MAST learns from at most this many moves of an iteration
 
-# The weights set to -1 (the defaults of depth, scale, explore, tuned and rollout) and a budget the spec
+# The weights set to -1 (the defaults of depth, scale, explore, tuned, rollout and opponents) and a budget the spec
 # does not name take these values,
 # by game (measured at 2 players; see the games' READMEs). Enemy Chocolatier's ~90
 # purchases a decision leave random expansions little to find (the bot won 39.7% [34.3,
@@ -300,10 +305,16 @@ cdef enum:
 # Fabryka's rollouts are uniformly random: at the budget (344 iterations) that costs
 # what 200 with the heuristic's rollouts did, 53.7% [52.2, 55.1] of 2,000 deals against
 # that bot (see the docstring); in Enemy Chocolatier random rollouts lose.
+# Enemy Chocolatier at 6 players plays the other seats by the heuristic in its trees
+# (`opponents`): at 1b60c88's CPU (493 iterations) 55.8% [54.2, 57.3] of 2,000
+# seat-swapped deals against that search, where searching every seat's moves won 47.9%
+# [45.7, 50.0] of 1,000; at the default budget (25) even with the search without it
+# (49.5% [48.2, 50.8] of 2,000). At 4 players 52.9% [49.7, 56.1] of 400: not decided.
 GAME_DEFAULTS = {
     "alleycat": {"scale": 30.0, "depth": {1: 0, 2: 80, 3: 80, 4: 80}, "iterations": {1: 120, 2: 480, 3: 60, 4: 30}},
     "manfredini": {"scale": 4.0, "iterations": {2: 560, 3: 9, 4: 9}},
-    "enemy_chocolatier": {"explore": 0.0, "iterations": {2: 400, 3: 100, 4: 25, 5: 25, 6: 25}},
+    "enemy_chocolatier": {"explore": 0.0, "iterations": {2: 400, 3: 100, 4: 25, 5: 25, 6: 25},
+                          "opponents": {2: 0, 3: 0, 4: 0, 5: 0, 6: 1}},
     "fabryka": {"tuned": 1, "rollout": 0, "iterations": {2: 2752}},
 }
 # Elsewhere: rollouts to the end, and this share of expansions drawn at random.
@@ -326,9 +337,9 @@ cdef struct Node:
 cdef class MctsStrategy(Strategy):
     NAME = "mcts"
     GAMES = ("*",)
-    # Runs written before `tuned` existed were played with the default heuristic, and
-    # before `stop`, with every budget spent.
-    WEIGHTS_BEFORE = {"tuned": 0, "stop": 0}
+    # Runs written before `tuned` existed were played with the default heuristic, before
+    # `stop` with every budget spent, and before `opponents` with every seat by its tree.
+    WEIGHTS_BEFORE = {"tuned": 0, "stop": 0, "opponents": 0}
     # Hundreds to thousands of times slower than the heuristic: `balance` seats it only
     # when asked (--seats), so its default every-bot-against-every-other run stays quick.
     DEFAULT_TABLES = False
@@ -341,7 +352,7 @@ cdef class MctsStrategy(Strategy):
     CONFORMANCE_SPEC = "mcts(iterations=4, rollout=0, depth=10, nodes=16, widen=0)"
     # Settings for those who study the search itself: `chocosim strategies` lists them with --all.
     EXPERT = ("c", "rollout", "epsilon", "depth", "scale", "widen", "guide", "explore", "nodes", "chance", "peek",
-              "bias", "tuned", "reuse", "hands", "stop")
+              "bias", "tuned", "reuse", "hands", "stop", "opponents")
     WEIGHTS = {
         "iterations": 200,    # search iterations per decision (the budget); unnamed in the
                               # spec: the game's (GAME_DEFAULTS), else this
@@ -385,6 +396,11 @@ cdef class MctsStrategy(Strategy):
                               # visited v times, splits into fewer than hands * sqrt(v + 1)
                               # holdings (as `chance` widens outcomes); 0: it decides as if it
                               # did not know its own hand
+        "opponents": -1,      # 1: in the trees, every other seat plays the move the guide (the
+                              # game's heuristic) picks for it in the world at hand, and the walk
+                              # goes on to the bot's next decision; 0: each seat chooses by its
+                              # own tree's statistics; -1: the game's (GAME_DEFAULTS, by table
+                              # size; 0 without the guide), else 0
         "stop": 1,            # a search ends once the most visited move leads every other by
                               # more than stop x the iterations left: 1, when no other can
                               # overtake it (the same decision, less CPU); below 1, sooner
@@ -418,6 +434,8 @@ cdef class MctsStrategy(Strategy):
     cdef bint mover_keys       # every tree follows a move by its mover's key (peek=1)
     cdef double bias
     cdef double chance, hands
+    cdef bint opponents
+    cdef int opponents_weight
     # MAST (rollout=2): per seat and key, the summed rewards and plays of this search;
     # `played` the (seat, key) cells of the iteration's moves.
     cdef bint mast
@@ -471,6 +489,11 @@ cdef class MctsStrategy(Strategy):
             raise UserError(f"mcts: weight bias={w['bias']:g} must be >= 0")
         if not 0 <= w["stop"] <= 1:
             raise UserError(f"mcts: weight stop={w['stop']:g} must be between 0 (never) and 1 (when no other move can overtake)")
+        if w["opponents"] not in (-1, 0, 1):
+            raise UserError(f"mcts: weight opponents={w['opponents']:g} must be 0 (their own trees), 1 (the guide) "
+                            "or -1 (the game's)")
+        if w["opponents"] == 1 and w["guide"] == 0:
+            raise UserError("mcts: weight opponents=1 plays the other seats by the guide, which guide=0 turns off")
         if w["hands"] < 0:
             raise UserError(f"mcts: weight hands={w['hands']:g} must be >= 0")
         if w["widen"] < 0:
@@ -494,6 +517,8 @@ cdef class MctsStrategy(Strategy):
         self.bias = w["bias"]
         self.chance = w["chance"]
         self.hands = w["hands"]
+        self.opponents_weight = int(w["opponents"])
+        self.opponents = self.opponents_weight == 1
         self.rollout_weight = int(w["rollout"])
         self.epsilon = w["epsilon"]
         self.reusable = False
@@ -555,6 +580,12 @@ cdef class MctsStrategy(Strategy):
                 # A game's own cut-off is recorded, as the budget is: a run played before
                 # the game had one (-1 then meant to the end) is not resumed with it.
                 self.weights["depth"] = float(self.depth) if self.depth > 0 else -1.0
+            if self.opponents_weight < 0:
+                model = own.get("opponents", 0)
+                model = model.get(proto.n_players, 0) if isinstance(model, dict) else model
+                self.opponents = model == 1 and self.guided
+                # Recorded as the budget is: a run played before the model is not resumed with it.
+                self.weights["opponents"] = float(self.opponents)
             if self.scale_weight < 0:
                 self.scale = own.get("scale", 0.0)
             if self.explore_weight < 0:
@@ -656,6 +687,7 @@ cdef class MctsStrategy(Strategy):
         cdef int n_played = 0
         # (Locals: the walk's stores through self would make the compiler read them again.)
         cdef bint split_hands = self.hands > 0
+        cdef bint modelled = self.opponents
         cdef bint mast = self.mast
         # A rollout of uniformly random moves for every seat is the game's play_out.
         cdef bint uniform_rollout = self.rollout_bot is None and not mast and self.forbid < 0
@@ -743,95 +775,102 @@ cdef class MctsStrategy(Strategy):
                     if p == seat and self.forbid >= 0:
                         nl = drop_component(self.scratch, self.forbid, buf, nl, allowed)
                         moves = allowed
-                # The moves as the seat to move sees them: one representative action a key.
-                st = self.next_stamp()
-                nk = 0
-                for i in range(nl):
-                    # (The bot's own keys are the same in every world: worked out once.)
-                    key = root_keys[i] if first else self.key(self.scratch, moves[i], p)
-                    keys[i] = key
-                    if self.legal_mark[key] != st:
-                        self.legal_mark[key] = st
-                        self.rep[key] = moves[i]
-                        nk += 1
-                node = self.path[cur[p] * MAX_PLAYERS + p]
-                if split_hands and p != seat and used + nt < self.capacity:
-                    # Another seat chooses knowing its own hand: its decisions hang below
-                    # what it holds in this world, as its moves' keys show it.
-                    held = 0
+                if modelled and p != seat:
+                    # Another seat plays the guide's move (the opponent model): its node is
+                    # followed or added, and the walk goes on to the bot's next decision.
+                    a = self.guide_bot.choose(self.scratch, p, moves, nl, rng)
+                    child = self.child_with(self.path[cur[p] * MAX_PLAYERS + p], self.key(self.scratch, a, p), p, &used)
+                    expanded = False
+                else:
+                    # The moves as the seat to move sees them: one representative action a key.
+                    st = self.next_stamp()
+                    nk = 0
                     for i in range(nl):
-                        if self.rep[keys[i]] == moves[i]:   # each key once
-                            held += mix_key(keys[i])
-                    child = self.widened_child(node, 1 + <int>(held % 0x3fffffff), p, self.hands, &used)
-                    if child >= 0:
-                        node = self.follow(cur, p, child)
-                n_tried = 0
-                best = -1
-                best_value = -1.0
-                child = self.pool[node].first_child
-                while child >= 0:
-                    nd = &self.pool[child]
-                    # (A node where seats' turns differ between worlds keeps the
-                    # others' children too: only the mover's count; chance children
-                    # are never chosen.)
-                    if nd.key >= 0 and self.legal_mark[nd.key] == st and nd.player == p:
-                        self.tried_mark[nd.key] = st
-                        n_tried += 1
-                        nd.avail += 1
-                        value = nd.reward / nd.visits + self.c * sqrt(
-                            (self.logs[nd.avail] if nd.avail < LOG_TABLE else log(<double>nd.avail)) / nd.visits)
-                        if self.bias > 0:
-                            value += self.bias * nd.prior / (nd.visits + 1)
-                        if value > best_value:
-                            best_value = value
-                            best = child
-                    child = nd.next_sibling
-                expanded = False
-                if n_tried < nk and (n_tried == 0 or self.widen == 0
-                                     or n_tried < self.widen * sqrt(self.pool[node].visits + 1.0)):
-                    # Expand one untried move: the one the guide picks among them (so a
-                    # node's first children are the moves it rates best), or one drawn
-                    # uniformly.
-                    k = 0
-                    for i in range(nl):
-                        if self.tried_mark[keys[i]] != st:
-                            self.tried_mark[keys[i]] = st
-                            untried[k] = moves[i]
-                            k += 1
-                    picked = False
-                    if k == 1:
-                        a = untried[0]
-                    elif (self.guide_bot is None
-                          or (n_tried > 0 and self.explore > 0 and rng_uniform(rng) < self.explore)):
-                        a = untried[rng_below(rng, k)]
-                    else:
-                        a = self.guide_bot.choose(self.scratch, p, untried, k, rng)
-                        # A heuristic may answer with a move outside the list it was
-                        # given (Enemy Chocolatier's stops when no purchase pays; Fabryka's
-                        # ranks the whole hand, so it names a card already in the tree,
-                        # or the twin of the card listed): a legal move stands for the
-                        # move listed for its key (rep), and one not untried for one
-                        # drawn uniformly (a move already in the tree would expand
-                        # nothing, every time).
-                        i = 0
-                        while i < nl and moves[i] != a:
-                            i += 1
-                        if i < nl:
-                            a = self.rep[keys[i]]
-                        i = 0
-                        while i < k and untried[i] != a:
-                            i += 1
-                        if i == k:
+                        # (The bot's own keys are the same in every world: worked out once.)
+                        key = root_keys[i] if first else self.key(self.scratch, moves[i], p)
+                        keys[i] = key
+                        if self.legal_mark[key] != st:
+                            self.legal_mark[key] = st
+                            self.rep[key] = moves[i]
+                            nk += 1
+                    node = self.path[cur[p] * MAX_PLAYERS + p]
+                    if split_hands and p != seat and used + nt < self.capacity:
+                        # Another seat chooses knowing its own hand: its decisions hang below
+                        # what it holds in this world, as its moves' keys show it.
+                        held = 0
+                        for i in range(nl):
+                            if self.rep[keys[i]] == moves[i]:   # each key once
+                                held += mix_key(keys[i])
+                        child = self.widened_child(node, 1 + <int>(held % 0x3fffffff), p, self.hands, &used)
+                        if child >= 0:
+                            node = self.follow(cur, p, child)
+                    n_tried = 0
+                    best = -1
+                    best_value = -1.0
+                    child = self.pool[node].first_child
+                    while child >= 0:
+                        nd = &self.pool[child]
+                        # (A node where seats' turns differ between worlds keeps the
+                        # others' children too: only the mover's count; chance children
+                        # are never chosen.)
+                        if nd.key >= 0 and self.legal_mark[nd.key] == st and nd.player == p:
+                            self.tried_mark[nd.key] = st
+                            n_tried += 1
+                            nd.avail += 1
+                            value = nd.reward / nd.visits + self.c * sqrt(
+                                (self.logs[nd.avail] if nd.avail < LOG_TABLE else log(<double>nd.avail)) / nd.visits)
+                            if self.bias > 0:
+                                value += self.bias * nd.prior / (nd.visits + 1)
+                            if value > best_value:
+                                best_value = value
+                                best = child
+                        child = nd.next_sibling
+                    expanded = False
+                    if n_tried < nk and (n_tried == 0 or self.widen == 0
+                                         or n_tried < self.widen * sqrt(self.pool[node].visits + 1.0)):
+                        # Expand one untried move: the one the guide picks among them (so a
+                        # node's first children are the moves it rates best), or one drawn
+                        # uniformly.
+                        k = 0
+                        for i in range(nl):
+                            if self.tried_mark[keys[i]] != st:
+                                self.tried_mark[keys[i]] = st
+                                untried[k] = moves[i]
+                                k += 1
+                        picked = False
+                        if k == 1:
+                            a = untried[0]
+                        elif (self.guide_bot is None
+                              or (n_tried > 0 and self.explore > 0 and rng_uniform(rng) < self.explore)):
                             a = untried[rng_below(rng, k)]
                         else:
-                            picked = True
-                    child = self.child_with(node, self.key(self.scratch, a, p), p, &used)
-                    self.pool[child].avail = 1
-                    self.pool[child].prior = picked
-                    expanded = True
-                if not expanded:
-                    child = best
-                    a = self.rep[self.pool[child].key]
+                            a = self.guide_bot.choose(self.scratch, p, untried, k, rng)
+                            # A heuristic may answer with a move outside the list it was
+                            # given (Enemy Chocolatier's stops when no purchase pays; Fabryka's
+                            # ranks the whole hand, so it names a card already in the tree,
+                            # or the twin of the card listed): a legal move stands for the
+                            # move listed for its key (rep), and one not untried for one
+                            # drawn uniformly (a move already in the tree would expand
+                            # nothing, every time).
+                            i = 0
+                            while i < nl and moves[i] != a:
+                                i += 1
+                            if i < nl:
+                                a = self.rep[keys[i]]
+                            i = 0
+                            while i < k and untried[i] != a:
+                                i += 1
+                            if i == k:
+                                a = untried[rng_below(rng, k)]
+                            else:
+                                picked = True
+                        child = self.child_with(node, self.key(self.scratch, a, p), p, &used)
+                        self.pool[child].avail = 1
+                        self.pool[child].prior = picked
+                        expanded = True
+                    if not expanded:
+                        child = best
+                        a = self.rep[self.pool[child].key]
                 if mast and n_played < MAX_PLAYED:
                     self.played[n_played] = p * KEY_IDS + self.pool[child].key
                     n_played += 1

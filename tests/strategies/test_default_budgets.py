@@ -33,7 +33,8 @@ def test_every_bundled_game_has_a_budget_for_each_table_size_it_allows(game):
     lo, hi = get_game(game).players
     assert sorted(budget) == list(range(lo, hi + 1))
     assert all(isinstance(b, int) and b >= 1 for b in budget.values())
-    # Any other weight set by table size (Alley Cat's cut-off) names every size too.
+    # Any other weight set by table size (Alley Cat's cut-off, Enemy Chocolatier's opponent
+    # model) names every size too.
     for value in mcts.GAME_DEFAULTS[game].values():
         if isinstance(value, dict):
             assert sorted(value) == list(range(lo, hi + 1))
