@@ -7,9 +7,11 @@ from __future__ import annotations
 import functools
 import json
 
+import numpy as np
 import pytest
 
 import strategies
+from helpers import run_batch
 from simcore import registry
 from simcore.errors import UserError
 from simcore.pygame import GameParams, PyGame, param
@@ -134,3 +136,23 @@ def test_enemy_chocolatiers_six_player_default_models_the_opponents_and_a_run_re
         else:
             with pytest.raises(UserError, match="strategy weights differ"):
                 run(game, game.params(players=players), specs, lineup, out, n_games=4, seed=2, quiet=True)
+
+
+@pytest.mark.statistical
+def test_at_six_players_the_model_beats_searching_every_seat_at_the_same_budget():
+    """Enemy Chocolatier, 6 players, 200 iterations each (about the same CPU): the
+    modelled bot in every other seat, each deal played twice with the seats swapped.
+    Measured: 60.5% (56.6-64.4) of 300 deals; at about 1b60c88's CPU, 493 iterations
+    against 503, 57.0% (54.8-59.1) of 1,000."""
+    game = registry.get_game("enemy_chocolatier")
+    state = game.new_state(game.params(players=6))
+    lineup = strategies.build_lineup(game.name, ["mcts(iterations=200, opponents=1)",
+                                                 "mcts(iterations=200, opponents=0)"] * 3)
+    n = 200
+    share = np.zeros(n)
+    for shift in (0, 1):
+        out = run_batch(state, lineup, n, run_seed=51, perms=[[(s + shift) % 6 for s in range(6)]])
+        modelled = out["seat_strategy"].reshape(n, 6) % 2 == 0
+        share += (out["win"].reshape(n, 6) * modelled).sum(1) / 2
+    half = 1.96 * share.std(ddof=1) / np.sqrt(n)
+    assert share.mean() - half > 0.5, (share.mean(), half)
