@@ -71,8 +71,10 @@ def test_strategies_hides_expert_settings_and_superseded_bots_unless_all(capsys,
     monkeypatch.setattr(analysis.cli.console, "width", 250)  # a row a bot, unwrapped
     code, out, _ = cli(capsys, "strategies", "fabryka")
     assert code == 0
-    # Fabryka's search budget, set by its doubling curve at 2 players.
-    assert "mcts_openloop" not in out and "iterations=2752 (2 players) (+16 for experts)" in out
+    # Fabryka's search budget, set by its doubling curve at 2 players; every other weight hidden.
+    hidden = len(mcts.MctsStrategy.EXPERT)
+    assert hidden == len(mcts.MctsStrategy.WEIGHTS) - 1
+    assert "mcts_openloop" not in out and f"iterations=2752 (2 players) (+{hidden} for experts)" in out
     assert "peek=" not in out and "tuned=" not in out
     assert "collect_threshold=4" in out  # a heuristic's weights are the designer's
     assert "chocosim strategies fabryka --all" in out
