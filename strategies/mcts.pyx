@@ -576,15 +576,12 @@ cdef class MctsStrategy(Strategy):
                 # Readers of the budget (manifests, bench's iterations/s) see the one in use.
                 self.weights["iterations"] = float(self.iterations)
             if self.depth_weight < 0:
-                depth = own.get("depth", 0)
-                self.depth = depth.get(proto.n_players, 0) if isinstance(depth, dict) else depth
+                self.depth = _for_table(own.get("depth", 0), proto.n_players, 0)
                 # A game's own cut-off is recorded, as the budget is: a run played before
                 # the game had one (-1 then meant to the end) is not resumed with it.
                 self.weights["depth"] = float(self.depth) if self.depth > 0 else -1.0
             if self.opponents_weight < 0:
-                model = own.get("opponents", 0)
-                model = model.get(proto.n_players, 0) if isinstance(model, dict) else model
-                self.opponents = model == 1 and self.guided
+                self.opponents = _for_table(own.get("opponents", 0), proto.n_players, 0) == 1 and self.guided
                 # Recorded as the budget is: a run played before the model is not resumed with it.
                 self.weights["opponents"] = float(self.opponents)
             if self.scale_weight < 0:
@@ -607,7 +604,7 @@ cdef class MctsStrategy(Strategy):
         """The iterations of `mcts` in `game` at `players` when the spec names none."""
         budget = GAME_DEFAULTS.get(game, {}).get("iterations", cls.WEIGHTS["iterations"])
         # A budget set by table size (scripts/budget_curve.py) names each size measured.
-        return budget.get(players, cls.WEIGHTS["iterations"]) if isinstance(budget, dict) else budget
+        return _for_table(budget, players, cls.WEIGHTS["iterations"])
 
     @classmethod
     def game_defaults(cls, game):
@@ -779,7 +776,8 @@ cdef class MctsStrategy(Strategy):
                 if modelled and p != seat:
                     # Another seat plays the guide's move (the opponent model): its node is
                     # followed or added, and the walk goes on to the bot's next decision.
-                    a = self.guide_bot.choose(self.scratch, p, moves, nl, rng)
+                    # (A forced move is not asked, as at the table.)
+                    a = moves[0] if nl == 1 else self.guide_bot.choose(self.scratch, p, moves, nl, rng)
                     child = self.child_with(self.path[cur[p] * MAX_PLAYERS + p], self.key(self.scratch, a, p), p, &used)
                     expanded = False
                 else:
@@ -1141,6 +1139,12 @@ def _game_name(GameState proto):
         if spec.state_cls is type(proto):
             return name
     return None
+
+
+def _for_table(value, players, missing):
+    """A GAME_DEFAULTS value, or, when it is set by table size, its value at `players`
+    (`missing` for a size it does not name)."""
+    return value.get(players, missing) if isinstance(value, dict) else value
 
 
 def _heuristic_for(game, tuned=False):
