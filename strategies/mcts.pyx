@@ -313,7 +313,7 @@ cdef enum:
 # (49.5% [48.2, 50.8] of 2,000). At 4 players 52.9% [49.7, 56.1] of 400: not decided.
 GAME_DEFAULTS = {
     "alleycat": {"scale": 30.0, "depth": {1: 0, 2: 80, 3: 80, 4: 80}, "iterations": {1: 120, 2: 480, 3: 60, 4: 30}},
-    "manfredini": {"scale": 4.0, "iterations": {2: 560, 3: 9, 4: 9}},
+    "manfredini": {"scale": 4.0, "iterations": {2: 4480, 3: 9, 4: 9}},
     "enemy_chocolatier": {"explore": 0.0, "iterations": {2: 400, 3: 100, 4: 25, 5: 25, 6: 25},
                           "opponents": {2: 0, 3: 0, 4: 0, 5: 0, 6: 1}},
     "fabryka": {"tuned": 1, "rollout": 0, "iterations": {2: 2752}},

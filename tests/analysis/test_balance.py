@@ -247,8 +247,8 @@ def test_bad_plans_are_one_line(tmp_path, kwargs, message):
 def test_every_table_size_by_default_and_cells_per_size(tmp_path):
     p = bal.plan("manfredini", tmp_path)
     assert p.sizes == [2, 3, 4]
-    # Manfredini's budget by table size (560 at 2 players, 9 at 3), doubled.
-    assert p.ladders[2][-1] == "mcts(iterations=1120)" and p.ladders[3][-1] == "mcts(iterations=18)"
+    # Manfredini's budget by table size (4,480 at 2 players, 9 at 3), doubled.
+    assert p.ladders[2][-1] == "mcts(iterations=8960)" and p.ladders[3][-1] == "mcts(iterations=18)"
     meetings = p.meetings(3)
     # Adjacent rungs, both ways round at an odd size; seats rotate up to 3 players.
     assert len(meetings) == 2 * (len(p.ladders[3]) - 1)

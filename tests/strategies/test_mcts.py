@@ -378,7 +378,7 @@ def test_another_seats_decisions_hang_below_its_hand_only_with_hands(hands):
 
 @pytest.mark.parametrize("game,spec,rollout,iterations", [
     ("fabryka", "mcts", 0, 2752), ("fabryka", "mcts(rollout=1, iterations=200)", 1, 200),
-    ("enemy_chocolatier", "mcts", 1, 400), ("manfredini", "mcts", 1, 560)])
+    ("enemy_chocolatier", "mcts", 1, 400), ("manfredini", "mcts", 1, 4480)])
 def test_fabrykas_search_rolls_out_at_random_by_default(game, spec, rollout, iterations):
     # Random rollouts at the 2-player budget of the doubling curve: the weights in use are
     # what a run's manifest records.
