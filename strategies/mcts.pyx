@@ -308,8 +308,8 @@ cdef enum:
 # Enemy Chocolatier at 6 players plays the other seats by the heuristic in its trees
 # (`opponents`): at 1b60c88's CPU (493 iterations) 55.8% [54.2, 57.3] of 2,000
 # seat-swapped deals against that search, where searching every seat's moves won 47.9%
-# [45.7, 50.0] of 1,000, and against that search at 503 iterations 57.0% [54.8, 59.1]
-# of 1,000; at the default budget (25) even with the search without it
+# [45.7, 50.0] of 1,000, and against that search at 503 iterations 56.5% [54.9, 58.0]
+# of 2,000; at the default budget (25) even with the search without it
 # (49.5% [48.2, 50.8] of 2,000). At 4 players 52.9% [49.7, 56.1] of 400: not decided.
 GAME_DEFAULTS = {
     "alleycat": {"scale": 30.0, "depth": {1: 0, 2: 80, 3: 80, 4: 80}, "iterations": {1: 120, 2: 480, 3: 60, 4: 30}},
